@@ -1,0 +1,161 @@
+"""The reference implementation of the ray rules, written for clarity.
+
+Every fast path in bbcore is checked against this module over whole small
+configurations; it is not used on hot paths.
+
+Glossary:
+
+- *ray*: the shot from one perimeter position, with its result;
+- *result*: ``absorbed``, ``reflected`` or ``out`` (with the exit position);
+- *length*: cells crossed, *turns*: 90-degree deflections (spec, "Ray rules");
+- *spectrum*: the 4W results as a string, ``@`` absorbed, ``&`` reflected,
+  a lowercase letter at both ends of each ray that came out, letters given
+  in order of first appearance ("normalised").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterable, Literal
+
+from bbcore.config import Config
+from bbcore.geometry import Cell, cell_of, entry, position_at
+
+ABSORBED, REFLECTED = "@", "&"
+Result = Literal["absorbed", "reflected", "out"]
+Spectrum = str
+
+STAT_FIELDS: tuple[str, ...] = (
+    "absorbed_number", "absorbed_max_length", "absorbed_max_turns",
+    "absorbed_tot_length", "absorbed_tot_turns",
+    "reflected_number", "reflected_edge", "reflected_deep",
+    "reflected_max_length", "reflected_max_turns",
+    "reflected_tot_length", "reflected_tot_turns",
+    "out_number", "out_max_length", "out_max_turns",
+    "out_tot_length", "out_tot_turns",
+)
+"""The 17 statistics of a molecule, in the order of the spec and the table."""
+
+
+class RayLoopError(RuntimeError):
+    """A ray that did not end within 2*W*W steps: a bug, never a result."""
+
+
+@dataclass(frozen=True)
+class Ray:
+    """One traced ray: where it entered, how it ended, and the cells it crossed."""
+
+    position: int
+    result: Result
+    exit: int | None  # the exit position when the result is "out"
+    length: int
+    turns: int
+    path: tuple[Cell, ...] = field(default=(), compare=False)
+
+
+def trace(width: int, atoms: Iterable[int], position: int) -> Ray:
+    """Trace the ray shot from ``position`` into a box holding ``atoms`` (cells)."""
+    occupied = {cell_of(width, a) for a in atoms}
+    (line, column), (dl, dc) = entry(width, position)
+    # The two front diagonals are "ahead" shifted by +/- the perpendicular.
+    perp = (dc, dl)
+
+    def inside(l: int, c: int) -> bool:
+        return 1 <= l <= width and 1 <= c <= width
+
+    ahead = (line + dl, column + dc)
+    if ahead in occupied:
+        return Ray(position, "absorbed", None, 0, 0)
+    if (ahead[0] + perp[0], ahead[1] + perp[1]) in occupied or (
+        ahead[0] - perp[0], ahead[1] - perp[1]
+    ) in occupied:
+        return Ray(position, "reflected", None, 0, 0)
+
+    turns = 0
+    path: list[Cell] = []
+    for step in range(1, 2 * width * width + 1):
+        line, column = line + dl, column + dc
+        if not inside(line, column):
+            return Ray(position, "out", position_at(width, (line, column)), step - 1, turns, tuple(path))
+        path.append((line, column))
+        perp = (dc, dl)
+        ahead = (line + dl, column + dc)
+        left = (ahead[0] + perp[0], ahead[1] + perp[1])
+        right = (ahead[0] - perp[0], ahead[1] - perp[1])
+        if ahead in occupied:
+            return Ray(position, "absorbed", None, step, turns, tuple(path))
+        if left in occupied and right in occupied:
+            return Ray(position, "reflected", None, step, turns, tuple(path))
+        if left in occupied:
+            dl, dc = -perp[0], -perp[1]
+            turns += 1
+        elif right in occupied:
+            dl, dc = perp
+            turns += 1
+    raise RayLoopError(f"ray from position {position} did not end, atoms {sorted(occupied)}")
+
+
+def trace_all(config: Config, atoms: Iterable[int]) -> list[Ray]:
+    """All 4W rays of a molecule, position 1 first (each traced on its own)."""
+    atoms = tuple(atoms)
+    return [trace(config.width, atoms, p) for p in range(1, config.positions + 1)]
+
+
+def spectrum_of_rays(rays: list[Ray]) -> Spectrum:
+    """The normalised spectrum string of a molecule's 4W rays."""
+    chars: list[str] = [""] * len(rays)
+    letter = 0
+    for ray in rays:
+        k = ray.position - 1
+        if chars[k]:
+            continue
+        if ray.result == "absorbed":
+            chars[k] = ABSORBED
+        elif ray.result == "reflected":
+            chars[k] = REFLECTED
+        else:
+            assert ray.exit is not None
+            chars[k] = chars[ray.exit - 1] = chr(ord("a") + letter)
+            letter += 1
+    return "".join(chars)
+
+
+def spectrum(config: Config, atoms: Iterable[int]) -> Spectrum:
+    """The normalised spectrum of a molecule."""
+    return spectrum_of_rays(trace_all(config, atoms))
+
+
+def normalise(spectrum_text: str) -> Spectrum:
+    """Relabel the exit letters of a spectrum in order of first appearance."""
+    relabel: dict[str, str] = {}
+    out = []
+    for ch in spectrum_text:
+        if ch in (ABSORBED, REFLECTED):
+            out.append(ch)
+        else:
+            if ch not in relabel:
+                relabel[ch] = chr(ord("a") + len(relabel))
+            out.append(relabel[ch])
+    return "".join(out)
+
+
+def statistics_of_rays(rays: list[Ray]) -> dict[str, int]:
+    """The 17 statistics of a molecule from its rays (an out pair counted once)."""
+    absorbed = [r for r in rays if r.result == "absorbed"]
+    reflected = [r for r in rays if r.result == "reflected"]
+    out = [r for r in rays if r.result == "out" and r.position <= (r.exit or 0)]
+    stats: dict[str, int] = {}
+    for name, group in (("absorbed", absorbed), ("reflected", reflected), ("out", out)):
+        stats[f"{name}_number"] = len(group)
+        stats[f"{name}_max_length"] = max((r.length for r in group), default=0)
+        stats[f"{name}_max_turns"] = max((r.turns for r in group), default=0)
+        stats[f"{name}_tot_length"] = sum(r.length for r in group)
+        stats[f"{name}_tot_turns"] = sum(r.turns for r in group)
+    stats["reflected_edge"] = sum(1 for r in reflected if r.length == 0)
+    stats["reflected_deep"] = sum(1 for r in reflected if r.length > 0)
+    return {name: stats[name] for name in STAT_FIELDS}
+
+
+def statistics(config: Config, atoms: Iterable[int]) -> dict[str, int]:
+    """The 17 statistics of a molecule."""
+    return statistics_of_rays(trace_all(config, atoms))

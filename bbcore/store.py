@@ -1,0 +1,250 @@
+"""The SQLite store, through peewee.
+
+Tables (spec, "Tables"), with the spec's snake_case columns so that anyone
+can query them with ``sqlite3``:
+
+- ``Configurations``: config, nb_mol, nb_atoms, width, complete, dh1, dh2;
+- ``Molecules``: config, number, canonical_number, molecule, spectrum,
+  transform, the 17 statistics, dh1, dh2; primary key (config, number),
+  indexes on (config, spectrum) and (config, canonical_number);
+- ``Spectrums``: config, spectrum, nb_mol, transform, canonical_number;
+- ``ExploredRanges`` (ours, not the spec's): which ranges of canonical
+  molecule numbers are stored.  A range's molecules and its row here are
+  written in one transaction, which is what makes a run resumable.
+
+``complete`` is set once every range is stored and ``Spectrums`` is built.
+One database file holds any number of configurations.  The database is
+created deferred, so the CLI, the TUI and the tests choose the file; the
+default is ``$XDG_DATA_HOME/bbtui/blackbox.sqlite`` (``~/.local/share``
+when unset), overridden by ``--db`` or ``BBTUI_DB``.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from datetime import datetime, timezone
+from pathlib import Path
+
+from peewee import (
+    BooleanField, CharField, CompositeKey, DatabaseError, IntegerField, Model,
+    OperationalError, SqliteDatabase, TextField,
+)
+
+from bbcore.config import Config
+from bbcore.rays import STAT_FIELDS
+
+db = SqliteDatabase(None)
+
+BUSY_TIMEOUT_MS = 5000
+PRAGMAS = {
+    "journal_mode": "wal",
+    "synchronous": "normal",
+    "busy_timeout": BUSY_TIMEOUT_MS,
+    "cache_size": -64 * 1024,
+}
+
+
+class StoreError(Exception):
+    """A database that cannot be used: its message is one line for the user."""
+
+
+def now() -> str:
+    """A timestamp for dh1/dh2 columns (UTC, ISO 8601, seconds)."""
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+class BaseModel(Model):
+    """Every table lives in the deferred database ``db``."""
+
+    class Meta:
+        database = db
+
+
+class Configuration(BaseModel):
+    """A configuration known to the database, explored or not yet."""
+
+    config = CharField(primary_key=True)
+    nb_mol = IntegerField()
+    nb_atoms = IntegerField()
+    width = IntegerField()
+    complete = BooleanField(default=False)
+    dh1 = TextField(default=now)
+    dh2 = TextField(default=now)
+
+    class Meta:
+        table_name = "Configurations"
+
+
+class Molecule(BaseModel):
+    """One molecule of a configuration, its spectrum and ray statistics."""
+
+    config = CharField()
+    number = IntegerField()
+    canonical_number = IntegerField()
+    molecule = TextField()
+    spectrum = TextField()
+    transform = CharField()
+    absorbed_number = IntegerField()
+    absorbed_max_length = IntegerField()
+    absorbed_max_turns = IntegerField()
+    absorbed_tot_length = IntegerField()
+    absorbed_tot_turns = IntegerField()
+    reflected_number = IntegerField()
+    reflected_edge = IntegerField()
+    reflected_deep = IntegerField()
+    reflected_max_length = IntegerField()
+    reflected_max_turns = IntegerField()
+    reflected_tot_length = IntegerField()
+    reflected_tot_turns = IntegerField()
+    out_number = IntegerField()
+    out_max_length = IntegerField()
+    out_max_turns = IntegerField()
+    out_tot_length = IntegerField()
+    out_tot_turns = IntegerField()
+    dh1 = TextField()
+    dh2 = TextField()
+
+    class Meta:
+        table_name = "Molecules"
+        primary_key = CompositeKey("config", "number")
+        without_rowid = True
+        indexes = (
+            (("config", "spectrum"), False),
+            (("config", "canonical_number"), False),
+        )
+
+
+class Spectrum(BaseModel):
+    """An ambiguous spectrum: shared by two or more molecules."""
+
+    config = CharField()
+    spectrum = TextField()
+    nb_mol = IntegerField()
+    transform = CharField()
+    canonical_number = IntegerField()
+
+    class Meta:
+        table_name = "Spectrums"
+        primary_key = CompositeKey("config", "spectrum")
+        without_rowid = True
+        indexes = ((("config", "transform", "nb_mol"), False),)
+
+
+class ExploredRange(BaseModel):
+    """A stored range start..stop-1 of canonical numbers and how many molecules it gave."""
+
+    config = CharField()
+    start = IntegerField()
+    stop = IntegerField()
+    nb_mol = IntegerField()
+    dh1 = TextField(default=now)
+
+    class Meta:
+        table_name = "ExploredRanges"
+        primary_key = CompositeKey("config", "start")
+        without_rowid = True
+
+
+MODELS = (Configuration, Molecule, Spectrum, ExploredRange)
+MOLECULE_COLUMNS: tuple[str, ...] = (
+    "config", "number", "canonical_number", "molecule", "spectrum", "transform",
+    *STAT_FIELDS, "dh1", "dh2",
+)
+
+
+def default_path() -> Path:
+    """The database file: ``BBTUI_DB``, else ``$XDG_DATA_HOME/bbtui/blackbox.sqlite``."""
+    if os.environ.get("BBTUI_DB"):
+        return Path(os.environ["BBTUI_DB"]).expanduser()
+    data_home = os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share"
+    return Path(data_home) / "bbtui" / "blackbox.sqlite"
+
+
+def describe(error: Exception, path: Path) -> str:
+    """A one-line message for an sqlite/peewee error on ``path``."""
+    text = str(error).splitlines()[0] if str(error) else type(error).__name__
+    if "not a database" in text or "malformed" in text:
+        return f"{path} is not a bbtui database (or it is corrupt): {text}"
+    if "locked" in text or "busy" in text:
+        return f"{path} is locked by another process; try again when it is done"
+    if "unable to open" in text:
+        return f"cannot open {path}: {text}"
+    if "readonly" in text or "read-only" in text:
+        return f"{path} is read-only: {text}"
+    return f"{path}: {text}"
+
+
+def open_database(path: Path | str | None = None, *, create: bool = True) -> Path:
+    """Point ``db`` at a file, check it is a usable database, create the tables.
+
+    With ``create=False`` a missing file is an error instead of a new empty
+    database (the read-only commands use this).  Raises StoreError with a
+    one-line message; a file that is not a database is never written to.
+    """
+    path = Path(path).expanduser() if path else default_path()
+    if path.is_dir():
+        raise StoreError(f"{path} is a directory, not a database file")
+    if not path.exists():
+        if not create:
+            raise StoreError(f"no database at {path} (explore a configuration first)")
+        if not path.parent.is_dir():
+            if path.parent == default_path().parent:
+                path.parent.mkdir(parents=True, exist_ok=True)
+            else:
+                raise StoreError(f"cannot create {path}: folder {path.parent} does not exist")
+    check_database_file(path)
+    if not db.is_closed():
+        db.close()
+    db.init(str(path), pragmas=PRAGMAS, check_same_thread=False)
+    try:
+        db.connect()
+        db.create_tables(MODELS, safe=True)
+    except (DatabaseError, OperationalError, sqlite3.Error) as error:
+        db.close()
+        raise StoreError(describe(error, path)) from None
+    return path
+
+
+def check_database_file(path: Path) -> None:
+    """Raise StoreError unless ``path`` is absent, empty or an SQLite database."""
+    if not path.exists() or path.stat().st_size == 0:
+        return
+    try:
+        with path.open("rb") as handle:
+            header = handle.read(16)
+    except OSError as error:
+        raise StoreError(f"cannot read {path}: {error.strerror}") from None
+    if header != b"SQLite format 3\x00":
+        raise StoreError(f"{path} is not a bbtui database (not an SQLite file)")
+    try:
+        connection = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_MS / 1000)
+        try:
+            connection.execute("PRAGMA schema_version").fetchone()
+        finally:
+            connection.close()
+    except sqlite3.Error as error:
+        raise StoreError(describe(error, path)) from None
+
+
+def config_row(config: Config) -> Configuration | None:
+    """The Configurations row of a configuration, or None if unknown."""
+    return Configuration.get_or_none(Configuration.config == config.name)
+
+
+def ensure_config(config: Config) -> Configuration:
+    """The Configurations row of a configuration, created if needed."""
+    row, _ = Configuration.get_or_create(
+        config=config.name,
+        defaults={"nb_mol": config.nb_mol, "nb_atoms": config.atoms, "width": config.width},
+    )
+    return row
+
+
+def stored_count(config: Config) -> int:
+    """How many molecules of a configuration are stored (from ExploredRanges)."""
+    from peewee import fn
+
+    total = (ExploredRange.select(fn.COALESCE(fn.SUM(ExploredRange.nb_mol), 0))
+             .where(ExploredRange.config == config.name).scalar())
+    return int(total or 0)
