@@ -1,0 +1,82 @@
+"""The ``bbcore`` command line.
+
+Every command is a function ``run_<name>(args) -> int``; modules that own a
+command register it with ``register(subparsers)``, so that commands live
+next to their domain code.  Every expected failure (a bad configuration, an
+unusable database, ...) is raised as one of ``USER_ERRORS`` and printed as
+one line on stderr with exit status 2; Ctrl-C exits with status 130.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from bbcore import __version__
+from bbcore.config import Config, ConfigError, parse_config
+from bbcore.store import StoreError, default_path, open_database
+
+
+class CLIError(Exception):
+    """A user error with a one-line message."""
+
+
+USER_ERRORS: tuple[type[Exception], ...] = (CLIError, ConfigError, StoreError)
+
+
+def config_arg(text: str) -> Config:
+    """argparse type for ``AN_BW``."""
+    try:
+        return parse_config(text)
+    except ConfigError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def open_store(args: argparse.Namespace, *, create: bool = False) -> Path:
+    """Open the database named by ``--db`` / ``BBTUI_DB`` / the default."""
+    return open_database(args.db, create=create)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The parser with every registered command."""
+    from bbcore import cli_commands
+
+    parser = argparse.ArgumentParser(
+        prog="bbcore",
+        description="Explore Black Box configurations exhaustively and query the results.",
+        epilog=f"database: --db PATH, else $BBTUI_DB, else {default_path()}",
+    )
+    parser.add_argument("--version", action="version", version=f"bbcore {__version__}")
+    parser.add_argument(
+        "--db", type=Path, default=None, metavar="PATH",
+        help="SQLite database file (default: $BBTUI_DB or ~/.local/share/bbtui/blackbox.sqlite)",
+    )
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for register in cli_commands.REGISTRARS:
+        register(subparsers)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``bbcore`` console script."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.handler(args) or 0)
+    except USER_ERRORS as error:
+        print(f"bbcore: error: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("bbcore: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        # The reader (``head``, a pager) went away: not an error.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
