@@ -12,8 +12,8 @@ symmetric molecule).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import cache
-from typing import Callable
 
 from bbcore.config import Config
 

@@ -12,8 +12,8 @@ co-lexicographic rank is just ``sum C(d_i, i + 1)``.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from math import comb
-from typing import Iterable
 
 import numpy as np
 

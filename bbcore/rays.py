@@ -15,8 +15,9 @@ Glossary:
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Iterable, Literal
+from typing import Literal
 
 from bbcore.config import Config
 from bbcore.geometry import Cell, cell_of, entry, position_at

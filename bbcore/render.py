@@ -16,7 +16,7 @@ widest label, so multi-digit labels (traditional notation) line up.
 
 from __future__ import annotations
 
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 from bbcore.config import Config
 from bbcore.geometry import Cell, cell_of

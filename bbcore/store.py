@@ -23,12 +23,19 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from peewee import (
-    BooleanField, CharField, CompositeKey, DatabaseError, IntegerField, Model,
-    OperationalError, SqliteDatabase, TextField,
+    BooleanField,
+    CharField,
+    CompositeKey,
+    DatabaseError,
+    IntegerField,
+    Model,
+    OperationalError,
+    SqliteDatabase,
+    TextField,
 )
 
 from bbcore.config import Config
@@ -51,7 +58,7 @@ class StoreError(Exception):
 
 def now() -> str:
     """A timestamp for dh1/dh2 columns (UTC, ISO 8601, seconds)."""
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 class BaseModel(Model):

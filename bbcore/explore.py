@@ -1,0 +1,278 @@
+"""Resumable, parallel exploration of a configuration.
+
+The molecule numbers 1..nb_mol are cut into ranges.  A range's unit of work
+is every enantiomer group whose canonical molecule is numbered in it; the
+whole range (its molecules and its ``ExploredRanges`` row) is written in one
+``BEGIN IMMEDIATE`` transaction.  So a run can be stopped at any moment
+(Ctrl-C, ``kill -9``, power loss): a range is stored whole or not at all,
+and the next run computes exactly the ranges that are missing.  Before
+writing, a range checks it is not already stored, so that a worker
+orphaned by a killed parent cannot duplicate rows.
+
+Ranges are computed in worker processes (``spawn``, all cores by default),
+and each worker writes its own transactions, so that SQLite's single writer
+overlaps with the other workers' numpy work.  Ranges are independent: a
+distributed engine could take them as they are.
+
+Only one process explores a configuration at a time: an exclusive byte-range
+lock (``fcntl``) on ``<database>.lock`` is held for the run and released by
+the kernel when the process dies.  Readers keep reading (WAL).
+
+The run is a library function: ``explore(config, db_path, progress=...,
+stop=...)``; the CLI and the TUI drive it.  ``stop`` is a threading.Event:
+when set, no new range starts, the ranges under way are finished and
+stored (well under a second), and the function returns ``PAUSED``.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import multiprocessing
+import os
+import threading
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from bbcore import engine, store
+from bbcore.config import Config
+from bbcore.spectra import build_spectrums
+from bbcore.store import (
+    Configuration,
+    ExploredRange,
+    StoreError,
+    db,
+    ensure_config,
+    now,
+    open_database,
+    stored_count,
+)
+
+COMPLETE, PAUSED, ALREADY_COMPLETE = "complete", "paused", "already complete"
+RANGE_SIZE = 8192
+"""Molecule numbers per range: a few tenths of a second of work on A4_B8."""
+IN_PROCESS_BELOW = 150_000
+"""Configurations smaller than this are explored in the calling process:
+starting worker processes would cost more than it saves."""
+MAX_MOLECULES = 2**62
+
+
+class ExploreError(Exception):
+    """An exploration that cannot run: the message is one line for the user."""
+
+
+@dataclass(frozen=True)
+class Progress:
+    """Where a run stands: sent after each stored range."""
+
+    config: str
+    done: int  # molecules stored, this run and earlier ones
+    total: int
+    elapsed: float  # seconds since this run started
+    rate: float  # molecules stored per second by this run
+    phase: str  # "exploring", "spectrums", "complete" or "paused"
+
+    @property
+    def fraction(self) -> float:
+        """Done over total, 0..1."""
+        return self.done / self.total if self.total else 1.0
+
+    @property
+    def eta(self) -> float | None:
+        """Seconds left at this run's rate, None before any rate is known."""
+        if self.rate <= 0:
+            return None
+        return (self.total - self.done) / self.rate
+
+
+ProgressCallback = Callable[[Progress], None]
+
+
+def ranges(config: Config, size: int = RANGE_SIZE) -> list[tuple[int, int]]:
+    """The ranges ``(start, stop)`` of molecule numbers, stop excluded."""
+    return [(start, min(start + size, config.nb_mol + 1))
+            for start in range(1, config.nb_mol + 1, size)]
+
+
+def missing_ranges(config: Config, size: int = RANGE_SIZE) -> list[tuple[int, int]]:
+    """The ranges not stored yet (the database must be open)."""
+    done = {row.start for row in ExploredRange.select(ExploredRange.start)
+            .where(ExploredRange.config == config.name)}
+    return [r for r in ranges(config, size) if r[0] not in done]
+
+
+# -- the lock ----------------------------------------------------------------
+
+_held: set[tuple[str, str]] = set()
+_held_guard = threading.Lock()
+
+
+@contextmanager
+def exploration_lock(db_path: Path, config: Config) -> Iterator[None]:
+    """Hold the exclusive right to write ``config`` in ``db_path``, or raise ExploreError."""
+    key = (str(Path(db_path).resolve()), config.name)
+    busy = ExploreError(
+        f"{config.name} is being explored by another process on {db_path}; "
+        "wait for it or stop it first"
+    )
+    with _held_guard:
+        # fcntl locks do not exclude threads of one process: guard those here.
+        if key in _held:
+            raise busy
+        _held.add(key)
+    try:
+        fd = os.open(f"{db_path}.lock", os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as error:
+        with _held_guard:
+            _held.discard(key)
+        raise ExploreError(f"cannot lock {db_path}: {error.strerror}") from None
+    offset = config.atoms * 16 + config.width  # one byte per configuration
+    try:
+        try:
+            fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB, 1, offset)
+        except OSError:
+            raise busy from None
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+        with _held_guard:
+            _held.discard(key)
+
+
+# -- one range, in a worker ----------------------------------------------------
+
+_worker_db: str | None = None
+
+INSERT_MOLECULES = (
+    f'INSERT INTO "Molecules" ({", ".join(store.MOLECULE_COLUMNS)}) '
+    f'VALUES ({", ".join("?" * len(store.MOLECULE_COLUMNS))})'
+)
+
+
+def store_range(db_path: str, config: Config, start: int, stop: int) -> tuple[int, int, int]:
+    """Compute and store one range; returns (start, stop, molecules written)."""
+    global _worker_db
+    if _worker_db != db_path:
+        open_database(db_path)
+        _worker_db = db_path
+    batch = engine.explore_range(config, start, stop)
+    stamp = now()
+    rows = [row + (stamp, stamp) for row in batch.rows()]
+    with db.atomic("IMMEDIATE"):
+        already = (ExploredRange.select()
+                   .where((ExploredRange.config == config.name) & (ExploredRange.start == start))
+                   .exists())
+        if already:
+            return start, stop, 0
+        # peewee's per-row query building costs more than SQLite itself here
+        # (bench/explore.py): its own connection's executemany, same transaction.
+        db.connection().executemany(INSERT_MOLECULES, rows)
+        ExploredRange.insert(config=config.name, start=start, stop=stop,
+                             nb_mol=len(rows), dh1=stamp).execute()
+    return start, stop, len(rows)
+
+
+def _check_parent(parent: int) -> None:
+    """Worker initialiser: remember the parent so that orphans stop quickly."""
+    os.environ["BBCORE_PARENT_PID"] = str(parent)
+
+
+def _worker_range(db_path: str, config: Config, start: int, stop: int) -> tuple[int, int, int]:
+    """``store_range`` in a worker process, unless its parent died."""
+    if os.getppid() != int(os.environ.get("BBCORE_PARENT_PID", os.getppid())):
+        return start, stop, 0
+    return store_range(db_path, config, start, stop)
+
+
+# -- the run -------------------------------------------------------------------
+
+def explore(
+    config: Config,
+    db_path: Path | str | None = None,
+    *,
+    workers: int | None = None,
+    progress: ProgressCallback | None = None,
+    stop: threading.Event | None = None,
+    range_size: int = RANGE_SIZE,
+) -> str:
+    """Explore ``config`` (create or resume) and return COMPLETE, PAUSED or ALREADY_COMPLETE.
+
+    ``workers`` defaults to all cores; small configurations run in-process.
+    ``progress`` is called after each stored range and at the end, from the
+    calling thread.  Raises ExploreError or StoreError with a one-line message.
+    """
+    if config.nb_mol >= MAX_MOLECULES:
+        raise ExploreError(f"{config.name} has {config.nb_mol} molecules: too many to explore")
+    path = open_database(db_path)
+    stop = stop or threading.Event()
+    with exploration_lock(path, config):
+        ensure_config(config)
+        if Configuration.get_by_id(config.name).complete:
+            return ALREADY_COMPLETE
+        todo = missing_ranges(config, range_size)
+        done = stored_count(config)
+        started = time.monotonic()
+        written = 0
+
+        def report(phase: str) -> None:
+            if progress:
+                elapsed = time.monotonic() - started
+                rate = written / elapsed if elapsed > 0 else 0.0
+                progress(Progress(config.name, done, config.nb_mol, elapsed, rate, phase))
+
+        report("exploring")
+        workers = workers or os.cpu_count() or 1
+        if workers == 1 or config.nb_mol < IN_PROCESS_BELOW:
+            for start, stop_ in todo:
+                if stop.is_set():
+                    break
+                written_now = store_range(str(path), config, start, stop_)[2]
+                written += written_now
+                done += written_now
+                report("exploring")
+        else:
+            for written_now in _run_pool(path, config, todo, workers, stop):
+                written += written_now
+                done += written_now
+                report("exploring")
+        global _worker_db
+        _worker_db = None
+        open_database(path)  # the in-process path may have re-pointed db
+        if stop.is_set() or missing_ranges(config, range_size):
+            report("paused")
+            return PAUSED
+        report("spectrums")
+        build_spectrums(config)
+        Configuration.update(complete=True, dh2=now()).where(
+            Configuration.config == config.name).execute()
+        report("complete")
+        return COMPLETE
+
+
+def _run_pool(path: Path, config: Config, todo: list[tuple[int, int]], workers: int,
+              stop: threading.Event) -> Iterator[int]:
+    """Store ``todo`` ranges in worker processes, yielding molecules written per range."""
+    context = multiprocessing.get_context("spawn")
+    pool = ProcessPoolExecutor(workers, mp_context=context,
+                               initializer=_check_parent, initargs=(os.getpid(),))
+    queue = list(reversed(todo))
+    running: set[Future] = set()
+    try:
+        while queue or running:
+            while queue and len(running) < 2 * workers and not stop.is_set():
+                start, stop_ = queue.pop()
+                running.add(pool.submit(_worker_range, str(path), config, start, stop_))
+            if not running:
+                break
+            finished, running = wait(running, timeout=0.25, return_when=FIRST_COMPLETED)
+            for future in finished:
+                try:
+                    yield future.result()[2]
+                except Exception as error:  # a worker's StoreError, pickled back
+                    raise StoreError(str(error).splitlines()[0]) from None
+    finally:
+        # Ranges under way finish and are stored; queued ones are dropped.
+        pool.shutdown(wait=True, cancel_futures=True)

@@ -1,0 +1,212 @@
+"""Read-only questions the CLI and the TUI ask of the store.
+
+Everything here reads page by page from the database (never a whole large
+configuration at once) and returns small frozen dataclasses, so that a UI
+can show them without knowing peewee.  The database must be open
+(``store.open_database``); every function works from any thread, each
+thread using its own connection (peewee's default).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from peewee import fn
+
+from bbcore import rays
+from bbcore.config import Config
+from bbcore.engine import image_numbers
+from bbcore.geometry import TRANSFORM_NAMES
+from bbcore.numbering import atoms_of, binomial_table, molecule_string
+from bbcore.rays import STAT_FIELDS
+from bbcore.render import max_atoms_differing
+from bbcore.store import Configuration, Molecule, Spectrum, stored_count
+
+NOT_STARTED, PARTIAL, EXPLORED, COMPLETE = "not started", "partial", "explored", "complete"
+
+
+@dataclass(frozen=True)
+class ConfigState:
+    """A configuration in the database and how far its exploration went."""
+
+    config: Config
+    done: int  # molecules stored
+    complete: bool
+    ambiguous: int  # rows of Spectrums (spectral groups with symmetry)
+    families: int  # ``id`` rows of Spectrums (spectral groups up to symmetry)
+
+    @property
+    def total(self) -> int:
+        """Molecules of the configuration."""
+        return self.config.nb_mol
+
+    @property
+    def state(self) -> str:
+        """``not started``, ``partial``, ``explored`` (no spectral groups yet) or ``complete``."""
+        if self.complete:
+            return COMPLETE
+        if self.done == 0:
+            return NOT_STARTED
+        return EXPLORED if self.done >= self.total else PARTIAL
+
+    @property
+    def label(self) -> str:
+        """The state for a table cell: ``not started``, ``42.0%`` or ``complete``."""
+        if self.state == PARTIAL:
+            return f"{100 * self.done / self.total:.1f}%"
+        return self.state
+
+
+def config_state(config: Config) -> ConfigState:
+    """The state of one configuration (not started when unknown)."""
+    row = Configuration.get_or_none(Configuration.config == config.name)
+    spectra = Spectrum.select().where(Spectrum.config == config.name)
+    return ConfigState(
+        config=config,
+        done=stored_count(config),
+        complete=bool(row and row.complete),
+        ambiguous=spectra.count(),
+        families=spectra.where(Spectrum.transform == "id").count(),
+    )
+
+
+def config_states() -> list[ConfigState]:
+    """Every configuration known to the database, smallest first."""
+    configs = [Config(row.nb_atoms, row.width) for row in Configuration.select()]
+    return [config_state(c) for c in sorted(configs, key=lambda c: (c.width, c.atoms))]
+
+
+@dataclass(frozen=True)
+class MoleculeRecord:
+    """One molecule: its number, board, spectrum, symmetry and statistics."""
+
+    config: Config
+    number: int
+    canonical_number: int
+    molecule: str
+    spectrum: str
+    transform: str
+    stats: dict[str, int] = field(compare=False)
+
+    @property
+    def atoms(self) -> tuple[int, ...]:
+        """The atom cells."""
+        return tuple(i for i, ch in enumerate(self.molecule) if ch == "O")
+
+
+def _record(config: Config, row: Molecule) -> MoleculeRecord:
+    return MoleculeRecord(config, row.number, row.canonical_number, row.molecule, row.spectrum,
+                          row.transform, {name: getattr(row, name) for name in STAT_FIELDS})
+
+
+def computed_record(config: Config, number: int) -> MoleculeRecord:
+    """A molecule computed with the reference implementation (no database needed)."""
+    atoms = atoms_of(config, number)
+    table = binomial_table(config)
+    canonical = int(image_numbers(config, np.array([atoms]), table)[0].min())
+    canonical_atoms = atoms_of(config, canonical)
+    # The first transform, in the spec's order, taking the canonical molecule here.
+    images = image_numbers(config, np.array([canonical_atoms]), table)[0].tolist()
+    transform = TRANSFORM_NAMES[images.index(number)]
+    return MoleculeRecord(config, number, canonical, molecule_string(config, atoms),
+                          rays.spectrum(config, atoms), transform,
+                          rays.statistics(config, canonical_atoms))
+
+
+def molecule_record(config: Config, number: int) -> MoleculeRecord:
+    """Molecule ``number``: from the store when stored, else computed."""
+    row = Molecule.get_or_none((Molecule.config == config.name) & (Molecule.number == number))
+    return _record(config, row) if row else computed_record(config, number)
+
+
+def enantiomers(config: Config, number: int) -> list[MoleculeRecord]:
+    """The enantiomer group of a molecule (1, 2, 4 or 8 molecules), by number."""
+    atoms = np.array([atoms_of(config, number)])
+    images = sorted(set(image_numbers(config, atoms, binomial_table(config))[0].tolist()))
+    return [molecule_record(config, n) for n in images]
+
+
+def molecules_with_spectrum(config: Config, spectrum: str) -> list[MoleculeRecord]:
+    """Stored molecules whose spectrum is exactly ``spectrum`` (normalised), by number."""
+    query = (Molecule.select()
+             .where((Molecule.config == config.name) & (Molecule.spectrum == spectrum))
+             .order_by(Molecule.number))
+    return [_record(config, row) for row in query]
+
+
+@dataclass(frozen=True)
+class GroupRow:
+    """One spectral group (an ambiguous spectrum) as a line of the groups list."""
+
+    config: Config
+    spectrum: str
+    nb_mol: int
+    transform: str
+    canonical_number: int
+    max_diff: int  # the most atoms that differ between two of its molecules
+
+
+GROUP_ORDERS = ("canonical", "size")
+
+
+def _groups_query(config: Config, *, all_rows: bool, size: int | None, order: str):
+    query = Spectrum.select().where(Spectrum.config == config.name)
+    if not all_rows:
+        query = query.where(Spectrum.transform == "id")
+    if size is not None:
+        query = query.where(Spectrum.nb_mol == size)
+    if order == "size":
+        return query.order_by(Spectrum.nb_mol.desc(), Spectrum.canonical_number, Spectrum.spectrum)
+    return query.order_by(Spectrum.canonical_number, Spectrum.spectrum)
+
+
+def group_count(config: Config, *, all_rows: bool = False, size: int | None = None) -> int:
+    """How many spectral groups (``id`` rows only unless ``all_rows``), of one size if given."""
+    return _groups_query(config, all_rows=all_rows, size=size, order="canonical").count()
+
+
+def group_page(
+    config: Config, page: int, page_size: int = 50, *,
+    all_rows: bool = False, size: int | None = None, order: str = "canonical",
+) -> list[GroupRow]:
+    """Page ``page`` (0-based) of the spectral groups, in ``order`` (canonical or size)."""
+    query = _groups_query(config, all_rows=all_rows, size=size, order=order)
+    rows = list(query.offset(page * page_size).limit(page_size))
+    return [_group_row(config, row) for row in rows]
+
+
+def group_at(
+    config: Config, index: int, *,
+    all_rows: bool = False, size: int | None = None, order: str = "canonical",
+) -> GroupRow | None:
+    """The group at 0-based ``index`` of the list, or None past either end."""
+    if index < 0:
+        return None
+    page = group_page(config, index, 1, all_rows=all_rows, size=size, order=order)
+    return page[0] if page else None
+
+
+def group_sizes(config: Config) -> list[int]:
+    """The distinct sizes of the spectral groups, increasing."""
+    query = (Spectrum.select(Spectrum.nb_mol).where(Spectrum.config == config.name)
+             .group_by(Spectrum.nb_mol).order_by(Spectrum.nb_mol))
+    return [row.nb_mol for row in query]
+
+
+def _group_row(config: Config, row: Spectrum) -> GroupRow:
+    molecules = [m.molecule for m in Molecule.select(Molecule.molecule).where(
+        (Molecule.config == config.name) & (Molecule.spectrum == row.spectrum))]
+    return GroupRow(config, row.spectrum, row.nb_mol, row.transform, row.canonical_number,
+                    max_atoms_differing(molecules))
+
+
+def group_members(config: Config, spectrum: str) -> list[MoleculeRecord]:
+    """The molecules of a spectral group, by number."""
+    return molecules_with_spectrum(config, spectrum)
+
+
+def spectrum_count(config: Config) -> int:
+    """How many distinct spectra the stored molecules of a configuration have."""
+    return (Molecule.select(fn.COUNT(fn.DISTINCT(Molecule.spectrum)))
+            .where(Molecule.config == config.name).scalar())
