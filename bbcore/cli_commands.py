@@ -2,4 +2,6 @@
 
 from __future__ import annotations
 
-REGISTRARS: list = []
+from bbcore import cli_stats
+
+REGISTRARS: list = [cli_stats.register]

@@ -1,0 +1,104 @@
+"""Export a configuration's tables as CSV or JSON, streamed row by row.
+
+``bbcore export CONFIG --table molecules|spectrums|report --format csv|json``:
+
+- ``molecules``: every column of ``Molecules`` (spec, "Tables"), by number;
+- ``spectrums``: every column of ``Spectrums``, by spectrum;
+- ``report``: the ambiguity report (size, families up to symmetry, spectral
+  groups, molecules), one row per group size, then a ``total`` row.
+
+Rows are read with one SQLite cursor and written as they come, so memory
+stays flat whatever the size of the table (``bench/export.py`` measures it
+on A4_B8).  CSV has a header line and ``\\n`` line ends; JSON is one array
+of objects (column -> value, numbers as numbers), written one object per
+line.  Only complete configurations are exported (``StatisticsError``
+otherwise), so that an export is never a silent fragment.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Literal, TextIO
+
+from bbcore.config import Config
+from bbcore.statistics import ambiguity_report, iter_report_rows, require_complete
+from bbcore.store import MOLECULE_COLUMNS, db
+
+Table = Literal["molecules", "spectrums", "report"]
+Format = Literal["csv", "json"]
+TABLES: tuple[Table, ...] = ("molecules", "spectrums", "report")
+FORMATS: tuple[Format, ...] = ("csv", "json")
+
+SPECTRUM_COLUMNS: tuple[str, ...] = ("config", "spectrum", "nb_mol", "transform", "canonical_number")
+REPORT_COLUMNS: tuple[str, ...] = ("size", "families", "groups", "molecules")
+COLUMNS: dict[Table, tuple[str, ...]] = {
+    "molecules": MOLECULE_COLUMNS,
+    "spectrums": SPECTRUM_COLUMNS,
+    "report": REPORT_COLUMNS,
+}
+SQL: dict[Table, str] = {
+    "molecules": f'SELECT {", ".join(MOLECULE_COLUMNS)} FROM "Molecules" WHERE config = ? ORDER BY number',
+    "spectrums": f'SELECT {", ".join(SPECTRUM_COLUMNS)} FROM "Spectrums" WHERE config = ? ORDER BY spectrum',
+}
+
+Row = tuple[int | str | None, ...]
+
+
+def iter_rows(config: Config, table: Table) -> Iterator[Row]:
+    """The rows of a table of a complete configuration, one at a time, in the order of COLUMNS."""
+    require_complete(config)
+    if table == "report":
+        for row in iter_report_rows(ambiguity_report(config)):
+            yield tuple(row[c] for c in REPORT_COLUMNS)
+        return
+    # Iterating the cursor steps SQLite one row at a time: nothing is fetched ahead.
+    yield from db.execute_sql(SQL[table], (config.name,))
+
+
+def write_csv(columns: Iterable[str], rows: Iterable[Row], out: TextIO) -> int:
+    """Write a header and the rows as CSV; returns the number of rows."""
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(columns)
+    count = 0
+    for row in rows:
+        writer.writerow(row)
+        count += 1
+    return count
+
+
+def write_json(columns: Iterable[str], rows: Iterable[Row], out: TextIO) -> int:
+    """Write the rows as a JSON array of objects, one per line; returns the number of rows."""
+    columns = tuple(columns)
+    count = 0
+    for row in rows:
+        out.write(",\n" if count else "[\n")
+        out.write(json.dumps(dict(zip(columns, row)), ensure_ascii=False))
+        count += 1
+    out.write("\n]\n" if count else "[]\n")
+    return count
+
+
+WRITERS = {"csv": write_csv, "json": write_json}
+
+
+def export(config: Config, table: Table, fmt: Format, out: TextIO) -> int:
+    """Stream one table of a complete configuration to ``out``; returns the number of rows."""
+    return WRITERS[fmt](COLUMNS[table], iter_rows(config, table), out)
+
+
+def export_to_file(config: Config, table: Table, fmt: Format, path: Path) -> int:
+    """Export to a file, replacing it only once the export is whole (a temporary file, then a rename)."""
+    path = Path(path)
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.part")
+    try:
+        with temporary.open("w", encoding="utf-8", newline="") as out:
+            count = export(config, table, fmt, out)
+        os.replace(temporary, path)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
+    return count

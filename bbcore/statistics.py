@@ -1,0 +1,413 @@
+"""Statistics of an explored configuration: ambiguity, ray records, distributions.
+
+Glossary (spec, ``shared/spec/blackbox.md``):
+
+- *ambiguity report*: the spec's table (spectral groups per size, up to
+  symmetry and with symmetry, molecules involved) with its total line, the
+  share of all molecules that are ambiguous, and the groups counted by the
+  most atoms that differ between two of their molecules: what a seeker who
+  guesses one molecule of the group risks (5 points per wrong atom in the
+  usual scoring);
+- *ray class*: ``absorbed``, ``reflected`` or ``out`` (an out pair is one ray);
+- *ray record*: for each class, the longest ray and the ray with most turns
+  over every molecule of the configuration, with the lowest-numbered
+  molecule achieving it (always a canonical molecule: images share their
+  canonical molecule's statistics and have higher numbers);
+- *distribution*: molecules counted by a statistic (number of rays of a
+  class, longest ray, most turns), or spectral groups by size.
+
+Everything is computed by SQL over the stored 17 statistics (``GROUP BY``,
+``MAX``) and streamed; a record's molecule is then re-traced with the
+reference implementation (``bbcore.rays.trace``) to find the ray itself and
+draw its path.
+
+Drawing a ray (``path_drawing``): every cell the ray crosses shows the
+heading the ray leaves it with, ``>`` east, ``<`` west, ``^`` north, ``v``
+south, so a turn is where the arrow changes (the turn cell already shows the
+new heading); a cell crossed twice shows ``+``.  Around the box only the
+ray's own ends are labelled, in the spec's style: ``@`` absorbed, ``&``
+reflected, ``a`` at both ends of a ray that came out.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Literal
+
+from bbcore.config import Config
+from bbcore.geometry import EAST, NORTH, SOUTH, WEST, Cell, Direction, entry
+from bbcore.numbering import atoms_from_string
+from bbcore.queries import COMPLETE, EXPLORED, NOT_STARTED, config_state
+from bbcore.rays import ABSORBED, REFLECTED, Ray, trace_all
+from bbcore.render import BLANK, max_atoms_differing, render_board
+from bbcore.spectra import AmbiguityLine, ambiguity_table
+from bbcore.store import db
+
+RayClass = Literal["absorbed", "reflected", "out"]
+Measure = Literal["length", "turns"]
+RAY_CLASSES: tuple[RayClass, ...] = ("absorbed", "reflected", "out")
+MEASURES: tuple[Measure, ...] = ("length", "turns")
+POINTS_PER_WRONG_ATOM = 5
+
+CLAIM_WIDTH, CLAIM_TURNS, CLAIM_LENGTH = 8, 6, 23
+"""Players' belief: on the 8 x 8 board a ray turns at most 6 times and crosses at most 23 cells."""
+
+ARROWS: dict[Direction, str] = {EAST: ">", WEST: "<", NORTH: "^", SOUTH: "v"}
+CROSSING = "+"
+
+
+class StatisticsError(Exception):
+    """Statistics asked of a configuration that is not complete: one line for the user."""
+
+
+def require_complete(config: Config) -> None:
+    """Raise StatisticsError unless ``config`` is explored and its spectral groups are built."""
+    state = config_state(config)
+    if state.state == COMPLETE:
+        return
+    if state.state == NOT_STARTED:
+        raise StatisticsError(f"{config.name} is not explored: run `bbcore explore {config.name}` first")
+    if state.state == EXPLORED:
+        raise StatisticsError(
+            f"{config.name} has no spectral groups yet: run `bbcore explore {config.name}` to finish it")
+    raise StatisticsError(
+        f"{config.name} is only {state.label} explored: run `bbcore explore {config.name}` to finish it")
+
+
+# -- the ambiguity report ------------------------------------------------------
+
+@dataclass(frozen=True)
+class RiskLine:
+    """Spectral groups whose molecules differ by at most ``max_diff`` atoms (two by two)."""
+
+    max_diff: int
+    families: int  # up to symmetry
+    groups: int  # with symmetry
+
+    @property
+    def points(self) -> int:
+        """What a wrong guess in such a group costs at most in the usual scoring."""
+        return POINTS_PER_WRONG_ATOM * self.max_diff
+
+
+@dataclass(frozen=True)
+class AmbiguityReport:
+    """The spec's ambiguity table with its totals, the ambiguous share and the risk lines."""
+
+    config: Config
+    lines: tuple[AmbiguityLine, ...]
+    risk: tuple[RiskLine, ...]
+
+    @property
+    def total(self) -> AmbiguityLine:
+        """The total line (``size`` is 0: it sums every size)."""
+        return AmbiguityLine(0, sum(x.families for x in self.lines), sum(x.groups for x in self.lines),
+                             sum(x.molecules for x in self.lines))
+
+    @property
+    def share(self) -> float:
+        """The fraction of all molecules of the configuration that are ambiguous, 0..1."""
+        return self.total.molecules / self.config.nb_mol
+
+    @property
+    def unique(self) -> int:
+        """Molecules whose spectrum is theirs alone."""
+        return self.config.nb_mol - self.total.molecules
+
+
+GROUP_MOLECULES = """
+SELECT s.spectrum, s.transform, m.molecule
+FROM "Spectrums" AS s
+JOIN "Molecules" AS m ON m.config = s.config AND m.spectrum = s.spectrum
+WHERE s.config = ?
+ORDER BY s.spectrum
+"""
+
+
+def risk_lines(config: Config) -> list[RiskLine]:
+    """Spectral groups counted by the most atoms differing between two of their molecules.
+
+    Streams the ambiguous molecules group by group (one group in memory).
+    """
+    families: dict[int, int] = {}
+    groups: dict[int, int] = {}
+    cursor = db.execute_sql(GROUP_MOLECULES, (config.name,))
+    for (_, transform), rows in itertools.groupby(cursor, key=lambda row: (row[0], row[1])):
+        diff = max_atoms_differing([row[2] for row in rows])
+        groups[diff] = groups.get(diff, 0) + 1
+        families[diff] = families.get(diff, 0) + (transform == "id")
+    return [RiskLine(d, families[d], groups[d]) for d in sorted(groups)]
+
+
+def ambiguity_report(config: Config) -> AmbiguityReport:
+    """The ambiguity report of a complete configuration."""
+    require_complete(config)
+    return AmbiguityReport(config, tuple(ambiguity_table(config)), tuple(risk_lines(config)))
+
+
+# -- distributions ---------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Distribution:
+    """Counts by value of a statistic, one column per series (e.g. per ray class)."""
+
+    name: str  # "rays", "longest", "turns", "sizes"
+    title: str
+    key_label: str
+    series: tuple[str, ...]
+    rows: tuple[tuple[int, tuple[int, ...]], ...]  # (value, count per series), by value
+
+    def column(self, series: str) -> list[tuple[int, int]]:
+        """(value, count) pairs of one series, zero counts included."""
+        index = self.series.index(series)
+        return [(key, counts[index]) for key, counts in self.rows]
+
+
+ANY = "any"
+"""The series over all classes: the longest ray (or most turns) of a molecule, whatever its class."""
+
+MOLECULE_DISTRIBUTIONS: dict[str, tuple[str, str, dict[str, str]]] = {
+    "rays": ("molecules by number of rays of each class (out: pairs)", "rays",
+             {c: f"{c}_number" for c in RAY_CLASSES}),
+    "longest": ("molecules by their longest ray (cells crossed)", "length",
+                {**{c: f"{c}_max_length" for c in RAY_CLASSES},
+                 ANY: "MAX(absorbed_max_length, reflected_max_length, out_max_length)"}),
+    "turns": ("molecules by their ray with most turns", "turns",
+              {**{c: f"{c}_max_turns" for c in RAY_CLASSES},
+               ANY: "MAX(absorbed_max_turns, reflected_max_turns, out_max_turns)"}),
+}
+"""name -> (title, key label, series -> SQL expression over Molecules); expressions are fixed text."""
+
+
+def _count_by(config: Config, expression: str) -> dict[int, int]:
+    """Molecules counted by the value of an SQL expression over their statistics."""
+    sql = f'SELECT {expression}, COUNT(*) FROM "Molecules" WHERE config = ? GROUP BY 1'
+    return {int(value): count for value, count in db.execute_sql(sql, (config.name,))}
+
+
+def molecule_distribution(config: Config, name: str) -> Distribution:
+    """One of ``MOLECULE_DISTRIBUTIONS`` (``rays``, ``longest``, ``turns``), by SQL GROUP BY."""
+    title, key_label, series = MOLECULE_DISTRIBUTIONS[name]
+    counts = {s: _count_by(config, expression) for s, expression in series.items()}
+    keys = sorted(set().union(*counts.values()))
+    rows = tuple((k, tuple(counts[s].get(k, 0) for s in series)) for k in keys)
+    return Distribution(name, title, key_label, tuple(series), rows)
+
+
+def size_distribution(config: Config) -> Distribution:
+    """Spectral groups by size: families (up to symmetry), groups and molecules."""
+    rows = tuple((x.size, (x.families, x.groups, x.molecules)) for x in ambiguity_table(config))
+    return Distribution("sizes", "spectral groups by size", "size", ("families", "groups", "molecules"), rows)
+
+
+def distributions(config: Config) -> list[Distribution]:
+    """Every distribution of a complete configuration: rays, longest, turns, sizes."""
+    require_complete(config)
+    return [*(molecule_distribution(config, name) for name in MOLECULE_DISTRIBUTIONS),
+            size_distribution(config)]
+
+
+# -- ray records ------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class RayRecord:
+    """The longest ray (or most turns) of one class over a whole configuration."""
+
+    config: Config
+    ray_class: RayClass
+    measure: Measure
+    value: int  # the record: cells crossed or turns
+    molecules: int  # how many molecules have such a ray
+    number: int  # the lowest-numbered of them
+    molecule: str
+    ray: Ray  # that molecule's record ray (reference trace)
+
+    @property
+    def column(self) -> str:
+        """The Molecules column holding the per-molecule maximum."""
+        return f"{self.ray_class}_max_{self.measure}"
+
+
+def _record_columns() -> list[tuple[RayClass, Measure, str]]:
+    return [(c, m, f"{c}_max_{m}") for c in RAY_CLASSES for m in MEASURES]
+
+
+def record_ray(config: Config, atoms: tuple[int, ...], ray_class: RayClass, measure: Measure,
+               value: int) -> Ray:
+    """The ray of a molecule achieving a record: the record value, then the most of the other measure,
+    then the lowest position."""
+    other: Measure = "turns" if measure == "length" else "length"
+    candidates = [r for r in trace_all(config, atoms)
+                  if r.result == ray_class and getattr(r, measure) == value]
+    if not candidates:
+        raise ValueError(f"no {ray_class} ray with {measure} {value} in {config.name} molecule {atoms}")
+    return max(candidates, key=lambda r: (getattr(r, other), -r.position))
+
+
+def ray_records(config: Config) -> list[RayRecord]:
+    """The 6 records (3 classes x length, turns), in RAY_CLASSES x MEASURES order.
+
+    Two scans of Molecules: the maxima, then for each record how many
+    molecules reach it and the lowest number.  A molecule counts only if it
+    has a ray of the class (a maximum of 0 can also mean "no such ray").
+    """
+    require_complete(config)
+    columns = _record_columns()
+    maxima = db.execute_sql(
+        f'SELECT {", ".join(f"MAX(CASE WHEN {c}_number > 0 THEN {col} END)" for c, _, col in columns)} '
+        'FROM "Molecules" WHERE config = ?', (config.name,)).fetchone()
+    present = [(c, m, col, v) for (c, m, col), v in zip(columns, maxima) if v is not None]
+    if not present:
+        return []
+    reached = [f"({c}_number > 0 AND {col} = {int(v)})" for c, _, col, v in present]
+    sql = ("SELECT " + ", ".join(f"SUM({r}), MIN(CASE WHEN {r} THEN number END)" for r in reached)
+           + ' FROM "Molecules" WHERE config = ?')
+    found = db.execute_sql(sql, (config.name,)).fetchone()
+    records = []
+    for i, (ray_class, measure, _, value) in enumerate(present):
+        count, number = found[2 * i], found[2 * i + 1]
+        molecule = db.execute_sql('SELECT molecule FROM "Molecules" WHERE config = ? AND number = ?',
+                                  (config.name, number)).fetchone()[0]
+        atoms = atoms_from_string(config, molecule)
+        ray = record_ray(config, atoms, ray_class, measure, int(value))
+        records.append(RayRecord(config, ray_class, measure, int(value), int(count), int(number),
+                                 molecule, ray))
+    return records
+
+
+def overall(records: list[RayRecord], measure: Measure) -> RayRecord | None:
+    """The record of a measure over every class (the first class on ties)."""
+    chosen = [r for r in records if r.measure == measure]
+    return max(chosen, key=lambda r: r.value, default=None)
+
+
+def claim_statement(config: Config, records: list[RayRecord]) -> str:
+    """A plain sentence: do the records confirm or refine "6 turns, 23 cells" on 8 x 8?"""
+    longest, turniest = overall(records, "length"), overall(records, "turns")
+    length = longest.value if longest else 0
+    turns = turniest.value if turniest else 0
+    figures = f"the longest ray crosses {length} cells and the most turns is {turns}"
+    claim = f'"at most {CLAIM_TURNS} turns and {CLAIM_LENGTH} cells"'
+    if config.width != CLAIM_WIDTH:
+        return (f"In {config.name} {figures}; the players' belief {claim} is about the 8 x 8 box, "
+                f"so {config.name} neither confirms nor refines it.")
+    if (turns, length) == (CLAIM_TURNS, CLAIM_LENGTH):
+        return (f"{config.name} confirms the belief {claim}: {figures}, "
+                "both bounds are reached and never exceeded.")
+    parts = []
+    for name, found, believed in (("turns", turns, CLAIM_TURNS), ("cells", length, CLAIM_LENGTH)):
+        if found > believed:
+            parts.append(f"a ray can reach {found} {name}, more than {believed}")
+        elif found < believed:
+            parts.append(f"no ray goes beyond {found} {name}, fewer than {believed}")
+        else:
+            parts.append(f"{believed} {name} is exact")
+    return f"{config.name} refines the belief {claim}: " + "; ".join(parts) + f" ({figures})."
+
+
+# -- drawing a ray -----------------------------------------------------------------
+
+def _step(a: Cell, b: Cell) -> Direction:
+    return b[0] - a[0], b[1] - a[1]
+
+
+def _end_cell(width: int, ray: Ray) -> Cell | None:
+    """The perimeter cell a ray that came out leaves by."""
+    if ray.result != "out" or ray.exit is None:
+        return None
+    # A ray leaving by position q lands on the cell a ray shot from q starts from.
+    return entry(width, ray.exit)[0]
+
+
+def path_headings(width: int, ray: Ray) -> list[tuple[Direction, Direction]]:
+    """For each cell of the path, the heading the ray enters it with and the one it leaves with.
+
+    An absorbed or deep-reflected ray leaves its last cell with the heading
+    it entered with (the reversal of a reflection is not a turn).
+    """
+    start = entry(width, ray.position)[0]
+    cells = [start, *ray.path]
+    end = _end_cell(width, ray)
+    if end is not None:
+        cells.append(end)
+    headings = []
+    for i, cell in enumerate(ray.path, start=1):
+        entering = _step(cells[i - 1], cell)
+        leaving = _step(cell, cells[i + 1]) if i + 1 < len(cells) else entering
+        headings.append((entering, leaving))
+    return headings
+
+
+def path_turns(width: int, ray: Ray) -> int:
+    """How many times the drawn path changes heading: the ray's turns."""
+    return sum(1 for entering, leaving in path_headings(width, ray) if entering != leaving)
+
+
+def path_drawing(width: int, ray: Ray) -> dict[Cell, str]:
+    """Cell -> character of the ray's path: the leaving heading's arrow, ``+`` where it crosses itself."""
+    drawing: dict[Cell, str] = {}
+    for cell, (_, leaving) in zip(ray.path, path_headings(width, ray)):
+        drawing[cell] = CROSSING if cell in drawing else ARROWS[leaving]
+    return drawing
+
+
+def ray_labels(width: int, ray: Ray) -> list[str]:
+    """Perimeter labels showing only this ray, in the spec's style."""
+    labels = [BLANK] * (4 * width)
+    if ray.result == "absorbed":
+        labels[ray.position - 1] = ABSORBED
+    elif ray.result == "reflected":
+        labels[ray.position - 1] = REFLECTED
+    else:
+        assert ray.exit is not None
+        labels[ray.position - 1] = labels[ray.exit - 1] = "a"
+    return labels
+
+
+def ray_board(width: int, molecule: str, ray: Ray) -> str:
+    """The molecule's board with one ray drawn (see the module docstring)."""
+    return render_board(width, molecule, ray_labels(width, ray), path=path_drawing(width, ray))
+
+
+def describe_ray(ray: Ray) -> str:
+    """One line: where the ray enters, how it ends, its length and turns."""
+    if ray.result == "out":
+        end = f"comes out at position {ray.exit}"
+    else:
+        end = "is absorbed" if ray.result == "absorbed" else "is reflected"
+    cells = "1 cell" if ray.length == 1 else f"{ray.length} cells"
+    turns = "1 turn" if ray.turns == 1 else f"{ray.turns} turns"
+    return f"ray from position {ray.position} {end}: {cells}, {turns}"
+
+
+# -- the whole report ----------------------------------------------------------------
+
+@dataclass(frozen=True)
+class StatisticsReport:
+    """Everything the report shows for one configuration."""
+
+    config: Config
+    ambiguity: AmbiguityReport
+    records: tuple[RayRecord, ...]
+    claim: str
+    distributions: tuple[Distribution, ...]
+
+
+def statistics_report(config: Config) -> StatisticsReport:
+    """The whole report of a complete configuration (raises StatisticsError otherwise)."""
+    require_complete(config)
+    records = ray_records(config)
+    return StatisticsReport(config, ambiguity_report(config), tuple(records),
+                            claim_statement(config, records), tuple(distributions(config)))
+
+
+def iter_report_rows(report: AmbiguityReport) -> Iterator[dict[str, int | str]]:
+    """The ambiguity table as rows (size, families, groups, molecules), then the total line."""
+    for line in report.lines:
+        yield {"size": line.size, "families": line.families, "groups": line.groups,
+               "molecules": line.molecules}
+    total = report.total
+    yield {"size": "total", "families": total.families, "groups": total.groups,
+           "molecules": total.molecules}
