@@ -1,0 +1,289 @@
+"""bbtui: the Textual face of the Black Box explorer.
+
+``bbtui [--db PATH] [CONFIG]`` opens the app on a database (``--db``, else
+``$BBTUI_DB``, else ``~/.local/share/bbtui/blackbox.sqlite``), with CONFIG
+(``A4_B8``) selected.  The app owns the one exploration that may run at a
+time: a thread worker drives ``bbcore.explore.explore`` with a stop event
+and posts its progress as messages, so every screen stays usable during a
+run and ``ctrl+q`` pauses the run cleanly before quitting.
+
+Screens: Explore (the home screen), Groups, Group, Decode, Molecule
+and Help; the global keys and the command palette open them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import threading
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+from textual import work
+from textual.app import App, SystemCommand
+from textual.binding import Binding
+from textual.reactive import reactive
+from textual.screen import Screen
+
+from bbcore.config import Config, ConfigError, parse_config
+from bbcore.explore import RANGE_SIZE, ExploreError, Progress, exploration_lock, explore
+from bbcore.queries import config_state
+from bbcore.store import (
+    Configuration,
+    ExploredRange,
+    Molecule,
+    Spectrum,
+    StoreError,
+    db,
+    default_path,
+    open_database,
+)
+from bbtui.messages import ExplorationEnded, ExplorationProgress
+from bbtui.screens.confirm import ConfirmScreen
+from bbtui.screens.decode import DecodeScreen
+from bbtui.screens.explore import ExploreScreen
+from bbtui.screens.group import GroupScreen
+from bbtui.screens.groups import GroupsScreen
+from bbtui.screens.help import HelpScreen
+from bbtui.screens.molecule import MoleculeScreen
+
+
+class BlackBoxApp(App[None]):
+    """Explore Black Box configurations, browse their spectral groups, decode spectra."""
+
+    CSS_PATH = "bbtui.tcss"
+    TITLE = "bbtui"
+
+    BINDINGS = [
+        Binding("question_mark", "help", "Help", key_display="?", priority=True),
+        Binding("f1", "help", "Help", show=False),
+        Binding("e", "explore", "Explore"),
+        Binding("g", "groups", "Groups"),
+        Binding("d", "decode", "Decode"),
+        Binding("m", "molecule", "Molecule"),
+        Binding("ctrl+q", "quit", "Quit", priority=True),
+    ]
+
+
+    config: reactive[Config | None] = reactive(None)
+    """The configuration the screens work on (selected on the Explore screen)."""
+    exploring: reactive[Config | None] = reactive(None)
+    """The configuration being explored, or None."""
+    progress: reactive[Progress | None] = reactive(None)
+    """The latest progress report of the current or last run."""
+
+    def __init__(self, db_path: Path | str | None = None, config: Config | None = None, *,
+                 workers: int | None = None, range_size: int = RANGE_SIZE) -> None:
+        """Open the database (StoreError if unusable) and select ``config``.
+
+        ``workers`` and ``range_size`` are passed to ``bbcore.explore``; a
+        database must always be explored with the same range size.
+        """
+        super().__init__()
+        self.db_path = open_database(db_path)
+        self.explore_workers = workers
+        self.range_size = range_size
+        self.set_reactive(BlackBoxApp.config, config)
+        self.stop_event = threading.Event()
+        self.quitting = False
+        self.sub_title = str(self.db_path)
+
+    def watch_config(self) -> None:
+        """The Groups key depends on the configuration."""
+        self.refresh_bindings()
+
+    def get_default_screen(self) -> Screen:
+        """The Explore screen is the home screen, at the bottom of the stack."""
+        return ExploreScreen()
+
+    # -- screens -------------------------------------------------------------
+
+    def show_screen(self, kind: type[Screen], make: Callable[[], Screen],
+                    same: Callable[[Screen], bool] = lambda screen: True) -> None:
+        """Go back to a screen of ``kind`` already open (``same``), else push ``make()``."""
+        for index, screen in enumerate(self.screen_stack):
+            if isinstance(screen, kind) and same(screen):
+                while len(self.screen_stack) > index + 1:
+                    self.pop_screen()
+                return
+        self.push_screen(make())
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Hide the key of the screen already shown; groups need a configuration."""
+        screens = {"explore": ExploreScreen, "decode": DecodeScreen, "molecule": MoleculeScreen}
+        if action in screens:
+            return not isinstance(self.screen, screens[action])
+        if action == "groups":
+            return not isinstance(self.screen, GroupsScreen) and (self.config is not None or None)
+        return True
+
+    def action_help(self) -> None:
+        """Open the help screen (or close it)."""
+        if isinstance(self.screen, HelpScreen):
+            self.pop_screen()
+        else:
+            self.push_screen(HelpScreen())
+
+    def action_explore(self) -> None:
+        """Back to the Explore screen."""
+        self.show_screen(ExploreScreen, ExploreScreen)
+
+    def action_groups(self) -> None:
+        """The spectral groups of the current configuration."""
+        config = self.config
+        if config is None:
+            self.notify("Choose a configuration first (Explore screen).", severity="warning")
+            return
+        self.show_screen(GroupsScreen, lambda: GroupsScreen(config),
+                         lambda screen: getattr(screen, "config", None) == config)
+
+    def action_decode(self) -> None:
+        """The Decode screen."""
+        self.show_screen(DecodeScreen, DecodeScreen)
+
+    def action_molecule(self) -> None:
+        """The Molecule screen."""
+        self.show_screen(MoleculeScreen, MoleculeScreen)
+
+    def open_molecule(self, config: Config, number: int) -> None:
+        """The Molecule screen on molecule ``number`` of ``config``."""
+        self.push_screen(MoleculeScreen(config, number))
+
+    def open_group(self, config: Config, spectrum: str) -> None:
+        """The molecules of ``config`` sharing ``spectrum``, side by side."""
+        self.push_screen(GroupScreen(config, spectrum=spectrum))
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        """The screens in the command palette, then Textual's own commands."""
+        yield SystemCommand("Explore", "Configurations: start, pause, resume an exploration",
+                            self.action_explore)
+        yield SystemCommand("Spectral groups", "The ambiguous spectra of the current configuration",
+                            self.action_groups)
+        yield SystemCommand("Decode", "Find the molecules that give a spectrum", self.action_decode)
+        yield SystemCommand("Molecule", "One molecule by number: board, spectrum, enantiomers",
+                            self.action_molecule)
+        yield SystemCommand("Help", "The notation and the keys", self.action_help)
+        yield from super().get_system_commands(screen)
+
+    # -- the exploration -----------------------------------------------------
+
+    def start_exploration(self, config: Config, *, restart: bool = False) -> None:
+        """Explore ``config`` (resuming it), from scratch when ``restart``."""
+        if self.exploring is not None:
+            self.notify(f"{self.exploring} is being explored: pause it first (p).", severity="warning")
+            return
+        self.config = config
+        self.stop_event = threading.Event()
+        self.exploring = config
+        self.progress = None
+        self.run_exploration(config, self.stop_event, restart)
+
+    def pause_exploration(self) -> None:
+        """Ask the run to pause: the ranges under way are stored first (under a second)."""
+        if self.exploring is not None:
+            self.stop_event.set()
+
+    @work(thread=True, exclusive=True, group="exploration")
+    def run_exploration(self, config: Config, stop: threading.Event, restart: bool) -> None:
+        """Drive ``bbcore.explore`` in a thread; report through messages."""
+        try:
+            if restart:
+                self.forget(config)
+            outcome = explore(config, self.db_path, workers=self.explore_workers, stop=stop,
+                              range_size=self.range_size,
+                              progress=lambda p: self.post_message(ExplorationProgress(p)))
+        except (ExploreError, StoreError) as error:
+            self.post_message(ExplorationEnded(config, "error", str(error)))
+        else:
+            self.post_message(ExplorationEnded(config, outcome))
+
+    def forget(self, config: Config) -> None:
+        """Delete everything stored about ``config`` (in the worker thread)."""
+        with exploration_lock(self.db_path, config), db.atomic():
+            for model in (Molecule, Spectrum, ExploredRange, Configuration):
+                model.delete().where(model.config == config.name).execute()
+
+    def on_exploration_progress(self, message: ExplorationProgress) -> None:
+        """Keep the latest report; the Explore screen watches it."""
+        progress = message.progress
+        self.progress = progress
+        if self.exploring is not None:
+            self.sub_title = f"{progress.phase} {progress.config} {progress.fraction:.0%}"
+
+    def on_exploration_ended(self, message: ExplorationEnded) -> None:
+        """Report the outcome; offer the spectral groups of a completed run."""
+        self.exploring = None
+        self.sub_title = str(self.db_path)
+        config = message.config
+        if self.quitting:
+            self.exit()
+            return
+        if message.outcome == "error":
+            self.notify(message.error or "the exploration failed", title="Exploration",
+                        severity="error", timeout=10)
+        elif message.outcome == "paused":
+            self.notify(f"{config} paused: press s to resume.", title="Exploration")
+        else:
+            self.offer_groups(config)
+
+    def offer_groups(self, config: Config) -> None:
+        """Offer to open the spectral groups of a configuration just explored."""
+        state = config_state(config)
+        if state.ambiguous == 0:
+            self.notify(f"{config} is explored: every spectrum is unique, no spectral group.",
+                        title="Exploration")
+            return
+        question = (f"{config} is explored: {state.families:,} spectral groups up to symmetry "
+                    f"({state.ambiguous:,} with symmetry). Open them?")
+        if not isinstance(self.screen, ExploreScreen):
+            self.notify(question.replace("Open them?", "Press g to open them."), title="Exploration")
+            return
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.config = config
+                self.action_groups()
+
+        self.push_screen(ConfirmScreen(question, yes="Open", no="Later"), answered)
+
+    async def action_quit(self) -> None:
+        """Quit; a running exploration is paused first (its progress is kept)."""
+        if self.exploring is None or self.quitting:
+            self.exit()
+            return
+        self.quitting = True
+        self.stop_event.set()
+        self.notify(f"Pausing {self.exploring} before quitting: the ranges under way are being "
+                    f"stored...", title="Quit", timeout=30)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The command line: ``bbtui [--db PATH] [CONFIG]``."""
+    parser = argparse.ArgumentParser(
+        prog="bbtui",
+        description="Explore the Black Box deduction game: run exhaustive explorations, browse "
+                    "the ambiguous molecules side by side, decode spectra.",
+        epilog=f"database: --db PATH, else $BBTUI_DB, else {default_path()}",
+    )
+    parser.add_argument("config", nargs="?", metavar="CONFIG",
+                        help="configuration to select, AN_BW (e.g. A4_B8: 4 atoms, 8 x 8 box)")
+    parser.add_argument("--db", type=Path, default=None, metavar="PATH",
+                        help="SQLite database file (created if missing)")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Check the arguments and the database, then run the app."""
+    args = build_parser().parse_args(argv)
+    try:
+        config = parse_config(args.config) if args.config else None
+        app = BlackBoxApp(args.db, config)
+    except (ConfigError, StoreError) as error:
+        print(f"bbtui: {error}", file=sys.stderr)
+        return 2
+    app.run()
+    return app.return_code or 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,57 @@
+"""Messages the thread workers (exploration, decoding) post, from their threads.
+
+They are small dataclasses: the worker thread only ever creates them and
+``post_message``s them (thread-safe); the app's handlers run on the event
+loop and update the screens.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual.message import Message
+
+from bbcore.config import Config
+from bbcore.decode import Candidates, Game
+from bbcore.explore import Progress
+
+
+@dataclass
+class ExplorationProgress(Message):
+    """Where the running exploration stands (sent after each stored range)."""
+
+    progress: Progress
+
+    def can_replace(self, message: Message) -> bool:
+        """A newer progress report makes an older, not yet handled one useless."""
+        return isinstance(message, ExplorationProgress)
+
+
+@dataclass
+class ExplorationEnded(Message):
+    """The exploration worker returned: ``outcome`` is bbcore's, or ``"error"``."""
+
+    config: Config
+    outcome: str
+    error: str | None = None
+
+
+@dataclass
+class DecodeProgress(Message):
+    """How far a decode computed without the store has gone."""
+
+    done: int
+    total: int
+
+    def can_replace(self, message: Message) -> bool:
+        """A newer report makes an older one useless."""
+        return isinstance(message, DecodeProgress)
+
+
+@dataclass
+class DecodeFinished(Message):
+    """The decode worker found the candidates of a game (or failed: ``error``)."""
+
+    game: Game
+    candidates: Candidates | None
+    error: str | None = None

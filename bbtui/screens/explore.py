@@ -1,0 +1,254 @@
+"""The Explore screen: the configurations of the database and the running exploration.
+
+The table lists every configuration the database knows with its state;
+the input below takes a new one, checked as you type with ``bbcore``'s own
+messages.  The app runs the exploration; this screen starts, pauses,
+resumes and restarts it, and shows its progress several times a second.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, cast
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Header, Input, Label
+from textual.widgets.data_table import RowDoesNotExist
+
+from bbcore.config import Config, parse_config, validation_error
+from bbcore.explore import Progress
+from bbcore.queries import ConfigState, config_state, config_states
+from bbtui.screens.confirm import ConfirmScreen
+from bbtui.widgets.inputs import ConfigValidator
+from bbtui.widgets.progress import ExplorationPanel
+
+if TYPE_CHECKING:
+    from bbtui.app import BlackBoxApp
+
+COLUMNS = (("config", "configuration"), ("molecules", "molecules"), ("state", "state"),
+           ("families", "groups"), ("ambiguous", "with symmetry"))
+
+
+class ExploreScreen(Screen):
+    """Configurations, and the exploration: start, pause, resume, restart."""
+
+    BINDINGS = [
+        Binding("s", "start", "Start/resume"),
+        Binding("p", "pause", "Pause"),
+        Binding("r", "restart", "Restart"),
+        Binding("n", "new", "New"),
+        Binding("escape", "leave_input", "Table", show=False),
+    ]
+
+    @property
+    def bb_app(self) -> BlackBoxApp:
+        """The app, typed."""
+        return cast("BlackBoxApp", self.app)
+
+    @property
+    def table(self) -> DataTable:
+        """The configurations table."""
+        return self.query_one("#configs", DataTable)
+
+    @property
+    def panel(self) -> ExplorationPanel:
+        """The exploration panel."""
+        return self.query_one(ExplorationPanel)
+
+    def compose(self) -> ComposeResult:
+        """Table, input and its message, exploration panel."""
+        yield Header()
+        with Vertical(id="explore-body"):
+            yield Label("Configurations", classes="heading")
+            yield DataTable(id="configs", cursor_type="row", zebra_stripes=True)
+            yield Input(placeholder="New configuration, e.g. A4_B8 (Enter explores it)",
+                        id="new-config", validators=[ConfigValidator()])
+            yield Label("", id="config-message")
+            yield ExplorationPanel()
+        yield Footer(compact=True)
+
+    def on_mount(self) -> None:
+        """Fill the table, select the app's configuration, follow the app's run."""
+        self.title = "Explore"
+        for key, label in COLUMNS:
+            self.table.add_column(label, key=key)
+        self.refresh_table()
+        config = self.bb_app.config
+        if config is not None and not self.select(config):
+            self.query_one("#new-config", Input).value = config.name
+        self.watch(self.app, "progress", self.progress_changed)
+        self.watch(self.app, "exploring", self.exploring_changed)
+        self.table.focus()
+        if not self.table.row_count:
+            self.query_one("#new-config", Input).focus()
+
+    # -- the table -------------------------------------------------------------
+
+    def refresh_table(self) -> None:
+        """Read every configuration's state from the database."""
+        table = self.table
+        selected = self.selected
+        table.clear()
+        for state in config_states():
+            table.add_row(*self.row_cells(state), key=state.config.name)
+        if selected is not None:
+            self.select(selected)
+        self.refresh_bindings()
+
+    @staticmethod
+    def row_cells(state: ConfigState) -> tuple[str, ...]:
+        """The table cells of a configuration."""
+        groups = f"{state.families:,}" if state.complete else "-"
+        ambiguous = f"{state.ambiguous:,}" if state.complete else "-"
+        return state.config.name, f"{state.total:,}", state.label, groups, ambiguous
+
+    @property
+    def selected(self) -> Config | None:
+        """The configuration under the table's cursor."""
+        table = self.table
+        if not table.row_count:
+            return None
+        key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+        return parse_config(key) if key else None
+
+    def select(self, config: Config) -> bool:
+        """Put the cursor on ``config``; False if it is not in the table."""
+        try:
+            row = self.table.get_row_index(config.name)
+        except RowDoesNotExist:
+            return False
+        self.table.move_cursor(row=row)
+        return True
+
+    @on(DataTable.RowHighlighted, "#configs")
+    def row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        """The highlighted configuration becomes the app's current one."""
+        if event.row_key.value:
+            self.bb_app.config = parse_config(event.row_key.value)
+        self.refresh_bindings()
+
+    @on(DataTable.RowSelected, "#configs")
+    def row_selected(self, event: DataTable.RowSelected) -> None:
+        """Enter: the spectral groups of an explored configuration, else start it."""
+        config = self.selected
+        if config is None:
+            return
+        if config_state(config).complete:
+            self.bb_app.action_groups()
+        else:
+            self.action_start()
+
+    # -- the input -------------------------------------------------------------
+
+    @on(Input.Changed, "#new-config")
+    def config_typed(self, event: Input.Changed) -> None:
+        """Say what is wrong with the configuration, or what it is."""
+        message = self.query_one("#config-message", Label)
+        result = event.validation_result
+        if not event.value.strip():
+            message.update("")
+        elif result is not None and not result.is_valid:
+            message.update(result.failure_descriptions[0])
+        else:
+            config = parse_config(event.value)
+            state = config_state(config)
+            known = f" ({state.label})" if state.done or state.complete else ""
+            message.update(f"{config}{known}: {config.nb_mol:,} molecules, {config.atoms} atoms in a "
+                           f"{config.width} x {config.width} box. Enter explores it.")
+        message.set_class(result is not None and not result.is_valid, "error")
+
+    @on(Input.Submitted, "#new-config")
+    def config_submitted(self, event: Input.Submitted) -> None:
+        """Enter on a valid configuration explores it."""
+        if not event.value.strip():
+            self.table.focus()
+            return
+        error = validation_error(event.value)
+        if error:
+            self.notify(error, severity="error")
+            return
+        config = parse_config(event.value)
+        event.input.value = ""
+        self.table.focus()
+        self.start(config)
+
+    def action_new(self) -> None:
+        """Type a new configuration."""
+        self.query_one("#new-config", Input).focus()
+
+    def action_leave_input(self) -> None:
+        """Escape from the input back to the table."""
+        self.table.focus()
+
+    # -- the exploration -------------------------------------------------------
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Show only the exploration keys that apply now."""
+        exploring = self.bb_app.exploring
+        if action == "pause":
+            return exploring is not None
+        if action in ("start", "restart"):
+            return exploring is None and self.selected is not None
+        return True
+
+    def action_start(self) -> None:
+        """Start or resume the selected configuration."""
+        config = self.selected
+        if config is not None:
+            self.start(config)
+
+    def start(self, config: Config) -> None:
+        """Start or resume ``config``; an explored one opens its groups instead."""
+        if config_state(config).complete:
+            self.select(config)
+            self.bb_app.config = config
+            self.bb_app.offer_groups(config)
+            return
+        self.bb_app.start_exploration(config)
+
+    def action_pause(self) -> None:
+        """Pause the run (its progress is kept; s resumes)."""
+        self.bb_app.pause_exploration()
+        if self.bb_app.exploring is not None:
+            self.panel.show(self.bb_app.progress, running=True,
+                            note=f"{self.bb_app.exploring}: pausing...")
+
+    def action_restart(self) -> None:
+        """Delete the selected configuration's rows and explore it again, after a confirmation."""
+        config = self.selected
+        if config is None:
+            return
+        state = config_state(config)
+        question = (f"Restart {config}? The {state.done:,} molecules stored and its spectral "
+                    f"groups are deleted, then the exploration starts from scratch.")
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.bb_app.start_exploration(config, restart=True)
+
+        self.app.push_screen(ConfirmScreen(question, yes="Restart", no="Cancel"), answered)
+
+    def progress_changed(self, progress: Progress | None) -> None:
+        """A new report: the panel, and the running configuration's row."""
+        self.panel.show(progress, running=self.bb_app.exploring is not None)
+        if progress is None:
+            return
+        table = self.table
+        if progress.config not in {key.value for key in table.rows}:
+            self.refresh_table()
+            return
+        label = "complete" if progress.phase == "complete" else f"{100 * progress.fraction:.1f}%"
+        table.update_cell(progress.config, "state", label)
+
+    def exploring_changed(self, exploring: Config | None) -> None:
+        """A run started or ended."""
+        if exploring is None:
+            self.refresh_table()
+            self.panel.show(self.bb_app.progress, running=False)
+        else:
+            self.select(exploring)
+            self.panel.show(None, running=True, note=f"{exploring}: starting...")
+        self.refresh_bindings()

@@ -1,0 +1,153 @@
+"""The Group screen: the molecules of one spectral group, side by side.
+
+Every molecule of the group is a board with the shared spectrum around it;
+the atoms not common to every molecule are highlighted (``X``).  The ray
+cursor of one board moves on all of them, so the same shot can be compared
+across the group.  ``n`` and ``p`` move along the list the group was opened
+from, without going back to it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, cast
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Footer, Header, Label
+
+from bbcore.config import Config
+from bbcore.queries import GroupRow, MoleculeRecord, group_at, group_count, group_members
+from bbcore.render import differing_atoms, max_atoms_differing
+from bbtui.widgets.board import Board, BoardGrid, record_board
+from bbtui.widgets.stats_table import StatsTable
+
+if TYPE_CHECKING:
+    from bbtui.app import BlackBoxApp
+
+
+@dataclass
+class GroupList:
+    """Which spectral groups a list holds, and in which order (as on the Groups screen)."""
+
+    config: Config
+    all_rows: bool = False
+    size: int | None = None
+    order: str = "canonical"
+
+    def count(self) -> int:
+        """How many groups the list holds."""
+        return group_count(self.config, all_rows=self.all_rows, size=self.size)
+
+    def at(self, index: int) -> GroupRow | None:
+        """The group at 0-based ``index``, or None."""
+        return group_at(self.config, index, all_rows=self.all_rows, size=self.size, order=self.order)
+
+
+GROUP = Binding.Group("Next/prev")
+
+
+class GroupScreen(Screen):
+    """One spectral group: its molecules side by side and their statistics.
+
+    Opened from a list (``groups`` and ``index``: n and p move along it) or
+    for one spectrum (``spectrum``: the group of the molecules sharing it).
+    """
+
+    BINDINGS = [
+        Binding("escape", "app.pop_screen", "Back"),
+        Binding("n", "move(1)", "Group", group=GROUP),
+        Binding("p", "move(-1)", "Group", group=GROUP),
+        Binding("o", "open_molecule", "Molecule"),
+    ]
+
+    def __init__(self, config: Config, *, groups: GroupList | None = None, index: int = 0,
+                 spectrum: str | None = None, on_move: Callable[[int], None] | None = None) -> None:
+        """Group ``index`` of ``groups``, or the group of ``spectrum``; ``on_move(index)`` follows moves."""
+        super().__init__()
+        self.config = config
+        self.groups = groups
+        self.index = index
+        self.spectrum = spectrum
+        self.on_move = on_move
+        self.members: list[MoleculeRecord] = []
+        self.count = 0
+
+    @property
+    def bb_app(self) -> BlackBoxApp:
+        """The app, typed."""
+        return cast("BlackBoxApp", self.app)
+
+    def compose(self) -> ComposeResult:
+        """Summary, boards, statistics."""
+        yield Header()
+        yield Label("", id="group-summary", classes="summary")
+        with VerticalScroll(id="group-body"):
+            yield BoardGrid(id="boards")
+            yield Label("Statistics (values that differ are highlighted, in board order)",
+                        classes="heading")
+            yield StatsTable(id="group-stats")
+        yield Footer(compact=True)
+
+    async def on_mount(self) -> None:
+        """Show the group."""
+        self.title = f"Spectral group of {self.config}"
+        await self.show_group(self.index)
+
+    async def show_group(self, index: int) -> None:
+        """Read group ``index`` (or the spectrum's group) and its molecules, and draw them."""
+        if self.groups is not None:
+            row = self.groups.at(index)
+            if row is None:
+                return
+            self.index, self.spectrum = index, row.spectrum
+            self.count = self.groups.count()
+            where = (f"Group {index + 1:,} of {self.count:,} (family of #{row.canonical_number:,}, "
+                     f"{row.transform}) · ")
+        else:
+            where = ""
+        assert self.spectrum is not None
+        self.members = group_members(self.config, self.spectrum)
+        molecules = [m.molecule for m in self.members]
+        self.query_one("#group-summary", Label).update(
+            f"{where}{len(self.members)} molecules, up to {max_atoms_differing(molecules)} "
+            f"atoms differ (X)\nspectrum {self.spectrum}"
+        )
+        grid = self.query_one("#boards", BoardGrid)
+        focused = self.focused
+        position = focused.position if isinstance(focused, Board) else None
+        marked = differing_atoms(molecules)
+        boards = [record_board(m, marked) for m in self.members]
+        await grid.show(boards)
+        if boards:
+            boards[0].focus()
+            boards[0].position = position
+        self.query_one("#group-stats", StatsTable).show(self.members)
+        self.refresh_bindings()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Next/previous only along a list, and only where there is one."""
+        if action == "move":
+            if self.groups is None:
+                return False
+            target = self.index + int(str(parameters[0]))
+            return 0 <= target < self.count or None
+        return True
+
+    async def action_move(self, step: int) -> None:
+        """The next (1) or previous (-1) group of the list."""
+        target = self.index + step
+        if self.groups is not None and 0 <= target < self.count:
+            await self.show_group(target)
+            if self.on_move:
+                self.on_move(target)
+
+    def action_open_molecule(self) -> None:
+        """The Molecule screen of the focused board."""
+        focused = self.focused
+        if isinstance(focused, Board):
+            number = self.members[list(self.query(Board)).index(focused)].number
+            self.bb_app.open_molecule(self.config, number)

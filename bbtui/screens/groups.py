@@ -1,0 +1,210 @@
+"""The Groups screen: the spectral groups of a configuration, page by page.
+
+A spectral group is a spectrum shared by two or more molecules.  By default
+the list has one row per family of symmetric groups (the ``id`` rows of
+``Spectrums``); ``a`` shows every group.  Pages are read from the database
+as they are shown (``bbcore.queries.group_page``), one screenful at a time.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, cast
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Header, Label
+
+from bbcore.config import Config
+from bbcore.queries import config_state, group_count, group_page, group_sizes
+from bbtui.screens.group import GroupList, GroupScreen
+
+if TYPE_CHECKING:
+    from bbtui.app import BlackBoxApp
+
+PAGE = Binding.Group("Page")
+
+
+class GroupTable(DataTable):
+    """The page's rows; moving past the first or last row turns the page."""
+
+    class Edge(Message):
+        """The cursor tried to leave the page: ``step`` is -1 (up) or +1 (down)."""
+
+        def __init__(self, step: int) -> None:
+            super().__init__()
+            self.step = step
+
+    def action_cursor_down(self) -> None:
+        """Down; past the last row, the next page."""
+        if self.row_count and self.cursor_row >= self.row_count - 1:
+            self.post_message(self.Edge(1))
+        else:
+            super().action_cursor_down()
+
+    def action_cursor_up(self) -> None:
+        """Up; past the first row, the previous page."""
+        if self.row_count and self.cursor_row <= 0:
+            self.post_message(self.Edge(-1))
+        else:
+            super().action_cursor_up()
+
+
+class GroupsScreen(Screen):
+    """The spectral groups of one configuration."""
+
+    BINDINGS = [
+        Binding("escape", "app.pop_screen", "Back"),
+        Binding("n", "page(1)", "Page", group=PAGE, key_display="n"),
+        Binding("p", "page(-1)", "Page", group=PAGE, key_display="p"),
+        Binding("f", "first", "Page", group=PAGE, key_display="f"),
+        Binding("l", "last", "Page", group=PAGE, key_display="l"),
+        Binding("pagedown", "page(1)", "Next page", show=False),
+        Binding("pageup", "page(-1)", "Previous page", show=False),
+        Binding("o", "order", "Order"),
+        Binding("s", "size", "Size"),
+        Binding("a", "all_rows", "All/families"),
+    ]
+
+    def __init__(self, config: Config) -> None:
+        """The groups of ``config``."""
+        super().__init__()
+        self.config = config
+        self.groups = GroupList(config)
+        self.first = 0
+        self.page_size = 10
+        self.count = 0
+
+    @property
+    def bb_app(self) -> BlackBoxApp:
+        """The app, typed."""
+        return cast("BlackBoxApp", self.app)
+
+    @property
+    def table(self) -> GroupTable:
+        """The page's table."""
+        return self.query_one(GroupTable)
+
+    def compose(self) -> ComposeResult:
+        """A summary line and the table."""
+        yield Header()
+        yield Label("", id="groups-summary", classes="summary")
+        yield GroupTable(id="groups", cursor_type="row", zebra_stripes=True)
+        yield Footer(compact=True)
+
+    def on_mount(self) -> None:
+        """Columns, then the first page once the table's height is known."""
+        self.title = f"Spectral groups of {self.config}"
+        for key, label in (("index", "#"), ("size", "mol"), ("canonical", "canonical"),
+                           ("transform", "transform"), ("diff", "diff"), ("spectrum", "spectrum")):
+            self.table.add_column(label, key=key)
+        self.call_after_refresh(self.fit_page)
+
+    def on_resize(self) -> None:
+        """A page is one screenful of rows."""
+        self.call_after_refresh(self.fit_page)
+
+    def on_screen_resume(self) -> None:
+        """Back from a group: the group list may have moved there."""
+        self.fit_page()
+
+    def fit_page(self) -> None:
+        """Size the page to the table and show the page holding the cursor's group."""
+        height = self.table.size.height
+        self.page_size = max(3, height - 1) if height else 10
+        cursor = self.first + max(self.table.cursor_row, 0)
+        self.load(cursor - cursor % self.page_size, cursor)
+
+    def load(self, first: int, cursor: int | None = None) -> None:
+        """Read and show the page starting at group ``first``; put the cursor on ``cursor``."""
+        groups = self.groups
+        self.count = group_count(self.config, all_rows=groups.all_rows, size=groups.size)
+        last_first = max(0, (self.count - 1) // self.page_size * self.page_size)
+        self.first = min(max(0, first), last_first)
+        page = group_page(self.config, self.first // self.page_size, self.page_size,
+                          all_rows=groups.all_rows, size=groups.size, order=groups.order)
+        table = self.table
+        table.clear()
+        for i, row in enumerate(page):
+            index = self.first + i
+            table.add_row(str(index + 1), str(row.nb_mol), f"{row.canonical_number:,}", row.transform,
+                          str(row.max_diff), row.spectrum, key=str(index))
+        if page:
+            target = (cursor if cursor is not None else self.first) - self.first
+            table.move_cursor(row=min(max(target, 0), len(page) - 1), animate=False)
+        self.show_summary(len(page))
+
+    def show_summary(self, shown: int) -> None:
+        """What the list holds and how it is filtered and ordered."""
+        summary = self.query_one("#groups-summary", Label)
+        groups = self.groups
+        if self.count == 0:
+            state = config_state(self.config)
+            if not state.complete:
+                summary.update(f"{self.config} is not explored yet ({state.label}): its spectral "
+                               f"groups are built when its exploration completes (e, then s).")
+            elif groups.size is not None:
+                summary.update(f"No spectral group of {groups.size} molecules (s changes the size).")
+            else:
+                summary.update(f"{self.config} has no spectral group: every spectrum is unique.")
+            return
+        kind = "every spectral group" if groups.all_rows else "one row per family of symmetric groups"
+        size = f"size {groups.size}" if groups.size is not None else "all sizes"
+        pages = (self.count + self.page_size - 1) // self.page_size
+        page = self.first // self.page_size + 1
+        summary.update(
+            f"{self.count:,} groups: {kind}, {size}, by {groups.order} · "
+            f"rows {self.first + 1:,}-{self.first + shown:,} · page {page:,}/{pages:,}"
+        )
+
+    def action_page(self, step: int) -> None:
+        """The next (1) or previous (-1) page."""
+        self.load(self.first + step * self.page_size)
+
+    def action_first(self) -> None:
+        """The first page."""
+        self.load(0)
+
+    def action_last(self) -> None:
+        """The last page."""
+        self.load(self.count - 1, self.count - 1)
+
+    @on(GroupTable.Edge)
+    def turn_page(self, event: GroupTable.Edge) -> None:
+        """The cursor went past the page: turn it, keeping the cursor moving."""
+        if event.step > 0 and self.first + self.page_size < self.count:
+            self.load(self.first + self.page_size, self.first + self.page_size)
+        elif event.step < 0 and self.first > 0:
+            self.load(self.first - self.page_size, self.first - 1)
+
+    def action_order(self) -> None:
+        """Order by canonical number, or by size (largest groups first)."""
+        self.groups.order = "size" if self.groups.order == "canonical" else "canonical"
+        self.load(0)
+
+    def action_size(self) -> None:
+        """Show only the groups of one size; each press takes the next size, then all."""
+        sizes = group_sizes(self.config)
+        current = self.groups.size
+        later = [s for s in sizes if current is None or s > current]
+        self.groups.size = later[0] if later else None
+        self.load(0)
+
+    def action_all_rows(self) -> None:
+        """Every spectral group, or one row per family of symmetric groups."""
+        self.groups.all_rows = not self.groups.all_rows
+        self.load(0)
+
+    @on(DataTable.RowSelected, "#groups")
+    def open_group(self, event: DataTable.RowSelected) -> None:
+        """Enter opens the group under the cursor."""
+        if event.row_key.value is not None:
+            index = int(event.row_key.value)
+            self.app.push_screen(GroupScreen(self.config, groups=self.groups, index=index,
+                                             on_move=self.follow))
+
+    def follow(self, index: int) -> None:
+        """The group screen moved to group ``index``: keep the cursor on it."""
+        self.load(index - index % self.page_size, index)

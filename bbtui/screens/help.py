@@ -1,0 +1,114 @@
+"""The Help screen: the game, the notation, the screens and their keys."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Footer, Header, Markdown
+
+from bbcore.config import Config
+from bbcore.render import config_positions_figure, render_board
+
+EXAMPLE = render_board(4, "O-O-------------", "@&ab@&@cbac@&@&@")
+
+HELP = f"""\
+# Black Box, and how bbtui writes it
+
+**Black Box** is a deduction game: N *atoms* are hidden in a W x W *box*; the
+seeker shoots *rays* into it from the 4W *positions* around the box and
+deduces where the atoms are from where each ray comes out.  A
+*configuration* `AN_BW` is N atoms in a W x W box: `A4_B8` is the standard
+game.  A *molecule* is one placement of the atoms; they are numbered from 1.
+
+## Positions
+
+Positions 1..W are on the left side (top to bottom), then the bottom side
+(left to right), the right side (bottom to top) and the top side (right to
+left).  For `A4_B8`:
+
+```
+{config_positions_figure(Config(4, 8))}
+```
+
+## Rays and spectra
+
+A ray is **absorbed** when it hits an atom (`@`, traditionally `H`),
+**reflected** when it comes back where it entered (`&`, traditionally `R`),
+or it comes **out** at another position: both ends get the same label (a
+letter, or a number in the traditional notation).  A ray turns 90 degrees
+away from an atom diagonally ahead of it.
+
+The **spectrum** of a molecule is the results of all 4W rays, position 1
+first.  Its letters are *normalised*: given in order of first appearance.
+Molecule #2 of `A2_B4` and its spectrum `@&ab@&@cbac@&@&@`:
+
+```
+{EXAMPLE}
+```
+
+## Boards
+
+`O` is an atom, `-` an empty cell, `X` an atom that is *not* common to every
+molecule of a spectral group (highlighted).  On a focused board the arrow
+keys move a cursor round the perimeter and draw that position's ray,
+cell by cell (`─ │` straight, `┌ ┐ └ ┘` a turn); its entry and exit are
+highlighted, and its length and turns written below.  Pointing an arrow into
+the box jumps to the facing position.  `#` shows the position numbers, `x`
+hides the ray.  Boards side by side share the ray cursor.
+
+## Symmetries and groups
+
+The 8 symmetries of the square (`id`, `rot90`, `rot180`, `rot270`,
+`symm-h`, `symm-v`, `diag-1`, `diag-2`) turn a molecule into its
+**enantiomer group**; its lowest-numbered molecule is the **canonical**
+one, and each molecule records the *transform* that makes it from there.
+
+A **spectral group** is a spectrum shared by two or more molecules: the
+seeker cannot tell them apart even after shooting every ray.  Symmetric
+spectral groups form a *family*, listed once (transform `id`) unless you
+ask for every group.  *diff* is the most atoms that differ between two
+molecules of a group.
+
+## Screens and keys
+
+- **Explore** (`e`): the configurations of the database and their state;
+  `s` start or resume, `p` pause, `r` restart from scratch, `n` type a new
+  configuration, Enter on an explored one opens its groups.
+- **Groups** (`g`): the spectral groups of the selected configuration, a
+  page at a time; `n` `p` next and previous page, `f` `l` first and last,
+  `o` order (canonical or size), `s` one size at a time, `a` every group or
+  one per family, Enter opens the group.
+- **Group**: a group's molecules side by side; `n` `p` next and previous
+  group, arrows a ray, `o` the molecule of the focused board.
+- **Decode** (`d`): type a configuration and a spectrum, Enter; `/` edit
+  the spectrum, `o` the molecule of the focused board.
+- **Molecule** (`m`): one molecule, its statistics and its enantiomers;
+  `/` another number, `n` `p` next and previous number, `c` canonical,
+  `s` its spectral group.
+
+Everywhere: `?` this help, `ctrl+p` the command palette (screens, theme),
+`escape` back, `ctrl+q` quit (a running exploration is paused first and
+resumes where it stopped next time).
+"""
+
+
+class HelpScreen(Screen):
+    """The notation and the keys."""
+
+    BINDINGS = [
+        Binding("escape,q", "app.pop_screen", "Close", key_display="esc"),
+    ]
+
+    def compose(self) -> ComposeResult:
+        """The help text."""
+        yield Header()
+        with VerticalScroll(id="help-body"):
+            yield Markdown(HELP)
+        yield Footer(compact=True)
+
+    def on_mount(self) -> None:
+        """Scroll with the keys."""
+        self.title = "Help"
+        self.query_one("#help-body").focus()

@@ -1,0 +1,390 @@
+"""The board: one molecule drawn in the spec's diagram style, with a ray cursor.
+
+The layout is ``bbcore.render.diagram_grid``'s, so a board on screen reads
+exactly like the CLI's text diagrams: the W x W box (``O`` an atom, ``-`` an
+empty cell, ``X`` an atom not common to every molecule of a spectral group)
+with one label per perimeter position around it (the spectrum's ``@``,
+``&`` and letters, or the position numbers).
+
+A focused board has a perimeter cursor: the arrow keys move it around the
+box (across the box to the opposite side when the arrow points inward), and
+the ray shot from the selected position is drawn cell by cell with
+box-drawing characters, so that every turn shows.  The ray comes from
+``bbcore.rays.trace``; the board only draws it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from rich.style import Style
+from rich.text import Text
+from textual import on
+from textual.binding import Binding
+from textual.containers import ItemGrid
+from textual.message import Message
+from textual.reactive import reactive
+from textual.widget import Widget
+
+from bbcore.geometry import Cell, entry, position_at
+from bbcore.queries import MoleculeRecord
+from bbcore.rays import Ray, trace
+from bbcore.render import MARKED_ATOM, diagram_grid, position_labels
+
+Side = tuple[int, int]
+"""A unit step (line, column): the side of a cell a ray crosses."""
+
+_LINES: dict[frozenset[Side], str] = {
+    frozenset({(-1, 0), (1, 0)}): "│",
+    frozenset({(0, -1), (0, 1)}): "─",
+    frozenset({(1, 0), (0, 1)}): "┌",
+    frozenset({(1, 0), (0, -1)}): "┐",
+    frozenset({(-1, 0), (0, 1)}): "└",
+    frozenset({(-1, 0), (0, -1)}): "┘",
+    frozenset({(-1, 0), (1, 0), (0, 1)}): "├",
+    frozenset({(-1, 0), (1, 0), (0, -1)}): "┤",
+    frozenset({(0, -1), (0, 1), (1, 0)}): "┬",
+    frozenset({(0, -1), (0, 1), (-1, 0)}): "┴",
+    frozenset({(-1, 0), (1, 0), (0, -1), (0, 1)}): "┼",
+}
+
+
+def _step(a: Cell, b: Cell) -> Side:
+    return b[0] - a[0], b[1] - a[1]
+
+
+def path_glyphs(width: int, ray: Ray) -> dict[Cell, str]:
+    """The box-drawing character of every cell a ray crosses (turns as corners)."""
+    cells = [perimeter_cell(width, ray.position), *ray.path]
+    if ray.result == "out":
+        assert ray.exit is not None
+        cells.append(perimeter_cell(width, ray.exit))
+    sides: dict[Cell, set[Side]] = {}
+    for i in range(1, len(ray.path) + 1):
+        cell = cells[i]
+        came = _step(cell, cells[i - 1])
+        # Absorbed or reflected in the box, the last cell points at what stopped the ray.
+        goes = _step(cell, cells[i + 1]) if i + 1 < len(cells) else _step(cells[i - 1], cell)
+        sides.setdefault(cell, set()).update((came, goes))
+    return {cell: _LINES.get(frozenset(s), "┼") for cell, s in sides.items()}
+
+
+def ray_caption(ray: Ray) -> tuple[str, str]:
+    """Two short lines saying how a ray ended."""
+    where = "at the edge" if ray.length == 0 else f"after {ray.length} cell{'s' * (ray.length != 1)}"
+    if ray.result == "out":
+        turns = f"{ray.turns} turn{'s' * (ray.turns != 1)}"
+        return f"ray {ray.position} → {ray.exit}", f"{ray.length} cells, {turns}"
+    if ray.result == "absorbed":
+        return f"ray {ray.position} absorbed", where
+    return f"ray {ray.position} reflected", where
+
+
+def perimeter_cell(width: int, position: int) -> Cell:
+    """The perimeter cell just outside the box where a position's ray starts."""
+    return entry(width, position)[0]
+
+
+def move_cursor(width: int, position: int, step: Side) -> int:
+    """The position an arrow key leads to from ``position``.
+
+    Along a side the cursor moves one place, round a corner onto the next
+    side, and across the box to the facing position when the arrow points
+    inward; pointing outward does nothing.
+    """
+    line, column = perimeter_cell(width, position)
+    target = (line + step[0], column + step[1])
+    inside = 1 <= target[0] <= width and 1 <= target[1] <= width
+    if inside:
+        # Across the box: keep going until the perimeter on the other side.
+        while 1 <= target[0] <= width and 1 <= target[1] <= width:
+            target = (target[0] + step[0], target[1] + step[1])
+        return position_at(width, target)
+    if target[0] in (0, width + 1) and target[1] in (0, width + 1):
+        # A corner: go round it, one cell along the next side.
+        for side in ((1, 0), (-1, 0), (0, 1), (0, -1)):
+            beyond = (target[0] + side[0], target[1] + side[1])
+            if side != (-step[0], -step[1]) and beyond != (line, column) and _is_perimeter(width, beyond):
+                return position_at(width, beyond)
+        return position
+    if _is_perimeter(width, target):
+        return position_at(width, target)
+    return position
+
+
+def _is_perimeter(width: int, cell: Cell) -> bool:
+    line, column = cell
+    on_column_side = column in (0, width + 1) and 1 <= line <= width
+    on_line_side = line in (0, width + 1) and 1 <= column <= width
+    return on_column_side or on_line_side
+
+
+CAPTION_WIDTH = 19
+"""Room for the longest caption line, ``100 cells, 10 turns``."""
+HINT = ("arrows: shoot a ray", "")
+
+
+@dataclass
+class NumbersToggled(Message):
+    """A board switched between spectrum labels and position numbers."""
+
+    board: Board
+    show_numbers: bool
+
+
+@dataclass
+class RaySelected(Message):
+    """A board's selected position changed (None when the ray is hidden)."""
+
+    board: Board
+    position: int | None
+
+    @property
+    def control(self) -> Board:
+        """The board that sent the message."""
+        return self.board
+
+
+class Board(Widget, can_focus=True):
+    """A Black Box diagram with labels around it and a ray cursor."""
+
+    DEFAULT_CSS = """
+    Board {
+        width: auto;
+        height: auto;
+        padding: 0 1;
+        border: round $foreground 30%;
+        border-title-color: $text;
+        border-title-style: bold;
+        border-subtitle-color: $text-muted;
+    }
+    Board:focus {
+        border: round $accent;
+    }
+    Board > .board--atom { text-style: bold; }
+    Board > .board--marked { background: $warning-muted; color: $text; text-style: bold; }
+    Board > .board--empty { color: $text-muted; }
+    Board > .board--label { color: $text-secondary; }
+    Board > .board--hit { color: $text-error; }
+    Board > .board--path { color: $text-accent; text-style: bold; }
+    Board > .board--cursor { background: $accent; color: $text; text-style: bold; }
+    Board > .board--exit { background: $accent-muted; color: $text; text-style: bold; }
+    Board > .board--caption { color: $text-muted; }
+    """
+
+    COMPONENT_CLASSES = {
+        "board--atom", "board--marked", "board--empty", "board--label", "board--hit",
+        "board--path", "board--cursor", "board--exit", "board--caption",
+    }
+
+    BINDINGS = [
+        Binding("left", "move(0, -1)", "Ray", group=Binding.Group("Ray"), show=False),
+        Binding("right", "move(0, 1)", "Ray", group=Binding.Group("Ray"), show=False),
+        Binding("up", "move(-1, 0)", "Ray", group=Binding.Group("Ray"), show=False),
+        Binding("down", "move(1, 0)", "Ray", key_display="←↑→↓", group=Binding.Group("Ray")),
+        Binding("x", "clear", "Hide"),
+        Binding("number_sign", "toggle_numbers", "Numbers", key_display="#"),
+    ]
+
+    position: reactive[int | None] = reactive(None)
+    """The selected perimeter position (its ray is drawn), or None."""
+    show_numbers: reactive[bool] = reactive(False)
+    """Label the perimeter with position numbers instead of the spectrum."""
+
+    def __init__(
+        self,
+        width: int,
+        molecule: str,
+        labels: Sequence[str] | str | None = None,
+        *,
+        marked: Iterable[int] = (),
+        title: str = "",
+        subtitle: str = "",
+        name: str | None = None,
+        id: str | None = None,
+        classes: str | None = None,
+    ) -> None:
+        """A board of a ``width`` x ``width`` box; ``labels`` one per position (a spectrum)."""
+        super().__init__(name=name, id=id, classes=classes)
+        self.box_width = width
+        self.molecule = molecule
+        self.labels = list(labels) if labels is not None else None
+        self.marked = frozenset(marked)
+        self.atoms = tuple(i for i, ch in enumerate(molecule) if ch == "O")
+        self.border_title = title
+        self.border_subtitle = subtitle
+
+    def outer_width(self) -> int:
+        """Columns the board takes with its padding and border, for its current labels."""
+        labels = self.shown_labels()
+        size = max(len(label) for label in labels)
+        diagram = (self.box_width + 2) * (size + 1) - 1
+        return max(diagram, len(self.border_title or "") + 4, CAPTION_WIDTH) + 4
+
+    def shown_labels(self) -> list[str]:
+        """The labels drawn round the box: the spectrum, or the position numbers."""
+        if self.show_numbers or not self.labels:
+            return position_labels(self.box_width)
+        return self.labels
+
+    def on_mount(self) -> None:
+        """A fixed width, so that boards side by side line up."""
+        self.styles.width = self.outer_width()
+
+    def watch_show_numbers(self) -> None:
+        """Numbers are wider than letters: resize, and tell the grid."""
+        if self.is_mounted:
+            self.styles.width = self.outer_width()
+            self.post_message(NumbersToggled(self, self.show_numbers))
+
+    @property
+    def ray(self) -> Ray | None:
+        """The ray from the selected position, or None."""
+        if self.position is None:
+            return None
+        return trace(self.box_width, self.atoms, self.position)
+
+    def on_focus(self) -> None:
+        """The hint shows on the focused board."""
+        self.refresh()
+
+    def on_blur(self) -> None:
+        """The hint goes."""
+        self.refresh()
+
+    def watch_position(self, position: int | None) -> None:
+        """Tell the screen, so that it can show the same ray on other boards."""
+        self.post_message(RaySelected(self, position))
+
+    def action_move(self, d_line: int, d_column: int) -> None:
+        """Move the perimeter cursor (the first press selects position 1)."""
+        if self.position is None:
+            self.position = 1
+        else:
+            self.position = move_cursor(self.box_width, self.position, (d_line, d_column))
+
+    def action_clear(self) -> None:
+        """Hide the ray."""
+        self.position = None
+
+    def action_toggle_numbers(self) -> None:
+        """Switch the labels between the spectrum and the position numbers."""
+        self.show_numbers = not self.show_numbers
+
+    def render(self) -> Text:
+        """The diagram, then two caption lines about the ray."""
+        ray = self.ray
+        path = path_glyphs(self.box_width, ray) if ray else {}
+        rows = diagram_grid(self.box_width, self.molecule, self.shown_labels(), marked=self.marked,
+                            path=path)
+        size = max(len(token) for row in rows for token in row)
+        styles = {name: self.get_component_rich_style(name) for name in self.COMPONENT_CLASSES}
+        highlighted = self._highlighted_positions(ray)
+        text = Text(no_wrap=True, end="")
+        for r, row in enumerate(rows):
+            if r:
+                text.append("\n")
+            for c, token in enumerate(row):
+                if c:
+                    text.append(" ")
+                style = self._token_style(styles, token, r, c, path, highlighted)
+                text.append(token.rjust(size), style)
+        caption = ray_caption(ray) if ray else (HINT if self.has_focus else ("", ""))
+        for line in caption:
+            text.append("\n")
+            text.append(line, styles["board--caption"])
+        return text
+
+    def _highlighted_positions(self, ray: Ray | None) -> dict[int, str]:
+        """Positions to highlight: the cursor, and where its ray came out."""
+        if self.position is None:
+            return {}
+        marks = {self.position: "board--cursor"}
+        if ray and ray.result == "out" and ray.exit is not None:
+            marks[ray.exit] = "board--exit"
+        return marks
+
+    def _token_style(self, styles: dict[str, Style], token: str, r: int, c: int,
+                     path: dict[Cell, str], highlighted: dict[int, str]) -> Style:
+        """The style of the token at grid row ``r``, column ``c``."""
+        w = self.box_width
+        if 1 <= r <= w and 1 <= c <= w:
+            if (r, c) in path and token == path[(r, c)]:
+                return styles["board--path"]
+            if token == MARKED_ATOM:
+                return styles["board--marked"]
+            return styles["board--atom"] if token == "O" else styles["board--empty"]
+        position = _grid_position(w, r, c)
+        if position is None:
+            return Style()
+        if position in highlighted:
+            return styles[highlighted[position]]
+        return styles["board--hit"] if token.strip() == "@" else styles["board--label"]
+
+
+def _grid_position(width: int, r: int, c: int) -> int | None:
+    """The perimeter position drawn at grid row ``r``, column ``c`` (corners: None)."""
+    if 1 <= r <= width and c == 0:
+        return r
+    if 1 <= r <= width and c == width + 1:
+        return 3 * width + 1 - r
+    if r == 0 and 1 <= c <= width:
+        return 4 * width + 1 - c
+    if r == width + 1 and 1 <= c <= width:
+        return width + c
+    return None
+
+
+class BoardGrid(ItemGrid):
+    """Boards side by side, wrapping to the width; one ray position shared by all.
+
+    Moving the ray cursor on one board shows the ray from the same position
+    on every other board: in a spectral group the results agree, the paths
+    tell the molecules apart.  ``#`` switches every board's labels.
+    """
+
+    DEFAULT_CSS = """
+    BoardGrid { height: auto; }
+    """
+
+    def __init__(self, *boards: Board, id: str | None = None) -> None:
+        """A grid of ``boards``."""
+        super().__init__(*boards, id=id, stretch_height=False)
+
+    def on_mount(self) -> None:
+        """Columns as wide as the boards."""
+        self.fit()
+
+    async def show(self, boards: Sequence[Board]) -> None:
+        """Replace the boards."""
+        await self.remove_children()
+        if boards:
+            await self.mount_all(boards)
+        self.fit()
+
+    def fit(self) -> None:
+        """Every column as wide as the widest board, plus a gap."""
+        widths = [board.outer_width() for board in self.query_children(Board)]
+        column = max(widths, default=20) + 1
+        self.min_column_width = self.max_column_width = column
+
+    @on(RaySelected)
+    def share_position(self, event: RaySelected) -> None:
+        """Show the ray from the same position on every board."""
+        for board in self.query_children(Board):
+            if board is not event.board:
+                board.position = event.position
+
+    @on(NumbersToggled)
+    def share_numbers(self, event: NumbersToggled) -> None:
+        """Every board shows the same labels; the columns follow their width."""
+        for board in self.query_children(Board):
+            board.show_numbers = event.show_numbers
+        self.fit()
+
+
+def record_board(record: MoleculeRecord, marked: Iterable[int] = (), labels: str | None = None) -> Board:
+    """The board of a stored molecule: its spectrum (or ``labels``) around it, number and transform above."""
+    return Board(record.config.width, record.molecule, labels or record.spectrum, marked=marked,
+                 title=f"#{record.number:,} {record.transform}")

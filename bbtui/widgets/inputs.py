@@ -1,0 +1,52 @@
+"""Validators for the inputs, with ``bbcore``'s own messages."""
+
+from __future__ import annotations
+
+from textual.validation import ValidationResult, Validator
+
+from bbcore.config import Config, validation_error
+from bbcore.numbering import atoms_from_string, number_of
+
+
+class ConfigValidator(Validator):
+    """A configuration ``AN_BW``, with the messages of ``bbcore.config``."""
+
+    def validate(self, value: str) -> ValidationResult:
+        """Blank is fine (nothing typed yet); anything else must parse."""
+        error = validation_error(value) if value.strip() else None
+        return self.failure(error) if error else self.success()
+
+
+def molecule_number(config: Config, text: str) -> int:
+    """A molecule number from its number or its W*W string; ValueError says what is wrong."""
+    text = text.strip()
+    if text.isdigit():
+        number = int(text)
+        if not 1 <= number <= config.nb_mol:
+            raise ValueError(f"{config} molecules are numbered 1..{config.nb_mol:,}, not {number:,}")
+        return number
+    if set(text) <= {"O", "-"} and text:
+        return number_of(config, atoms_from_string(config, text))
+    raise ValueError(f"type a molecule number (1..{config.nb_mol:,}) or its {config.cells} "
+                     f"characters, 'O' an atom and '-' an empty cell, line 1 first")
+
+
+class MoleculeValidator(Validator):
+    """A molecule of a configuration: its number or its molecule string."""
+
+    def __init__(self, config: Config | None) -> None:
+        """Molecules of ``config`` (None: every value fails until one is chosen)."""
+        super().__init__()
+        self.config = config
+
+    def validate(self, value: str) -> ValidationResult:
+        """Blank is fine; a number in range or a molecule string of the right size."""
+        if not value.strip():
+            return self.success()
+        if self.config is None:
+            return self.failure("choose a configuration first")
+        try:
+            molecule_number(self.config, value)
+        except ValueError as error:
+            return self.failure(str(error))
+        return self.success()
