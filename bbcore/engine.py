@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from functools import cache
 
 import numpy as np
+from numba import njit
 
 from bbcore.config import Config
 from bbcore.geometry import TRANSFORM_NAMES, cell_permutation, entry, position_at, position_source
@@ -33,21 +34,72 @@ ABSORBED_CODE, REFLECTED_CODE = -1, -2
 _DIRS = ((0, 1), (-1, 0), (0, -1), (1, 0))
 
 
+# An 8-neighbourhood code per padded cell: bit b set when the neighbour at
+# _NEIGHBOURS[b] holds an atom; OUTSIDE marks cells outside the box.
+_NEIGHBOURS = ((-1, -1), (-1, 0), (-1, 1), (0, -1), (0, 1), (1, -1), (1, 0), (1, 1))
+OUTSIDE = 256
+# Actions of the step tables.
+GO, EXIT, HIT, REFLECT = 0, 1, 2, 3
+
+
 @dataclass(frozen=True)
 class Geometry:
-    """Flat-index tables for one width (the box padded by one cell each side)."""
+    """Flat-index tables for one width (the box padded by one cell each side).
+
+    A ray's state is its absolute index in a batch of padded boards and its
+    direction; ``action[dir * 512 + code]`` says what happens in a cell whose
+    neighbourhood code is ``code``, ``heading[...]`` the direction it leaves
+    with and ``turned[...]`` whether that counts as a turn.  ``entry_*`` are the
+    same for the perimeter cell a ray starts from (rule 1 of the spec).
+    """
 
     width: int
     side: int  # W + 2
     step: np.ndarray  # flat offset of each direction
-    perp: np.ndarray  # flat offset of each direction's perpendicular (dc, dl)
-    turn_left_atom: np.ndarray  # new direction when the atom is at ahead + perp
-    turn_right_atom: np.ndarray  # new direction when the atom is at ahead - perp
     start_cell: np.ndarray  # flat perimeter cell of each position (0-based)
     start_dir: np.ndarray
-    exit_position: np.ndarray  # 0-based position of each flat cell, -1 inside
-    inside: np.ndarray  # bool per flat cell
+    exit_position: np.ndarray  # 0-based position of each flat cell, -1 elsewhere
+    outside: np.ndarray  # OUTSIDE for flat cells outside the box, else 0
     box_cell: np.ndarray  # flat cell of each 0-based box cell
+    neighbour_step: np.ndarray  # flat offset of each of _NEIGHBOURS
+    action: np.ndarray
+    heading: np.ndarray
+    turned: np.ndarray
+    entry_action: np.ndarray
+
+
+def _step_tables() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The action, heading, turned and entry-action tables of the ray rules."""
+    bit = {offset: b for b, offset in enumerate(_NEIGHBOURS)}
+    action = np.zeros(4 * 512, dtype=np.int8)
+    heading = np.zeros(4 * 512, dtype=np.int32)
+    turned = np.zeros(4 * 512, dtype=np.int32)
+    entry_action = np.zeros(4 * 512, dtype=np.int8)
+    dir_index = {d: i for i, d in enumerate(_DIRS)}
+    for d, (dl, dc) in enumerate(_DIRS):
+        perp = (dc, dl)
+        ahead = (dl, dc)
+        left = (dl + perp[0], dc + perp[1])
+        right = (dl - perp[0], dc - perp[1])
+        for code in range(512):
+            key = d * 512 + code
+            atom = lambda offset: bool(code & (1 << bit[offset]))  # noqa: E731
+            heading[key] = d
+            if code & OUTSIDE:
+                action[key] = EXIT
+            elif atom(ahead):
+                action[key] = HIT
+            elif atom(left) and atom(right):
+                action[key] = REFLECT
+            elif atom(left):
+                heading[key], turned[key] = dir_index[(-perp[0], -perp[1])], 1
+            elif atom(right):
+                heading[key], turned[key] = dir_index[perp], 1
+            if atom(ahead):
+                entry_action[key] = HIT
+            elif atom(left) or atom(right):
+                entry_action[key] = REFLECT
+    return action, heading, turned, entry_action
 
 
 @cache
@@ -56,90 +108,127 @@ def geometry(width: int) -> Geometry:
     side = width + 2
     flat = lambda l, c: l * side + c  # noqa: E731
     dir_index = {d: i for i, d in enumerate(_DIRS)}
-    step = np.array([flat(*d) for d in _DIRS], dtype=np.int64)
-    perps = [(dc, dl) for dl, dc in _DIRS]
-    perp = np.array([flat(*p) for p in perps], dtype=np.int64)
-    turn_left_atom = np.array([dir_index[(-p[0], -p[1])] for p in perps], dtype=np.int64)
-    turn_right_atom = np.array([dir_index[p] for p in perps], dtype=np.int64)
+    step = np.array([flat(*d) for d in _DIRS], dtype=np.int32)
     starts = [entry(width, p) for p in range(1, 4 * width + 1)]
-    start_cell = np.array([flat(*cell) for cell, _ in starts], dtype=np.int64)
-    start_dir = np.array([dir_index[d] for _, d in starts], dtype=np.int64)
-    exit_position = np.full(side * side, -1, dtype=np.int64)
-    inside = np.zeros(side * side, dtype=bool)
+    start_cell = np.array([flat(*cell) for cell, _ in starts], dtype=np.int32)
+    start_dir = np.array([dir_index[d] for _, d in starts], dtype=np.int32)
+    exit_position = np.full(side * side, -1, dtype=np.int32)
+    outside = np.full(side * side, OUTSIDE, dtype=np.int32)
     for l in range(side):
         for c in range(side):
             if 1 <= l <= width and 1 <= c <= width:
-                inside[flat(l, c)] = True
+                outside[flat(l, c)] = 0
             elif (l in (0, width + 1)) != (c in (0, width + 1)):
                 exit_position[flat(l, c)] = position_at(width, (l, c)) - 1
     box_cell = np.array([flat(i // width + 1, i % width + 1) for i in range(width * width)])
-    return Geometry(width, side, step, perp, turn_left_atom, turn_right_atom,
-                    start_cell, start_dir, exit_position, inside, box_cell)
+    neighbour_step = np.array([flat(dl, dc) for dl, dc in _NEIGHBOURS], dtype=np.int64)
+    return Geometry(width, side, step, start_cell, start_dir, exit_position, outside, box_cell,
+                    neighbour_step, *_step_tables())
 
 
 def boards(config: Config, atoms: np.ndarray) -> np.ndarray:
-    """Padded flat boolean boards, shape (k, (W+2)^2), of molecules as cells (k, N)."""
+    """Padded boolean boards, shape (k, W+2, W+2), of molecules as cells (k, N)."""
     geo = geometry(config.width)
     board = np.zeros((len(atoms), geo.side * geo.side), dtype=bool)
     rows = np.repeat(np.arange(len(atoms)), atoms.shape[1])
     board[rows, geo.box_cell[atoms.ravel()]] = True
-    return board
+    return board.reshape(len(atoms), geo.side, geo.side)
+
+
+UNKNOWN = -3
+
+
+@njit(cache=True)
+def _trace_kernel(atoms, box_cell, neighbour_step, outside, start_cell, start_dir, step, action,
+                  heading, turned, entry_action, exit_position, max_steps, reversible,
+                  partner, length, turns):  # pragma: no cover
+    """Trace every selected position of every molecule (compiled by numba).
+
+    Each molecule's neighbourhood codes are built in one reused buffer: each
+    atom sets its bit in its 8 neighbours' codes.  With ``reversible`` (all
+    positions, in order) a ray that came out at a later position fills that
+    position too, which is then not traced again.  Returns the number of rays
+    that did not end (always 0 unless a bug).
+    """
+    k, npos = partner.shape
+    n_atoms = atoms.shape[1]
+    code = outside.copy()
+    base = 0
+    lost = 0
+    for m in range(k):
+        for a in range(n_atoms):
+            cell = box_cell[atoms[m, a]]
+            for b in range(8):
+                # the atom is neighbour 7 - b of the cell at offset b from it
+                code[cell + neighbour_step[b]] |= 1 << (7 - b)
+        for j in range(npos):
+            if partner[m, j] != UNKNOWN:
+                continue
+            d = start_dir[j]
+            p = base + start_cell[j]
+            first = entry_action[d * 512 + code[p]]
+            if first == HIT:
+                partner[m, j] = ABSORBED_CODE
+                continue
+            if first == REFLECT:
+                partner[m, j] = REFLECTED_CODE
+                continue
+            bent = 0
+            ended = False
+            for s in range(1, max_steps + 1):
+                p += step[d]
+                key = d * 512 + code[p]
+                act = action[key]
+                if act == GO:
+                    bent += turned[key]
+                    d = heading[key]
+                    continue
+                ended = True
+                turns[m, j] = bent
+                if act == EXIT:
+                    q = exit_position[p]
+                    partner[m, j] = q
+                    length[m, j] = s - 1
+                    if reversible:
+                        partner[m, q] = j
+                        length[m, q] = s - 1
+                        turns[m, q] = bent
+                else:
+                    partner[m, j] = ABSORBED_CODE if act == HIT else REFLECTED_CODE
+                    length[m, j] = s
+                break
+            if not ended:
+                lost += 1
+        for a in range(n_atoms):
+            cell = box_cell[atoms[m, a]]
+            for b in range(8):
+                code[cell + neighbour_step[b]] &= ~(1 << (7 - b))
+    return lost
 
 
 def trace_batch(config: Config, atoms: np.ndarray, positions: np.ndarray | None = None):
     """Trace rays of a batch of molecules (cells, shape (k, N)).
 
-    ``positions`` are 0-based (default: all 4W).  Returns three int arrays of
-    shape (k, len(positions)): ``partner`` (0-based exit position, or
+    ``positions`` are 0-based (default: all 4W).  Returns three int32 arrays
+    of shape (k, len(positions)): ``partner`` (0-based exit position, or
     ABSORBED_CODE / REFLECTED_CODE), ``length`` and ``turns``.
     """
     geo = geometry(config.width)
+    reversible = positions is None
     positions = np.arange(config.positions) if positions is None else np.asarray(positions)
-    k, npos = len(atoms), len(positions)
-    board = boards(config, atoms).ravel()
-    area = geo.side * geo.side
-    partner = np.empty(k * npos, dtype=np.int64)
-    length = np.zeros(k * npos, dtype=np.int64)
-    turns = np.zeros(k * npos, dtype=np.int64)
-
-    ray = np.arange(k * npos)  # live rays, as indexes into the outputs
-    base = (ray // npos) * area  # offset of each ray's molecule in ``board``
-    cell = geo.start_cell[positions][ray % npos]
-    direction = geo.start_dir[positions][ray % npos]
-
-    # Entry (rule 1): absorbed at once, or reflected at the edge.
-    ahead = cell + geo.step[direction]
-    hit = board[base + ahead]
-    diag = board[base + ahead + geo.perp[direction]] | board[base + ahead - geo.perp[direction]]
-    partner[ray[hit]] = ABSORBED_CODE
-    partner[ray[~hit & diag]] = REFLECTED_CODE
-    live = ~(hit | diag)
-    ray, base, cell, direction = ray[live], base[live], cell[live], direction[live]
-
-    for step in range(1, 2 * config.cells + 1):
-        if len(ray) == 0:
-            return tuple(a.reshape(k, npos) for a in (partner, length, turns))
-        cell = cell + geo.step[direction]
-        out = ~geo.inside[cell]
-        partner[ray[out]] = geo.exit_position[cell[out]]
-        length[ray[out]] = step - 1
-        keep = ~out
-        ray, base, cell, direction = ray[keep], base[keep], cell[keep], direction[keep]
-        ahead = cell + geo.step[direction]
-        offset = geo.perp[direction]
-        hit = board[base + ahead]
-        left = board[base + ahead + offset]
-        right = board[base + ahead - offset]
-        ended = hit | (left & right)
-        partner[ray[ended]] = np.where(hit[ended], ABSORBED_CODE, REFLECTED_CODE)
-        length[ray[ended]] = step
-        turning = ~ended & (left | right)
-        turns[ray[turning]] += 1
-        direction = np.where(left, geo.turn_left_atom[direction],
-                             np.where(right, geo.turn_right_atom[direction], direction))
-        keep = ~ended
-        ray, base, cell, direction = ray[keep], base[keep], cell[keep], direction[keep]
-    raise RayLoopError(f"{config.name}: {len(ray)} rays did not end")
+    shape = (len(atoms), len(positions))
+    partner = np.full(shape, UNKNOWN, dtype=np.int32)
+    length = np.zeros(shape, dtype=np.int32)
+    turns = np.zeros(shape, dtype=np.int32)
+    lost = _trace_kernel(
+        np.ascontiguousarray(atoms, dtype=np.int64), geo.box_cell, geo.neighbour_step, geo.outside,
+        geo.start_cell[positions], geo.start_dir[positions], geo.step,
+        geo.action, geo.heading, geo.turned, geo.entry_action, geo.exit_position,
+        2 * config.cells, reversible, partner, length, turns,
+    )
+    if lost:
+        raise RayLoopError(f"{config.name}: {lost} rays did not end")
+    return partner, length, turns
 
 
 def letters(partner: np.ndarray) -> np.ndarray:
@@ -235,50 +324,143 @@ class GroupBatch:
     def __len__(self) -> int:
         return len(self.number)
 
-    def rows(self, config_name: str | None = None) -> list[tuple]:
-        """Plain tuples: config, number, canonical_number, molecule, spectrum, transform, 17 stats."""
-        name = config_name or self.config.name
+    def rows(self) -> list[tuple]:
+        """Row tuples in ``store.MOLECULE_COLUMNS`` order, without dh1/dh2.
+
+        The molecule and spectrum are ASCII ``bytes``: the INSERT casts them
+        to TEXT, which saves decoding 2 strings a row in Python.
+        """
+        names = np.array(TRANSFORM_NAMES, dtype=object)
         return list(zip(
-            [name] * len(self), self.number.tolist(), self.canonical_number.tolist(),
-            strings(self.molecule), strings(self.spectrum),
-            [TRANSFORM_NAMES[t] for t in self.transform.tolist()],
+            [self.config.name] * len(self), self.number.tolist(), self.canonical_number.tolist(),
+            self.molecule.view(f"S{self.molecule.shape[1]}").ravel().tolist(),
+            self.spectrum.view(f"S{self.spectrum.shape[1]}").ravel().tolist(),
+            names[self.transform].tolist(),
             *self.stats.T.tolist(),
         ))
+
+
+@njit(cache=True)
+def _groups_kernel(atoms, own, partner, length, turns, cell_perm, source, inverse, table, nb_mol,
+                   number, canonical, transform, molecule, spectrum, stats):  # pragma: no cover
+    """Expand traced canonical molecules into their whole enantiomer groups (numba).
+
+    For each canonical molecule: its 17 statistics; then each distinct image
+    (first transform in table order), its number, board and normalised
+    spectrum; a group's rows sorted by number.  Returns the number of rows.
+    """
+    k, n = atoms.shape
+    npos = partner.shape[1]
+    cells = cell_perm.shape[1]
+    image = np.empty(n, dtype=np.int64)
+    numbers = np.empty(8, dtype=np.int64)
+    kept = np.empty(8, dtype=np.int64)
+    letter_of = np.empty(npos, dtype=np.int64)
+    st = np.empty(17, dtype=np.int64)
+    row = 0
+    for m in range(k):
+        # The 17 statistics, in STAT_FIELDS order: a class's number at
+        # ``first``, then max length, max turns, total length, total turns
+        # at ``first + 1 .. + 4`` (reflections have edge and deep in between).
+        st[:] = 0
+        for j in range(npos):
+            q = partner[m, j]
+            ln = length[m, j]
+            if q == ABSORBED_CODE:
+                first, figures = 0, 1
+            elif q == REFLECTED_CODE:
+                first, figures = 5, 8
+                st[7 if ln > 0 else 6] += 1
+            elif q > j:  # an exit pair, counted at its first end
+                first, figures = 12, 13
+            else:
+                continue
+            st[first] += 1
+            st[figures] = max(st[figures], ln)
+            st[figures + 1] = max(st[figures + 1], turns[m, j])
+            st[figures + 2] += ln
+            st[figures + 3] += turns[m, j]
+        # Image numbers; keep the first transform giving each distinct image.
+        nkept = 0
+        for t in range(8):
+            for i in range(n):  # insertion sort: numba's sort is slow on tiny arrays
+                cell = cell_perm[t, atoms[m, i]]
+                j = i - 1
+                while j >= 0 and image[j] > cell:
+                    image[j + 1] = image[j]
+                    j -= 1
+                image[j + 1] = cell
+            colex = 0
+            for i in range(n):
+                colex += table[cells - 1 - image[i], n - i]
+            numbers[t] = nb_mol - colex
+            seen = False
+            for u in range(nkept):
+                if numbers[kept[u]] == numbers[t]:
+                    seen = True
+            if not seen:
+                kept[nkept] = t
+                nkept += 1
+        # A group's rows by increasing number (insertion sort of at most 8).
+        for i in range(1, nkept):
+            t = kept[i]
+            j = i - 1
+            while j >= 0 and numbers[kept[j]] > numbers[t]:
+                kept[j + 1] = kept[j]
+                j -= 1
+            kept[j + 1] = t
+        for u in range(nkept):
+            t = kept[u]
+            number[row] = numbers[t]
+            canonical[row] = own[m]
+            transform[row] = t
+            for c in range(cells):
+                molecule[row, c] = 45  # '-'
+            for i in range(n):
+                molecule[row, cell_perm[t, atoms[m, i]]] = 79  # 'O'
+            letter = 0
+            for j in range(npos):
+                q = partner[m, source[t, j]]
+                if q == ABSORBED_CODE:
+                    spectrum[row, j] = 64  # '@'
+                elif q == REFLECTED_CODE:
+                    spectrum[row, j] = 38  # '&'
+                else:
+                    other = inverse[t, q]
+                    if other > j:
+                        letter_of[j] = letter
+                        letter += 1
+                    else:
+                        letter_of[j] = letter_of[other]
+                    spectrum[row, j] = 97 + letter_of[j]
+            for f in range(17):
+                stats[row, f] = st[f]
+            row += 1
+    return row
 
 
 def explore_range(config: Config, start: int, stop: int) -> GroupBatch:
     """All enantiomer groups whose canonical molecule is numbered start..stop-1."""
     table = binomial_table(config)
     atoms = atoms_of_range(config, start, stop)
-    images = image_numbers(config, atoms, table)
     own = np.arange(start, stop, dtype=np.int64)
-    canonical = images.min(axis=1) == own
-    atoms, images, own = atoms[canonical], images[canonical], own[canonical]
-
+    canonical = image_numbers(config, atoms, table).min(axis=1) == own
+    atoms, own = atoms[canonical], own[canonical]
     partner, length, turns = trace_batch(config, atoms)
-    stats = statistics(partner, length, turns)
-
-    # Keep each distinct image once, with the first transform in table order.
-    first = np.ones_like(images, dtype=bool)
-    for t in range(1, 8):
-        first[:, t] = (images[:, :t] != images[:, t:t + 1]).all(axis=1)
-    cells, _, _ = _symmetry_tables(config.width)
-    parts = []
-    for t in range(8):
-        rows = np.flatnonzero(first[:, t])
-        image_atoms = np.sort(cells[t][atoms[rows]], axis=1)
-        parts.append((rows, np.full(len(rows), t), images[rows, t], image_atoms,
-                      letters(image_partner(partner[rows], config.width, t))))
-    group = np.concatenate([p[0] for p in parts])
-    number = np.concatenate([p[2] for p in parts])
-    order = np.lexsort((number, own[group]))
-    group, number = group[order], number[order]
-    return GroupBatch(
+    cells, source, inverse = _symmetry_tables(config.width)
+    rows = 8 * len(atoms)
+    out = GroupBatch(
         config=config, start=start, stop=stop,
-        number=number,
-        canonical_number=own[group],
-        transform=np.concatenate([p[1] for p in parts])[order].astype(np.int8),
-        molecule=molecule_chars(config, np.concatenate([p[3] for p in parts])[order]),
-        spectrum=np.concatenate([p[4] for p in parts])[order],
-        stats=stats[group],
+        number=np.empty(rows, dtype=np.int64),
+        canonical_number=np.empty(rows, dtype=np.int64),
+        transform=np.empty(rows, dtype=np.int8),
+        molecule=np.empty((rows, config.cells), dtype=np.uint8),
+        spectrum=np.empty((rows, config.positions), dtype=np.uint8),
+        stats=np.empty((rows, len(STAT_FIELDS)), dtype=np.int64),
     )
+    count = _groups_kernel(atoms, own, partner, length, turns, cells, source, inverse, table,
+                           config.nb_mol, out.number, out.canonical_number, out.transform,
+                           out.molecule, out.spectrum, out.stats)
+    for name in ("number", "canonical_number", "transform", "molecule", "spectrum", "stats"):
+        setattr(out, name, getattr(out, name)[:count])
+    return out

@@ -26,6 +26,7 @@ stored (well under a second), and the function returns ``PAUSED``.
 
 from __future__ import annotations
 
+import ctypes
 import fcntl
 import multiprocessing
 import os
@@ -39,6 +40,7 @@ from pathlib import Path
 
 from bbcore import engine, store
 from bbcore.config import Config
+from bbcore.rays import STAT_FIELDS
 from bbcore.spectra import build_spectrums
 from bbcore.store import (
     Configuration,
@@ -146,9 +148,14 @@ def exploration_lock(db_path: Path, config: Config) -> Iterator[None]:
 
 _worker_db: str | None = None
 
+# Molecule and spectrum come as ASCII bytes (see GroupBatch.rows) and the
+# timestamps from SQLite itself: no per-row work in Python beyond the tuple.
+_NOW_SQL = "strftime('%Y-%m-%dT%H:%M:%S+00:00', 'now')"
 INSERT_MOLECULES = (
-    f'INSERT INTO "Molecules" ({", ".join(store.MOLECULE_COLUMNS)}) '
-    f'VALUES ({", ".join("?" * len(store.MOLECULE_COLUMNS))})'
+    f'INSERT INTO "Molecules" ({", ".join(store.MOLECULE_COLUMNS)}) VALUES '
+    f'(?, ?, ?, CAST(? AS TEXT), CAST(? AS TEXT), '  # config .. spectrum
+    f'{", ".join("?" * (1 + len(STAT_FIELDS)))}, '
+    f'{_NOW_SQL}, {_NOW_SQL})'
 )
 
 
@@ -158,9 +165,7 @@ def store_range(db_path: str, config: Config, start: int, stop: int) -> tuple[in
     if _worker_db != db_path:
         open_database(db_path)
         _worker_db = db_path
-    batch = engine.explore_range(config, start, stop)
-    stamp = now()
-    rows = [row + (stamp, stamp) for row in batch.rows()]
+    rows = engine.explore_range(config, start, stop).rows()
     with db.atomic("IMMEDIATE"):
         already = (ExploredRange.select()
                    .where((ExploredRange.config == config.name) & (ExploredRange.start == start))
@@ -171,13 +176,31 @@ def store_range(db_path: str, config: Config, start: int, stop: int) -> tuple[in
         # (bench/explore.py): its own connection's executemany, same transaction.
         db.connection().executemany(INSERT_MOLECULES, rows)
         ExploredRange.insert(config=config.name, start=start, stop=stop,
-                             nb_mol=len(rows), dh1=stamp).execute()
+                             nb_mol=len(rows)).execute()
     return start, stop, len(rows)
 
 
-def _check_parent(parent: int) -> None:
-    """Worker initialiser: remember the parent so that orphans stop quickly."""
+def keep_freed_memory() -> None:
+    """Ask glibc to reuse freed memory instead of returning it to the kernel.
+
+    Each range allocates arrays of a few MB; by default glibc maps and unmaps
+    them every time, and the fresh pages fault in again.  Page faults are
+    expensive on sandboxed machines: this halves the engine's time on our
+    CI machine (bench/explore.py).  A no-op where glibc is not the allocator.
+    """
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+    except OSError:
+        return
+    m_trim_threshold, m_mmap_threshold = -1, -3
+    libc.mallopt(m_mmap_threshold, 1 << 30)
+    libc.mallopt(m_trim_threshold, 1 << 30)
+
+
+def _worker_init(parent: int) -> None:
+    """Worker initialiser: remember the parent so that orphans stop, tune malloc."""
     os.environ["BBCORE_PARENT_PID"] = str(parent)
+    keep_freed_memory()
 
 
 def _worker_range(db_path: str, config: Config, start: int, stop: int) -> tuple[int, int, int]:
@@ -226,6 +249,7 @@ def explore(
         report("exploring")
         workers = workers or os.cpu_count() or 1
         if workers == 1 or config.nb_mol < IN_PROCESS_BELOW:
+            keep_freed_memory()
             for start, stop_ in todo:
                 if stop.is_set():
                     break
@@ -257,7 +281,7 @@ def _run_pool(path: Path, config: Config, todo: list[tuple[int, int]], workers: 
     """Store ``todo`` ranges in worker processes, yielding molecules written per range."""
     context = multiprocessing.get_context("spawn")
     pool = ProcessPoolExecutor(workers, mp_context=context,
-                               initializer=_check_parent, initargs=(os.getpid(),))
+                               initializer=_worker_init, initargs=(os.getpid(),))
     queue = list(reversed(todo))
     running: set[Future] = set()
     try:
