@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from bbcore import cli_stats
+from bbcore import cli_decode, cli_explore, cli_stats
 
-REGISTRARS: list = [cli_stats.register]
+REGISTRARS: list = [cli_explore.register, cli_stats.register, cli_decode.register]

@@ -21,7 +21,6 @@ from dataclasses import dataclass
 from functools import cache
 
 import numpy as np
-from numba import njit
 
 from bbcore.config import Config
 from bbcore.geometry import TRANSFORM_NAMES, cell_permutation, entry, position_at, position_source
@@ -138,7 +137,22 @@ def boards(config: Config, atoms: np.ndarray) -> np.ndarray:
 UNKNOWN = -3
 
 
-@njit(cache=True)
+def compiled(kernel):
+    """The numba-compiled version of a kernel, compiled (or loaded from cache) on first use.
+
+    numba is imported only here, so that importing bbcore (``bbcore --help``,
+    the TUI's start) does not pay for it.
+    """
+    if kernel.__name__ not in _COMPILED:
+        from numba import njit
+
+        _COMPILED[kernel.__name__] = njit(cache=True)(kernel)
+    return _COMPILED[kernel.__name__]
+
+
+_COMPILED: dict = {}
+
+
 def _trace_kernel(atoms, box_cell, neighbour_step, outside, start_cell, start_dir, step, action,
                   heading, turned, entry_action, exit_position, max_steps, reversible,
                   partner, length, turns):  # pragma: no cover
@@ -220,7 +234,7 @@ def trace_batch(config: Config, atoms: np.ndarray, positions: np.ndarray | None 
     partner = np.full(shape, UNKNOWN, dtype=np.int32)
     length = np.zeros(shape, dtype=np.int32)
     turns = np.zeros(shape, dtype=np.int32)
-    lost = _trace_kernel(
+    lost = compiled(_trace_kernel)(
         np.ascontiguousarray(atoms, dtype=np.int64), geo.box_cell, geo.neighbour_step, geo.outside,
         geo.start_cell[positions], geo.start_dir[positions], geo.step,
         geo.action, geo.heading, geo.turned, geo.entry_action, geo.exit_position,
@@ -340,7 +354,6 @@ class GroupBatch:
         ))
 
 
-@njit(cache=True)
 def _groups_kernel(atoms, own, partner, length, turns, cell_perm, source, inverse, table, nb_mol,
                    number, canonical, transform, molecule, spectrum, stats):  # pragma: no cover
     """Expand traced canonical molecules into their whole enantiomer groups (numba).
@@ -458,7 +471,7 @@ def explore_range(config: Config, start: int, stop: int) -> GroupBatch:
         spectrum=np.empty((rows, config.positions), dtype=np.uint8),
         stats=np.empty((rows, len(STAT_FIELDS)), dtype=np.int64),
     )
-    count = _groups_kernel(atoms, own, partner, length, turns, cells, source, inverse, table,
+    count = compiled(_groups_kernel)(atoms, own, partner, length, turns, cells, source, inverse, table,
                            config.nb_mol, out.number, out.canonical_number, out.transform,
                            out.molecule, out.spectrum, out.stats)
     for name in ("number", "canonical_number", "transform", "molecule", "spectrum", "stats"):

@@ -30,6 +30,7 @@ import ctypes
 import fcntl
 import multiprocessing
 import os
+import signal
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -198,7 +199,12 @@ def keep_freed_memory() -> None:
 
 
 def _worker_init(parent: int) -> None:
-    """Worker initialiser: remember the parent so that orphans stop, tune malloc."""
+    """Worker initialiser: remember the parent so that orphans stop, tune malloc.
+
+    Workers ignore Ctrl-C: the parent receives it and pauses the run, which
+    lets the ranges under way finish and be stored.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     os.environ["BBCORE_PARENT_PID"] = str(parent)
     keep_freed_memory()
 

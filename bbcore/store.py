@@ -255,3 +255,17 @@ def stored_count(config: Config) -> int:
     total = (ExploredRange.select(fn.COALESCE(fn.SUM(ExploredRange.nb_mol), 0))
              .where(ExploredRange.config == config.name).scalar())
     return int(total or 0)
+
+
+def reset_config(config: Config) -> int:
+    """Delete every row of a configuration in one transaction; returns molecules deleted.
+
+    The caller holds the configuration's exploration lock
+    (``bbcore.explore.exploration_lock``) so that no run is writing it.
+    """
+    with db.atomic():
+        deleted = Molecule.delete().where(Molecule.config == config.name).execute()
+        Spectrum.delete().where(Spectrum.config == config.name).execute()
+        ExploredRange.delete().where(ExploredRange.config == config.name).execute()
+        Configuration.delete().where(Configuration.config == config.name).execute()
+    return deleted

@@ -1,0 +1,7 @@
+"""``python -m bbcore``: the ``bbcore`` command line."""
+
+import sys
+
+from bbcore.cli import main
+
+sys.exit(main())

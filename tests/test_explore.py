@@ -1,0 +1,192 @@
+"""Exploration: complete runs, pause and resume, SIGKILL and resume, the lock."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from bbcore import explore as explore_module
+from bbcore.config import Config
+from bbcore.explore import ALREADY_COMPLETE, COMPLETE, PAUSED, ExploreError, explore
+from bbcore.spectra import ambiguity_table
+from bbcore.store import open_database
+
+ROOT = Path(__file__).resolve().parent.parent
+COLUMNS = "config, number, canonical_number, molecule, spectrum, transform, " + ", ".join(
+    __import__("bbcore.rays", fromlist=["STAT_FIELDS"]).STAT_FIELDS)
+
+
+def table_rows(path: Path, config: str) -> dict[str, list[tuple]]:
+    """Every row of a configuration in the three tables, timestamps left out."""
+    with sqlite3.connect(path) as connection:
+        return {
+            "molecules": connection.execute(
+                f"SELECT {COLUMNS} FROM Molecules WHERE config = ? ORDER BY number", (config,)
+            ).fetchall(),
+            "spectrums": connection.execute(
+                "SELECT config, spectrum, nb_mol, transform, canonical_number FROM Spectrums "
+                "WHERE config = ? ORDER BY spectrum", (config,)).fetchall(),
+            "configurations": connection.execute(
+                "SELECT config, nb_mol, nb_atoms, width, complete FROM Configurations "
+                "WHERE config = ?", (config,)).fetchall(),
+        }
+
+
+@pytest.fixture(scope="module")
+def reference_a4_b5(tmp_path_factory) -> dict[str, list[tuple]]:
+    """An uninterrupted in-process exploration of A4_B5 (12,650 molecules)."""
+    path = tmp_path_factory.mktemp("ref") / "ref.sqlite"
+    assert explore(Config(4, 5), path) == COMPLETE
+    return table_rows(path, "A4_B5")
+
+
+def test_small_configurations_give_the_spec_reports(tmp_path):
+    path = tmp_path / "db.sqlite"
+    assert explore(Config(2, 4), path) == COMPLETE
+    assert explore(Config(3, 4), path) == COMPLETE
+    assert explore(Config(4, 4), path) == COMPLETE
+    assert ambiguity_table(Config(2, 4)) == []
+    assert [(x.size, x.families, x.groups, x.molecules) for x in ambiguity_table(Config(3, 4))] == [
+        (2, 1, 4, 8)]
+    assert [(x.size, x.families, x.groups, x.molecules) for x in ambiguity_table(Config(4, 4))] == [
+        (2, 9, 58, 116), (3, 2, 8, 24)]
+    for name, count in (("A2_B4", 120), ("A3_B4", 560), ("A4_B4", 1820)):
+        rows = table_rows(path, name)["molecules"]
+        assert [r[1] for r in rows] == list(range(1, count + 1))
+
+
+def test_a_complete_configuration_is_not_explored_again(tmp_path):
+    path = tmp_path / "db.sqlite"
+    assert explore(Config(3, 4), path) == COMPLETE
+    assert explore(Config(3, 4), path) == ALREADY_COMPLETE
+
+
+def test_progress_is_reported_up_to_complete(tmp_path):
+    seen = []
+    explore(Config(4, 5), tmp_path / "db.sqlite", progress=seen.append, range_size=1000)
+    assert seen[0].done == 0
+    assert [p.done for p in seen] == sorted(p.done for p in seen)
+    assert seen[-1].phase == "complete" and seen[-1].done == seen[-1].total == 12650
+
+
+def test_pause_keeps_work_and_resume_equals_an_uninterrupted_run(tmp_path, reference_a4_b5):
+    path = tmp_path / "db.sqlite"
+    stop = threading.Event()
+    seen = []
+
+    def progress(p):
+        seen.append(p)
+        if p.done > 3000:
+            stop.set()
+
+    assert explore(Config(4, 5), path, progress=progress, stop=stop, range_size=500) == PAUSED
+    stored = len(table_rows(path, "A4_B5")["molecules"])
+    assert 3000 < stored < 12650
+    assert seen[-1].phase == "paused" and seen[-1].done == stored
+    assert explore(Config(4, 5), path, range_size=500) == COMPLETE
+    assert table_rows(path, "A4_B5") == reference_a4_b5
+
+
+CHILD = """
+import sys
+from bbcore.config import Config
+from bbcore.explore import explore
+explore(Config(4, 5), sys.argv[1], workers=int(sys.argv[2]), range_size=200,
+        progress=lambda p: print(p.done, flush=True))
+"""
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_sigkill_mid_run_then_resume_equals_an_uninterrupted_run(tmp_path, reference_a4_b5, workers,
+                                                                 monkeypatch):
+    path = tmp_path / "db.sqlite"
+    # Force the worker pool even on a small configuration.
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    child = CHILD.replace("from bbcore.explore import explore",
+                          "import bbcore.explore as e; e.IN_PROCESS_BELOW = 0; explore = e.explore")
+    process = subprocess.Popen([sys.executable, "-c", child, str(path), str(workers)],
+                               stdout=subprocess.PIPE, text=True, env=env, start_new_session=True)
+    for line in process.stdout:
+        if int(line) > 2000:
+            break
+    os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
+    partial = table_rows(path, "A4_B5")["molecules"]
+    assert 0 < len(partial) < 12650
+    numbers = [r[1] for r in partial]
+    assert len(numbers) == len(set(numbers))
+    # Every stored group is whole: each canonical molecule's images are all there.
+    canonicals = {r[2] for r in partial}
+    assert sum(1 for r in reference_a4_b5["molecules"] if r[2] in canonicals) == len(partial)
+    assert explore(Config(4, 5), path, range_size=200) == COMPLETE
+    assert table_rows(path, "A4_B5") == reference_a4_b5
+
+
+def test_a_second_explorer_is_refused_while_readers_keep_reading(tmp_path):
+    path = tmp_path / "db.sqlite"
+    explore(Config(3, 4), path)
+    holder = threading.Event()
+    release = threading.Event()
+
+    def hold_lock():
+        with explore_module.exploration_lock(path, Config(4, 5)):
+            holder.set()
+            release.wait(10)
+
+    thread = threading.Thread(target=hold_lock)
+    thread.start()
+    holder.wait(5)
+    try:
+        with pytest.raises(ExploreError, match="being explored by another process"):
+            explore(Config(4, 5), path)
+        # Another process is refused too (fcntl lock), with one line on stderr.
+        result = subprocess.run(
+            [sys.executable, "-m", "bbcore", "--db", str(path), "explore", "A4_B5"],
+            capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+        assert result.returncode != 0
+        assert result.stderr.count("\n") == 1 and "being explored" in result.stderr
+        # Readers are not blocked.
+        with sqlite3.connect(path) as connection:
+            assert connection.execute("SELECT COUNT(*) FROM Molecules").fetchone() == (560,)
+    finally:
+        release.set()
+        thread.join()
+    assert explore(Config(4, 5), path) == COMPLETE
+
+
+def test_too_large_a_configuration_is_refused(tmp_path):
+    with pytest.raises(ExploreError, match="too many"):
+        explore(Config(60, 13), tmp_path / "db.sqlite")
+
+
+def test_store_reports_a_file_that_is_not_a_database(tmp_path):
+    from bbcore.store import StoreError
+
+    bogus = tmp_path / "notes.txt"
+    bogus.write_text("hello\n")
+    with pytest.raises(StoreError, match="not a bbtui database"):
+        open_database(bogus)
+    assert bogus.read_text() == "hello\n"
+
+
+def test_paused_run_timing_is_within_a_second(tmp_path):
+    """Pause takes effect within a second (ranges under way finish first)."""
+    path = tmp_path / "db.sqlite"
+    stop = threading.Event()
+    asked = []
+
+    def progress(p):
+        if p.done > 1000 and not stop.is_set():
+            asked.append(time.monotonic())
+            stop.set()
+
+    explore(Config(4, 5), path, progress=progress, stop=stop, range_size=500)
+    assert asked and time.monotonic() - asked[0] < 5  # generous: shared CI machines
