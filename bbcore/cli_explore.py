@@ -16,16 +16,21 @@ import shutil
 import signal
 import sys
 import threading
-from typing import Iterable, Iterator
+from collections.abc import Iterable, Iterator
 
 from bbcore import queries
 from bbcore.cli import CLIError, config_arg, open_store
 from bbcore.cli_stats import format_table
 from bbcore.config import Config
 from bbcore.explore import (
-    ALREADY_COMPLETE, COMPLETE, ExploreError, Progress, exploration_lock, explore, missing_ranges,
+    ALREADY_COMPLETE,
+    COMPLETE,
+    ExploreError,
+    Progress,
+    exploration_lock,
+    explore,
+    missing_ranges,
 )
-from bbcore.numbering import atoms_of
 from bbcore.rays import normalise, trace
 from bbcore.render import render_board
 from bbcore.spectra import build_spectrums

@@ -82,7 +82,10 @@ def _step_tables() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         right = (dl - perp[0], dc - perp[1])
         for code in range(512):
             key = d * 512 + code
-            atom = lambda offset: bool(code & (1 << bit[offset]))  # noqa: E731
+
+            def atom(offset: tuple[int, int], code: int = code) -> bool:
+                return bool(code & (1 << bit[offset]))
+
             heading[key] = d
             if code & OUTSIDE:
                 action[key] = EXIT

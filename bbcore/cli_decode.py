@@ -1,0 +1,317 @@
+"""The ``decode`` command of ``bbcore``: a player's assistant.
+
+``bbcore decode CONFIG [GAME ... | -]`` reads a game (a spectrum string,
+tokens, or a board diagram on standard input with ``-``; see
+``bbcore.decode`` for the notations) and prints the molecules that agree
+with every shown ray, the atom probabilities as a heat map, and the best
+next shots (``--by remaining|information``).  ``--guess`` (or atoms drawn in
+a diagram) checks a guessed molecule.  ``--json`` prints one JSON object.
+
+The candidates come from the store when the configuration is explored in
+the database (``--db`` / ``BBTUI_DB`` / the default file), and are computed
+directly otherwise; a missing database file is not created.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+import time
+from pathlib import Path
+
+from bbcore import decode
+from bbcore.cli import CLIError, config_arg, open_store
+from bbcore.config import Config
+from bbcore.decode import (
+    ABSORBED,
+    REFLECTED,
+    Candidates,
+    DecodeError,
+    Game,
+    NextShot,
+    Result,
+    Verdict,
+)
+from bbcore.geometry import cell_of
+from bbcore.render import diagram_grid, render_board, side_by_side
+from bbcore.store import default_path
+
+BOARDS_SHOWN = 6
+TOP_SHOTS = 5
+OUTCOMES_SHOWN = 5
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add the ``decode`` command."""
+    parser = subparsers.add_parser(
+        "decode", help="molecules agreeing with a game, atom probabilities, best next shots",
+        description="Decode a game: list the molecules that agree with every shown ray, the "
+                    "probability of an atom in each cell, and the best next shots. The game is "
+                    "a spectrum string (@ or H absorbed, & or R reflected, . ? or - not shot, "
+                    "a letter or digit at both ends of an exit), whitespace-separated tokens "
+                    "(multi-digit labels), or a board diagram read from stdin with '-'. "
+                    "With no game, no ray is shown.")
+    parser.add_argument("config", type=config_arg, metavar="CONFIG",
+                        help="a configuration, e.g. A4_B8")
+    parser.add_argument("game", nargs="*", metavar="GAME",
+                        help="the game as a string or tokens, or '-' to read it from stdin")
+    parser.add_argument("--by", choices=("remaining", "information"), default="remaining",
+                        help="rank next shots by expected candidates left (default) or by "
+                             "expected information in bits")
+    parser.add_argument("--guess", metavar="N|MOLECULE", default=None,
+                        help="check a guessed molecule, by number or as its W*W string")
+    parser.add_argument("--limit", type=int, default=None, metavar="N",
+                        help=f"candidates listed (default: {BOARDS_SHOWN} boards, "
+                             f"every molecule with --json)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.set_defaults(handler=run_decode)
+
+
+def read_game_text(words: list[str]) -> str:
+    """The game text: the arguments joined, or standard input for ``-``."""
+    if words == ["-"]:
+        return sys.stdin.read()
+    return " ".join(words)
+
+
+def choose_source(args: argparse.Namespace, config: Config) -> str:
+    """``"store"`` when the database exists and holds the whole configuration."""
+    path = Path(args.db).expanduser() if args.db else default_path()
+    if not path.exists():
+        return "compute"
+    open_store(args)
+    return "store" if decode.is_explored(config) else "compute"
+
+
+class ProgressLine:
+    """Progress of a long direct decode on stderr, when stderr is a terminal."""
+
+    def __init__(self, what: str) -> None:
+        self.what = what
+        self.shown = False
+        self.last = 0.0
+        self.enabled = sys.stderr.isatty()
+
+    def __call__(self, done: int, total: int) -> None:
+        now = time.monotonic()
+        if not self.enabled or total < decode.BATCH * 4 or now - self.last < 0.2:
+            return
+        self.last = now
+        self.shown = True
+        sys.stderr.write(f"\r{self.what}: {done:,} of {total:,} molecules ({done / total:.0%})")
+        sys.stderr.flush()
+
+    def clear(self) -> None:
+        """Erase the line once done."""
+        if self.shown:
+            sys.stderr.write("\r\033[K")
+            sys.stderr.flush()
+
+
+def run_decode(args: argparse.Namespace) -> int:
+    """``bbcore decode CONFIG [GAME | -]``."""
+    config: Config = args.config
+    if args.limit is not None and args.limit < 0:
+        raise CLIError(f"--limit must be 0 or more, got {args.limit}")
+    try:
+        game = decode.parse_game(read_game_text(args.game), config)
+        guess = decode.parse_guess(args.guess, config) if args.guess else None
+        source = choose_source(args, config)
+        progress = ProgressLine(f"decoding {config.name}")
+        try:
+            cands = decode.candidates(config, game, source=source, progress=progress)  # type: ignore[arg-type]
+            shots, skipped = ranked_shots(config, game, cands, args.by, progress)
+        finally:
+            progress.clear()
+        verdict, guess_note = judge_guess(config, game, guess, cands)
+    except DecodeError as error:
+        raise CLIError(str(error)) from None
+    if args.json:
+        print(json.dumps(json_report(config, game, cands, shots, skipped, verdict, guess_note,
+                                     args.limit)))
+    else:
+        limit = BOARDS_SHOWN if args.limit is None else args.limit
+        sys.stdout.write(text_report(config, game, cands, shots, skipped, verdict, guess_note,
+                                     limit, args.by))
+    return 0
+
+
+def ranked_shots(config: Config, game: Game, cands: Candidates, by: str,
+                 progress: ProgressLine) -> tuple[list[NextShot], str | None]:
+    """The next shots, or none and why they were skipped."""
+    if cands.count <= 1 or not game.unknown:
+        return [], None
+    cost = decode.shot_cost(cands, game)
+    if cost > decode.NEXT_SHOT_BUDGET:
+        return [], (f"next shots not ranked: {cands.count:,} candidates x "
+                    f"{len(game.unknown)} positions is too many rays to trace; "
+                    f"shoot a ray or two first")
+    return decode.next_shots(config, game, cands, by=by, progress=progress), None  # type: ignore[arg-type]
+
+
+def judge_guess(config: Config, game: Game, guess: tuple[int, ...] | None,
+                cands: Candidates) -> tuple[Verdict | None, str | None]:
+    """The verdict on the guess (``--guess`` or atoms drawn in the diagram), or why none."""
+    if guess is None and game.guess is not None:
+        if len(game.guess) != config.atoms:
+            return None, (f"guess not checked: the diagram has {len(game.guess)} atoms, "
+                          f"{config.name} has {config.atoms}")
+        guess = game.guess
+    if guess is None:
+        return None, None
+    return decode.check_guess(config, game, guess, cands), None
+
+
+# -- text ----------------------------------------------------------------------
+
+def plural(count: int, word: str) -> str:
+    """``1 molecule``, ``2 molecules``."""
+    return f"{count:,} {word}{'' if count == 1 else 's'}"
+
+
+def outcome_text(result: Result, count: int) -> str:
+    """One outcome of a next shot: ``H 12``, ``R 3``, ``->7 20``."""
+    name = "H" if result == ABSORBED else "R" if result == REFLECTED else f"->{result}"
+    return f"{name} {count:,}"
+
+
+def shot_lines(shots: list[NextShot], by: str) -> list[str]:
+    """The top next shots as a small table."""
+    title = ("expected candidates left" if by == "remaining" else "expected information")
+    lines = [f"Best next shots, by {title}:",
+             "  position      left    bits  results"]
+    for shot in shots[:TOP_SHOTS]:
+        results = ", ".join(outcome_text(r, n) for r, n in shot.outcomes[:OUTCOMES_SHOWN])
+        if len(shot.outcomes) > OUTCOMES_SHOWN:
+            results += f", ... ({len(shot.outcomes)} results)"
+        lines.append(f"  {shot.position:>8}  {shot.remaining:>8.2f}  {shot.information:>6.3f}  "
+                     f"{results}")
+    return lines
+
+
+def heat_token(count: int, total: int) -> str:
+    """A cell of the heat map: ``-`` never an atom, ``O`` always, else a percentage 1..99."""
+    if count == 0:
+        return "-"
+    if count == total:
+        return "O"
+    return str(min(99, max(1, round(100 * count / total))))
+
+
+def heat_map(config: Config, game: Game, cands: Candidates) -> str:
+    """The atom probabilities as a board of percentages, the game's labels around it."""
+    counts = decode.atom_counts(cands).ravel()
+    rows = diagram_grid(config.width, "-" * config.cells, game.labels)
+    for index, count in enumerate(counts.tolist()):
+        line, column = cell_of(config.width, index)
+        rows[line][column] = heat_token(count, cands.count)
+    size = max(len(token) for row in rows for token in row)
+    return "\n".join(" ".join(token.rjust(size) for token in row).rstrip() for row in rows)
+
+
+def cells_text(config: Config, cells: list[int]) -> str:
+    """Cells as ``(line, column)`` pairs."""
+    return ", ".join("({}, {})".format(*cell_of(config.width, c)) for c in cells)
+
+
+def text_report(config: Config, game: Game, cands: Candidates, shots: list[NextShot],
+                skipped: str | None, verdict: Verdict | None, guess_note: str | None,
+                limit: int, by: str) -> str:
+    """The whole text output of ``bbcore decode``."""
+    rays = len(game.rays())
+    source = {"store": f"read from the explored {config.name}",
+              "computed": f"computed directly ({config.name} is not explored)",
+              "all": "no ray to check"}[cands.source]
+    out = [f"{config.name}: {plural(rays, 'ray')} shown on "
+           f"{plural(len(game.shown), 'position')}; {source}."]
+    count = cands.count
+    if cands.every_molecule:
+        out.append(f"No ray is shown: every molecule of {config.name} "
+                   f"({count:,}) agrees; they are not listed.")
+    elif count == 0:
+        out.append(f"No molecule of {config.name} agrees with the shown rays.")
+    elif count == 1:
+        out.append("One molecule agrees with the shown rays: the game is solved.")
+    else:
+        out.append(f"{plural(count, 'molecule')} agree with the shown rays.")
+
+    if not cands.every_molecule and count and limit:
+        width = shutil.get_terminal_size((100, 24)).columns
+        boards = [f"number {number}\n" + render_board(config.width, molecule, game.labels)
+                  for number, molecule in cands.molecules(limit)]
+        out += ["", side_by_side(boards, max_width=width)]
+        if count > limit:
+            out.append(f"... and {count - limit:,} more (--limit N to show more, "
+                       f"--json to list them all)")
+
+    if count:
+        out += ["", f"Atom probabilities, % of the {plural(count, 'candidate')} "
+                    f"(O: an atom in every one, -: in none):", heat_map(config, game, cands)]
+    if shots:
+        out += [""] + shot_lines(shots, by)
+    if skipped:
+        out += ["", skipped + "."]
+    if (count > 1 and not cands.every_molecule and decode.is_ambiguous(cands, shots)
+            and not skipped):
+        doubt = decode.doubtful_cells(cands)
+        out += ["", f"No ray left can tell these {count:,} molecules apart: the game is "
+                    f"ambiguous. Atoms in doubt: {cells_text(config, doubt)}."]
+    if verdict is not None:
+        out += ["", f"Guess: {verdict.message}."]
+    if guess_note:
+        out += ["", guess_note + "."]
+    return "\n".join(out) + "\n"
+
+
+# -- JSON ----------------------------------------------------------------------
+
+def result_json(result: Result) -> dict:
+    """A result for JSON: ``{"result": "absorbed"}`` or ``{"result": "out", "exit": 7}``."""
+    if result == ABSORBED:
+        return {"result": "absorbed"}
+    if result == REFLECTED:
+        return {"result": "reflected"}
+    return {"result": "out", "exit": result}
+
+
+def json_report(config: Config, game: Game, cands: Candidates, shots: list[NextShot],
+                skipped: str | None, verdict: Verdict | None, guess_note: str | None,
+                limit: int | None) -> dict:
+    """The ``--json`` object."""
+    listed = [] if cands.every_molecule else cands.molecules(limit)
+    counts = decode.atom_counts(cands)
+    ambiguous = (cands.count > 1 and not cands.every_molecule and not skipped
+                 and decode.is_ambiguous(cands, shots))
+    return {
+        "config": config.name,
+        "game": game.pattern(),
+        "shown": list(game.shown),
+        "source": cands.source,
+        "count": cands.count,
+        "every_molecule": cands.every_molecule,
+        "molecules": [{"number": n, "molecule": m} for n, m in listed],
+        "atom_counts": counts.tolist(),
+        "probabilities": decode.probabilities(cands).tolist(),
+        "next_shots": [
+            {"position": s.position, "remaining": s.remaining, "information": s.information,
+             "outcomes": [{**result_json(r), "count": n} for r, n in s.outcomes]}
+            for s in shots
+        ],
+        "next_shots_skipped": skipped,
+        "ambiguous": ambiguous,
+        "doubtful_cells": ([list(cell_of(config.width, c)) for c in decode.doubtful_cells(cands)]
+                           if ambiguous else []),
+        "guess": None if verdict is None else {
+            "consistent": verdict.consistent,
+            "contradiction": None if verdict.contradiction is None else {
+                "position": verdict.contradiction[0],
+                "shown": result_json(verdict.contradiction[1]),
+                "guess": result_json(verdict.contradiction[2]),
+            },
+            "others": verdict.others,
+            "message": verdict.message,
+        },
+        "guess_note": guess_note,
+    }

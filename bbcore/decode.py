@@ -1,0 +1,989 @@
+"""Decoding a game: which molecules agree with the rays a player has shown.
+
+Glossary (see the spec, ``shared/spec/blackbox.md``, for the rest):
+
+- *game*: the results a player has seen so far, at most one per position;
+- *shown ray*: a position with a result: absorbed, reflected, or an exit
+  pair (the ray from p came out at q, so the ray from q comes out at p);
+- *candidate*: a molecule whose rays agree with every shown ray;
+- *next shot*: a position not shot yet, judged by how it would split the
+  candidates.
+
+Notations (all give the same ``Game``):
+
+- a *spectrum string*: 4W characters in position order, ``@`` or ``H``
+  absorbed, ``&`` or ``R`` reflected, ``.`` ``?`` or ``-`` not shot, any
+  other letter or digit a label put at both ends of a ray that came out;
+- *tokens*: the same, whitespace-separated, one per position, so that labels
+  can be multi-digit numbers (``1 H 12 . R ...``);
+- a *board diagram*: the box drawn with ``-`` (empty) and ``O`` cells and
+  one label (or a blank, or ``.``/``?``) per position around it, in the
+  spec's style or the traditional one of Emacs' blackbox; an optional line
+  ``There are 4 balls in the box`` may follow.  Atoms drawn in the box are
+  the player's guess, never a constraint.  Labels are read by column, so a
+  blank means "not shot"; a label belongs to the box column it overlaps.
+
+Uppercase ``H`` and ``R`` always mean hit and reflection; every other
+letter is a label and labels are case-sensitive (``h`` is a label, as in a
+normalised spectrum of 8 exit pairs).
+
+How candidates are found:
+
+- explored configuration: from the ``Molecules`` table; a full spectrum is
+  an indexed lookup of the normalised string, a partial one a ``GLOB`` on
+  the spectrum (``?`` for the unknown positions, ``[a-z]`` for exits) and
+  then a check, in numpy, that both ends of every exit pair carry the same
+  letter (stored letters are normalised, a player's are not);
+- otherwise, directly: every molecule, in batches in number order, is
+  traced at the shown positions only, one shown ray at a time on the
+  molecules still in the running.  The tracing here is a fast path made for
+  that: a molecule is a bitmask per line and per column, and a ray jumps
+  from one event (an atom ahead or beside) to the next instead of stepping
+  cell by cell.  It is checked against ``bbcore.rays`` and the engine on
+  whole small configurations by the tests.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
+from functools import cache
+from math import comb
+from typing import Final, Literal, Protocol
+
+import numpy as np
+
+from bbcore.config import Config
+from bbcore.engine import ABSORBED_CODE, REFLECTED_CODE
+from bbcore.geometry import entry, position_at
+from bbcore.numbering import (
+    ATOM,
+    EMPTY,
+    Atoms,
+    atoms_from_string,
+    atoms_of,
+    atoms_of_numbers,
+    molecule_string,
+    number_of,
+    numbers_of,
+)
+from bbcore.rays import RayLoopError, trace
+
+ABSORBED: Final = "@"
+REFLECTED: Final = "&"
+Result = str | int
+"""A shown result: ``ABSORBED``, ``REFLECTED`` or the 1-based exit position."""
+
+NOT_SHOT_CODE: Final = -3
+"""The partner code of a position not shot (the engine uses -1 and -2)."""
+
+ABSORBED_INPUT = frozenset("@H")
+REFLECTED_INPUT = frozenset("&R")
+NOT_SHOT_INPUT = frozenset(".?-")
+LABEL_RE = re.compile(r"[A-Za-z0-9]+")
+BALLS_RE = re.compile(r"^\s*there\s+(?:are|is)\s+(\d+)\s+balls?\s+in\s+the\s+box\.?\s*$", re.I)
+CELL_TOKENS = frozenset((ATOM, EMPTY))
+
+BATCH: Final = 1 << 17
+"""Molecules traced together when computing candidates directly."""
+DIRECT_LIMIT: Final = 100_000_000
+"""The most molecules a configuration may have to be decoded without the store."""
+NEXT_SHOT_BUDGET: Final = 60_000_000
+"""Rays (candidates x positions not shot) above which a caller should not rank next shots."""
+_RAYS_PER_BATCH: Final = 1 << 21
+
+Ranking = Literal["remaining", "information"]
+Source = Literal["auto", "store", "compute"]
+Progress = Callable[[int, int], None]
+"""Called with (molecules done, molecules in all) between batches."""
+
+
+class Stop(Protocol):
+    """Anything with ``is_set()``, such as a ``threading.Event``."""
+
+    def is_set(self) -> bool: ...
+
+
+class DecodeError(ValueError):
+    """A malformed game or guess; the message is one line for the user."""
+
+
+class DecodeCancelled(Exception):
+    """The stop event was set during a long computation."""
+
+
+# ---------------------------------------------------------------------------
+# The game
+
+
+def describe(result: Result | None) -> str:
+    """A result in words, for messages."""
+    if result is None:
+        return "not shot"
+    if result == ABSORBED:
+        return "absorbed (H)"
+    if result == REFLECTED:
+        return "reflected (R)"
+    return f"out at position {result}"
+
+
+@dataclass(frozen=True)
+class Game:
+    """The rays a player has shown: at most one result per perimeter position.
+
+    ``results[p - 1]`` is ``ABSORBED``, ``REFLECTED``, the exit position of
+    the ray from p, or None when p was not shot; exit pairs are symmetric.
+    ``labels[p - 1]`` is what the player wrote there (``""`` when not shot),
+    kept to draw the game as they wrote it.  ``guess`` holds the cells of
+    the atoms drawn in a diagram (any number of them), or None.
+    """
+
+    width: int
+    results: tuple[Result | None, ...]
+    labels: tuple[str, ...]
+    guess: tuple[int, ...] | None = field(default=None)
+
+    @classmethod
+    def empty(cls, width: int) -> Game:
+        """A game with no ray shot."""
+        return cls(width, (None,) * (4 * width), ("",) * (4 * width))
+
+    @property
+    def positions(self) -> int:
+        """Number of perimeter positions, 4W."""
+        return 4 * self.width
+
+    @property
+    def shown(self) -> tuple[int, ...]:
+        """Positions with a result, in order."""
+        return tuple(p for p, r in enumerate(self.results, 1) if r is not None)
+
+    @property
+    def unknown(self) -> tuple[int, ...]:
+        """Positions not shot yet, in order."""
+        return tuple(p for p, r in enumerate(self.results, 1) if r is None)
+
+    @property
+    def complete(self) -> bool:
+        """Whether every position has a result (the whole spectrum is known)."""
+        return all(r is not None for r in self.results)
+
+    def result(self, position: int) -> Result | None:
+        """The result shown at a 1-based position, None when not shot."""
+        return self.results[position - 1]
+
+    def rays(self) -> list[tuple[int, Result]]:
+        """The shown rays, one per exit pair (at its first end), in position order."""
+        return [
+            (p, r) for p, r in enumerate(self.results, 1)
+            if r is not None and (not isinstance(r, int) or p < r)
+        ]
+
+    def partner(self) -> np.ndarray:
+        """Engine codes per position: 0-based exit, ABSORBED_CODE, REFLECTED_CODE or NOT_SHOT_CODE."""
+        codes = {ABSORBED: ABSORBED_CODE, REFLECTED: REFLECTED_CODE, None: NOT_SHOT_CODE}
+        return np.array(
+            [r - 1 if isinstance(r, int) else codes[r] for r in self.results], dtype=np.int64
+        )
+
+    def pattern(self, unknown: str = ".") -> str:
+        """The game as a spectrum string: exit letters normalised, ``unknown`` where not shot.
+
+        When the game is complete this is the normalised spectrum that every
+        candidate has.
+        """
+        chars: list[str] = []
+        letter: dict[int, str] = {}
+        for p, r in enumerate(self.results, 1):
+            if r is None:
+                chars.append(unknown)
+            elif isinstance(r, int):
+                key = min(p, r)
+                if key not in letter:
+                    letter[key] = chr(ord("a") + len(letter))
+                chars.append(letter[key])
+            else:
+                chars.append(r)
+        return "".join(chars)
+
+    def with_result(self, position: int, result: Result | None) -> Game:
+        """This game with ``position`` set to ``result`` (None clears it).
+
+        An exit sets both ends of the pair; whatever the two positions showed
+        before is cleared first (with the other end of an old pair).  New
+        exit pairs get the first lowercase letter not used as a label.
+        """
+        self._check_position(position)
+        results = list(self.results)
+        labels = list(self.labels)
+        touched = [position] + ([result] if isinstance(result, int) else [])
+        if isinstance(result, int):
+            self._check_position(result)
+            if result == position:
+                raise DecodeError(
+                    f"position {position} cannot exit at itself: a ray that comes back "
+                    f"where it entered is reflected (R or &)"
+                )
+        elif result not in (ABSORBED, REFLECTED, None):
+            raise DecodeError(f"unknown result {result!r}: expected {ABSORBED!r}, "
+                              f"{REFLECTED!r}, an exit position or None")
+        for p in touched:
+            old = results[p - 1]
+            if isinstance(old, int):
+                results[old - 1], labels[old - 1] = None, ""
+            results[p - 1], labels[p - 1] = None, ""
+        if result is None:
+            pass
+        elif isinstance(result, int):
+            used = set(labels)
+            label = next(ch for ch in "abcdefghijklmnopqrstuvwxyz" if ch not in used)
+            results[position - 1], results[result - 1] = result, position
+            labels[position - 1] = labels[result - 1] = label
+        else:
+            results[position - 1], labels[position - 1] = result, result
+        return replace(self, results=tuple(results), labels=tuple(labels))
+
+    def _check_position(self, position: int) -> None:
+        if not isinstance(position, int) or not 1 <= position <= self.positions:
+            raise DecodeError(f"position must be in 1..{self.positions}, got {position!r}")
+
+
+def parse_game(text: str, config: Config) -> Game:
+    """Read a game in any notation (spectrum string, tokens, board diagram).
+
+    One non-blank line is a string (no whitespace inside) or tokens; more
+    lines are a diagram.  Blank text is a game with no ray shot.  Raises
+    DecodeError with a precise one-line message for malformed input.
+    """
+    lines = [line.expandtabs() for line in text.splitlines()]
+    filled = [line for line in lines if line.strip()]
+    if not filled:
+        return Game.empty(config.width)
+    if len(filled) == 1 and not BALLS_RE.match(filled[0]):
+        words = filled[0].split()
+        if len(words) == 1:
+            return _game_from_labels(config, list(words[0]), "character")
+        return _game_from_labels(config, words, "token")
+    return _parse_diagram(lines, config)
+
+
+def _game_from_labels(config: Config, labels: Sequence[str], unit: str,
+                      guess: tuple[int, ...] | None = None) -> Game:
+    """A game from one label per position (``""`` or ``.?-`` for not shot)."""
+    n = config.positions
+    if len(labels) != n:
+        raise DecodeError(
+            f"wrong number of positions: {config.name} has {n} positions "
+            f"(one {unit} each), the game has {len(labels)} {unit}s"
+        )
+    results: list[Result | None] = [None] * n
+    kept: list[str] = [""] * n
+    ends: dict[str, list[int]] = {}
+    for p, label in enumerate(labels, 1):
+        if label == "" or label in NOT_SHOT_INPUT:
+            continue
+        kept[p - 1] = label
+        if label in ABSORBED_INPUT:
+            results[p - 1] = ABSORBED
+        elif label in REFLECTED_INPUT:
+            results[p - 1] = REFLECTED
+        elif LABEL_RE.fullmatch(label):
+            ends.setdefault(label, []).append(p)
+        else:
+            raise DecodeError(
+                f"unknown {unit} {label!r} at position {p}: expected @ or H (absorbed), "
+                f"& or R (reflected), . ? or - (not shot), or a letter or digit label"
+            )
+    for label, where in ends.items():
+        if len(where) == 1:
+            raise DecodeError(
+                f"label {label!r} appears only once (position {where[0]}): "
+                f"an exit label goes at both ends of its ray"
+            )
+        if len(where) > 2:
+            raise DecodeError(
+                f"label {label!r} appears {len(where)} times (positions "
+                f"{', '.join(map(str, where))}): an exit label goes at exactly two positions"
+            )
+        p, q = where
+        results[p - 1], results[q - 1] = q, p
+    return Game(config.width, tuple(results), tuple(kept), guess)
+
+
+@dataclass
+class _Token:
+    """A whitespace-delimited word of a diagram line and its character span."""
+
+    text: str
+    start: int
+    end: int  # exclusive
+
+
+def _tokens(line: str) -> list[_Token]:
+    return [_Token(m.group(), m.start(), m.end()) for m in re.finditer(r"\S+", line)]
+
+
+def _parse_diagram(lines: list[str], config: Config) -> Game:
+    """Read a board diagram (see the module docstring)."""
+    w = config.width
+    numbered = list(enumerate(lines, 1))
+    box = [(i, line) for i, line in numbered
+           if any(t.text in CELL_TOKENS for t in _tokens(line))]
+    if not box:
+        raise DecodeError("no box found in the diagram: its rows are cells '-' or 'O'")
+    first, last = box[0][0], box[-1][0]
+    if last - first + 1 != len(box):
+        gap = next(i for i, _ in numbered[first - 1:last] if i not in {j for j, _ in box})
+        raise DecodeError(f"line {gap} interrupts the box: every box row has cells '-' or 'O'")
+    size = len(box)
+
+    # The cell columns come from the first box row; every row must match them.
+    left_labels: list[str] = []
+    right_labels: list[str] = []
+    guess: list[int] = []
+    columns: list[int] | None = None
+    for row, (i, line) in enumerate(box):
+        tokens = _tokens(line)
+        cells = [k for k, t in enumerate(tokens) if t.text in CELL_TOKENS]
+        inside = tokens[cells[0]:cells[-1] + 1]
+        stray = next((t for t in inside if t.text not in CELL_TOKENS), None)
+        if stray is not None:
+            raise DecodeError(
+                f"line {i}: unknown cell {stray.text!r} in the box "
+                f"(a cell is '-' empty or 'O' an atom of your guess)"
+            )
+        here = [t.start for t in inside]
+        if columns is None:
+            columns = here
+            if len(columns) != size:
+                raise DecodeError(
+                    f"the box has {size} rows but line {i} has {len(columns)} cells: "
+                    f"a box is square"
+                )
+        elif here != columns:
+            raise DecodeError(
+                f"the rows of the diagram do not line up: the cells of line {i} are not "
+                f"under those of line {first}"
+            )
+        for side, part in (("left", tokens[:cells[0]]), ("right", tokens[cells[-1] + 1:])):
+            if len(part) > 1:
+                raise DecodeError(
+                    f"line {i}: {len(part)} labels {side} of the box "
+                    f"({', '.join(repr(t.text) for t in part)}): one label per position"
+                )
+            (left_labels if side == "left" else right_labels).append(part[0].text if part else "")
+        guess.extend(row * size + c for c, t in enumerate(inside) if t.text == ATOM)
+    assert columns is not None
+    if size != w:
+        raise DecodeError(f"the diagram is a {size} x {size} box, {config.name} is {w} x {w}")
+
+    above = [(i, line) for i, line in numbered[:first - 1] if line.strip()]
+    below = [(i, line) for i, line in numbered[last:] if line.strip()]
+    balls = [(i, m) for i, line in below if (m := BALLS_RE.match(line))]
+    if balls:
+        i, match = balls[0]
+        if int(match.group(1)) != config.atoms:
+            raise DecodeError(
+                f"line {i}: the diagram says there are {match.group(1)} balls in the box, "
+                f"{config.name} has {config.atoms} atoms"
+            )
+        below = [(j, line) for j, line in below if j != i]
+    for where, rows in (("above", above), ("below", below)):
+        if len(rows) > 1:
+            raise DecodeError(
+                f"line {rows[1][0]}: unexpected text {where} the box: "
+                f"one line of labels goes {where} it"
+            )
+    top = _label_row(above[0] if above else None, columns, "above")
+    bottom = _label_row(below[0] if below else None, columns, "below")
+
+    labels = [""] * (4 * w)
+    for k in range(w):
+        labels[k] = left_labels[k]                 # left side, line k+1
+        labels[w + k] = bottom[k]                  # bottom side, column k+1
+        labels[3 * w - 1 - k] = right_labels[k]    # right side, line k+1
+        labels[4 * w - 1 - k] = top[k]             # top side, column k+1
+    return _game_from_labels(config, labels, "label", tuple(guess) if guess else None)
+
+
+def _label_row(numbered_line: tuple[int, str] | None, columns: list[int], where: str) -> list[str]:
+    """The labels of the row above or below the box, one per box column ("" when blank)."""
+    labels = [""] * len(columns)
+    if numbered_line is None:
+        return labels
+    i, line = numbered_line
+    for token in _tokens(line):
+        covered = [k for k, c in enumerate(columns) if token.start <= c < token.end]
+        if not covered:
+            raise DecodeError(
+                f"line {i}: label {token.text!r} is not {where} a column of the box "
+                f"(the rows of the diagram do not line up)"
+            )
+        if len(covered) > 1:
+            raise DecodeError(
+                f"line {i}: label {token.text!r} spans {len(covered)} columns of the box; "
+                f"separate the labels with spaces"
+            )
+        labels[covered[0]] = token.text
+    return labels
+
+
+def parse_guess(text: str, config: Config) -> Atoms:
+    """A guessed molecule given as its number or its W*W-character string."""
+    text = text.strip()
+    try:
+        if text.isdigit():
+            return atoms_of(config, int(text))
+        return atoms_from_string(config, text)
+    except ValueError as error:
+        raise DecodeError(f"bad guess {text!r}: {error}") from None
+
+
+# ---------------------------------------------------------------------------
+# Fast tracing of chosen positions by line and column bitmasks
+
+
+@dataclass(frozen=True)
+class _MaskTables:
+    """Lookup tables of one width for ``trace_positions``.
+
+    A ray moves along an *axis* (0: along a line, 1: down or up a column);
+    ``along`` is its coordinate on that axis and ``across`` the index of the
+    line (axis 0) or column (axis 1) it travels in; both run 0..W+1, 0 and
+    W+1 being the perimeter.
+    """
+
+    side: int
+    above: np.ndarray  # above[a]: the bits > a
+    below: np.ndarray  # below[a]: the bits < a
+    lowest: np.ndarray  # lowest[v]: index of the lowest set bit of v
+    highest: np.ndarray  # highest[v]: index of the highest set bit of v
+    exit_position: np.ndarray  # [axis, along, across]: 0-based position of a perimeter cell
+    start: np.ndarray  # per 0-based position: axis, along, across, step
+
+
+@cache
+def _mask_tables(width: int) -> _MaskTables:
+    side = width + 2
+    full = (1 << side) - 1
+    above = np.array([full & ~((2 << a) - 1) for a in range(side)], dtype=np.int32)
+    below = np.array([(1 << a) - 1 for a in range(side)], dtype=np.int32)
+    values = np.arange(1 << side, dtype=np.int64)
+    lowest = np.zeros(1 << side, dtype=np.int32)
+    highest = np.zeros(1 << side, dtype=np.int32)
+    lowest[1:] = np.log2((values & -values)[1:]).astype(np.int32)
+    highest[1:] = np.floor(np.log2(values[1:])).astype(np.int32)
+    exit_position = np.full((2, side, side), -1, dtype=np.int64)
+    for line in range(side):
+        for column in range(side):
+            if (line in (0, side - 1)) != (column in (0, side - 1)):
+                p = position_at(width, (line, column)) - 1
+                exit_position[0, column, line] = p
+                exit_position[1, line, column] = p
+    start = np.empty((4 * width, 4), dtype=np.int64)
+    for p in range(4 * width):
+        (line, column), (dl, dc) = entry(width, p + 1)
+        start[p] = (0, column, line, dc) if dl == 0 else (1, line, column, dl)
+    return _MaskTables(side, above, below, lowest, highest, exit_position, start)
+
+
+def molecule_masks(config: Config, atoms: np.ndarray) -> np.ndarray:
+    """Per molecule, shape (k, 2, W+2): line bitmasks (bit = column), then column bitmasks."""
+    w, side = config.width, config.width + 2
+    k = len(atoms)
+    atoms = np.asarray(atoms, dtype=np.int32)
+    line, column = atoms // w + 1, atoms % w + 1
+    base = (np.arange(k, dtype=np.int32) * (2 * side))[:, None]
+    # Atoms are distinct, so the bits added into one mask are distinct: a sum is an OR.
+    where = np.concatenate([(base + line).ravel(), (base + side + column).ravel()])
+    bits = np.concatenate([np.left_shift(1, column).ravel(), np.left_shift(1, line).ravel()])
+    masks = np.bincount(where, weights=bits, minlength=k * 2 * side)
+    return masks.astype(np.int32).reshape(k, 2, side)
+
+
+def trace_positions(config: Config, masks: np.ndarray, positions: Sequence[int] | np.ndarray,
+                    molecules: np.ndarray | None = None) -> np.ndarray:
+    """Partner codes, shape (k, len(positions)), of rays from 0-based ``positions``.
+
+    ``masks`` come from ``molecule_masks``; ``molecules`` optionally picks
+    rows of it (default: all).  A code is the 0-based exit position,
+    ABSORBED_CODE or REFLECTED_CODE, exactly as ``engine.trace_batch``.
+    """
+    t = _mask_tables(config.width)
+    side = t.side
+    positions = np.asarray(positions, dtype=np.int64)
+    chosen = np.arange(len(masks)) if molecules is None else np.asarray(molecules)
+    k, npos = len(chosen), len(positions)
+    flat = masks.reshape(-1)
+    partner = np.empty(k * npos, dtype=np.int64)
+
+    ray = np.arange(k * npos)
+    start = t.start[positions][ray % npos]
+    molecule_base = chosen[ray // npos] * (2 * side)
+    axis, along, across, step = start[:, 0], start[:, 1], start[:, 2], start[:, 3]
+    for _ in range(2 * config.cells + 2):
+        if len(ray) == 0:
+            return partner.reshape(k, npos)
+        # The first cell ahead with an atom in it or beside the travel line.
+        at = molecule_base + axis * side + across
+        here, before, after = flat[at], flat[at - 1], flat[at + 1]
+        band = here | before | after
+        forward = step > 0
+        beyond = band & np.where(forward, t.above[along], t.below[along])
+        free = beyond == 0
+        if free.any():
+            edge = np.where(forward[free], side - 1, 0)
+            partner[ray[free]] = t.exit_position[axis[free], edge, across[free]]
+            keep = ~free
+            ray, molecule_base, axis, across, step = (
+                ray[keep], molecule_base[keep], axis[keep], across[keep], step[keep])
+            here, before, after, beyond, forward = (
+                here[keep], before[keep], after[keep], beyond[keep], forward[keep])
+        x = np.where(forward, t.lowest[beyond], t.highest[beyond])
+        cell = x - step  # where the ray stands when it sees the atom
+        bit = np.left_shift(1, x).astype(np.int32)
+        ahead = (here & bit) != 0
+        side_before, side_after = (before & bit) != 0, (after & bit) != 0
+        at_edge = (cell == 0) | (cell == side - 1)
+        reflected = ~ahead & ((side_before & side_after) | (at_edge & (side_before | side_after)))
+        partner[ray[ahead]] = ABSORBED_CODE
+        partner[ray[reflected]] = REFLECTED_CODE
+        turning = ~(ahead | reflected)
+        ray, molecule_base, axis, across, cell = (
+            ray[turning], molecule_base[turning], axis[turning], across[turning], cell[turning])
+        # Turn away from the one atom, and move one cell without looking.
+        step = np.where(side_before[turning], 1, -1)
+        axis, along, across = 1 - axis, across + step, cell
+        out = (along == 0) | (along == side - 1)
+        if out.any():
+            partner[ray[out]] = t.exit_position[axis[out], along[out], across[out]]
+            keep = ~out
+            ray, molecule_base, axis, along, across, step = (
+                ray[keep], molecule_base[keep], axis[keep], along[keep], across[keep], step[keep])
+    raise RayLoopError(f"{config.name}: {len(ray)} rays did not end")
+
+
+# ---------------------------------------------------------------------------
+# Enumerating molecules in number order
+
+
+def molecule_batches(config: Config, size: int = BATCH,
+                     cells: Sequence[int] | np.ndarray | None = None) -> Iterator[np.ndarray]:
+    """Atom cells (uint8, shape (k, N), k <= size) of every molecule, in number order.
+
+    With ``cells`` (sorted), only the molecules whose atoms are all among
+    them.  Molecules sharing their first atoms are consecutive in number
+    order, so a batch is a run of such prefixes completed with numpy.
+    """
+    allowed = np.arange(config.cells) if cells is None else np.asarray(cells)
+    for combination in _combination_batches(len(allowed), config.atoms, size):
+        yield allowed[combination].astype(np.uint8)
+
+
+def _combination_batches(m: int, n: int, size: int) -> Iterator[np.ndarray]:
+    """``itertools.combinations(range(m), n)`` as int16 arrays of at most ``size`` rows."""
+
+    def complete(prefixes: list[tuple[int, ...]]) -> np.ndarray:
+        rows = np.array(prefixes, dtype=np.int16)
+        for j in range(rows.shape[1], n):
+            last = rows[:, -1].astype(np.int64)
+            counts = m - n + j - last  # the next cell runs from last + 1 to m - n + j
+            starts = np.cumsum(counts) - counts
+            offsets = np.arange(counts.sum()) - np.repeat(starts, counts)
+            new = np.repeat(last, counts) + 1 + offsets
+            rows = np.column_stack([np.repeat(rows, counts, axis=0), new.astype(np.int16)])
+        return rows
+
+    def walk(prefix: tuple[int, ...]) -> Iterator[np.ndarray]:
+        j = len(prefix)
+        group: list[tuple[int, ...]] = []
+        total = 0
+        for cell in range(prefix[-1] + 1 if prefix else 0, m - n + j + 1):
+            count = comb(m - 1 - cell, n - j - 1)
+            if count > size:
+                if group:
+                    yield complete(group)
+                    group, total = [], 0
+                yield from walk(prefix + (cell,))
+                continue
+            if total + count > size:
+                yield complete(group)
+                group, total = [], 0
+            group.append(prefix + (cell,))
+            total += count
+        if group:
+            yield complete(group)
+
+    if n <= m:
+        yield from walk(())
+
+
+# ---------------------------------------------------------------------------
+# Candidates
+
+
+@dataclass
+class Candidates:
+    """The molecules that agree with a game.
+
+    ``numbers`` (sorted, int64) and ``atoms`` (uint8, shape (k, N)) are
+    None when no ray is shown: then every molecule is a candidate and they
+    are not listed.  ``source`` says where they came from: ``"store"``,
+    ``"computed"`` or ``"all"``.
+    """
+
+    config: Config
+    numbers: np.ndarray | None
+    atoms: np.ndarray | None
+    source: str
+
+    @property
+    def every_molecule(self) -> bool:
+        """True when no ray is shown: every molecule of the configuration."""
+        return self.numbers is None
+
+    @property
+    def count(self) -> int:
+        """How many molecules agree."""
+        return self.config.nb_mol if self.numbers is None else len(self.numbers)
+
+    def __len__(self) -> int:
+        return self.count
+
+    def molecules(self, limit: int | None = None) -> list[tuple[int, str]]:
+        """(number, molecule string) of the first ``limit`` candidates (all by default)."""
+        if self.numbers is None or self.atoms is None:
+            numbers = range(1, min(self.config.nb_mol, limit or self.config.nb_mol) + 1)
+            return [(k, molecule_string(self.config, atoms_of(self.config, k))) for k in numbers]
+        end = len(self.numbers) if limit is None else min(limit, len(self.numbers))
+        return [(int(k), molecule_string(self.config, a))
+                for k, a in zip(self.numbers[:end], self.atoms[:end].tolist())]
+
+    def batches(self, size: int) -> Iterator[np.ndarray]:
+        """The candidates' atom cells, ``size`` molecules at a time."""
+        if self.atoms is None:
+            yield from molecule_batches(self.config, size)
+        else:
+            for i in range(0, len(self.atoms), size):
+                yield self.atoms[i:i + size]
+
+    def __contains__(self, atoms: object) -> bool:
+        if self.numbers is None:
+            return True
+        number = number_of(self.config, atoms)  # type: ignore[arg-type]
+        i = np.searchsorted(self.numbers, number)
+        return bool(i < len(self.numbers) and self.numbers[i] == number)
+
+
+def _check(game: Game, config: Config) -> None:
+    if game.width != config.width:
+        raise DecodeError(f"the game is for a {game.width} x {game.width} box, "
+                          f"{config.name} is {config.width} x {config.width}")
+
+
+def _tick(stop: Stop | None, progress: Progress | None, done: int, total: int) -> None:
+    if stop is not None and stop.is_set():
+        raise DecodeCancelled()
+    if progress is not None:
+        progress(done, total)
+
+
+def candidates(config: Config, game: Game, *, source: Source = "auto",
+               within: Candidates | None = None, progress: Progress | None = None,
+               stop: Stop | None = None) -> Candidates:
+    """Every molecule of ``config`` whose rays agree with every shown ray of ``game``.
+
+    ``source``: ``"store"`` reads the explored configuration from the open
+    database, ``"compute"`` traces the molecules directly, ``"auto"`` uses
+    the store when ``bbcore.store.db`` is open and the configuration is
+    explored completely.  ``within`` narrows earlier candidates (of a game
+    with fewer rays shown) instead of starting over.  ``progress`` and
+    ``stop`` are checked between batches (DecodeCancelled on stop).
+    """
+    _check(game, config)
+    if not game.shown:
+        return within if within is not None else Candidates(config, None, None, "all")
+    if within is not None and not within.every_molecule:
+        assert within.numbers is not None and within.atoms is not None
+        keep = _agreeing(config, within.atoms, game.rays())
+        return Candidates(config, within.numbers[keep], within.atoms[keep], within.source)
+    if source == "auto":
+        source = "store" if is_explored(config) else "compute"
+    if source == "store":
+        return _stored_candidates(config, game)
+    return _computed_candidates(config, game, progress, stop)
+
+
+def _agreeing(config: Config, atoms: np.ndarray, rays: list[tuple[int, Result]]) -> np.ndarray:
+    """Indexes of the molecules (atom cells) whose rays give every result of ``rays``."""
+    masks = molecule_masks(config, atoms)
+    keep = np.arange(len(atoms))
+    for position, result in rays:
+        if len(keep) == 0:
+            break
+        code = result - 1 if isinstance(result, int) else (
+            ABSORBED_CODE if result == ABSORBED else REFLECTED_CODE)
+        partner = trace_positions(config, masks, [position - 1], keep)[:, 0]
+        keep = keep[partner == code]
+    return keep
+
+
+def excluded_cells(config: Config, game: Game) -> list[int]:
+    """Cells that no candidate can have an atom in, read from the shown rays' entries.
+
+    A ray that comes out found its first cell and both front diagonals
+    empty, at both ends; a reflected ray found its first cell empty.
+    """
+    w = config.width
+    excluded: set[int] = set()
+    for position, result in enumerate(game.results, 1):
+        if result is None or result == ABSORBED:
+            continue
+        (line, column), (dl, dc) = entry(w, position)
+        first = (line + dl, column + dc)
+        near = [first] if result == REFLECTED else [
+            first, (first[0] + dc, first[1] + dl), (first[0] - dc, first[1] - dl)]
+        excluded.update((l - 1) * w + c - 1 for l, c in near if 1 <= l <= w and 1 <= c <= w)
+    return sorted(excluded)
+
+
+def _computed_candidates(config: Config, game: Game, progress: Progress | None,
+                         stop: Stop | None) -> Candidates:
+    allowed = np.setdiff1d(np.arange(config.cells), excluded_cells(config, game))
+    total = comb(len(allowed), config.atoms)
+    if total > DIRECT_LIMIT:
+        raise DecodeError(
+            f"{config.name}: {total:,} molecules to try, too many to decode without "
+            f"exploring the configuration (the limit is {DIRECT_LIMIT:,})"
+        )
+    rays = game.rays()
+    found: list[np.ndarray] = [np.empty((0, config.atoms), dtype=np.uint8)]
+    done = 0
+    for atoms in molecule_batches(config, BATCH, allowed):
+        _tick(stop, progress, done, total)
+        found.append(atoms[_agreeing(config, atoms, rays)])
+        done += len(atoms)
+    _tick(stop, progress, total, total)
+    atoms = np.concatenate(found)
+    return Candidates(config, numbers_of(config, atoms.astype(np.int64)), atoms, "computed")
+
+
+def is_explored(config: Config) -> bool:
+    """Whether the open database (if any) holds the whole configuration."""
+    from bbcore.store import config_row, db
+
+    if db.database is None:
+        return False
+    row = config_row(config)
+    return row is not None and bool(row.complete)
+
+
+def _stored_candidates(config: Config, game: Game) -> Candidates:
+    """Candidates read from the Molecules table of an explored configuration."""
+    from peewee import Expression
+
+    from bbcore.store import Molecule, db
+
+    where = Molecule.config == config.name
+    if game.complete:
+        query = (Molecule.select(Molecule.number)
+                 .where(where & (Molecule.spectrum == game.pattern())).order_by(Molecule.number))
+        numbers = np.array([row[0] for row in db.execute(query).fetchall()], dtype=np.int64)
+    else:
+        pattern = "".join("?" if r is None else "[a-z]" if isinstance(r, int) else r
+                          for r in game.results)
+        query = (Molecule.select(Molecule.number, Molecule.spectrum)
+                 .where(where & Expression(Molecule.spectrum, "GLOB", pattern))
+                 .order_by(Molecule.number))
+        rows = db.execute(query).fetchall()
+        numbers = np.array([row[0] for row in rows], dtype=np.int64)
+        spectra = np.frombuffer("".join(row[1] for row in rows).encode("ascii"),
+                                dtype=np.uint8).reshape(len(rows), config.positions)
+        keep = np.ones(len(rows), dtype=bool)
+        for p, q in game.rays():
+            if isinstance(q, int):
+                keep &= spectra[:, p - 1] == spectra[:, q - 1]
+        numbers = numbers[keep]
+    atoms = atoms_of_numbers(config, numbers).astype(np.uint8)
+    return Candidates(config, numbers, atoms, "store")
+
+
+# ---------------------------------------------------------------------------
+# Atom probabilities
+
+
+def atom_counts(cands: Candidates) -> np.ndarray:
+    """For each cell, shape (W, W), how many candidates have an atom there."""
+    config = cands.config
+    if cands.atoms is None:
+        counts = np.full(config.cells, comb(config.cells - 1, config.atoms - 1), dtype=np.int64)
+    else:
+        counts = np.bincount(cands.atoms.ravel(), minlength=config.cells).astype(np.int64)
+    return counts.reshape(config.width, config.width)
+
+
+def probabilities(cands: Candidates) -> np.ndarray:
+    """For each cell, shape (W, W), the fraction of candidates with an atom there.
+
+    Every candidate is taken as equally likely; all zeros when there is no
+    candidate.
+    """
+    counts = atom_counts(cands)
+    return counts / cands.count if cands.count else counts.astype(float)
+
+
+def doubtful_cells(cands: Candidates) -> list[int]:
+    """Cells (0-based) holding an atom in some candidates but not all."""
+    counts = atom_counts(cands).ravel()
+    return [int(c) for c in np.flatnonzero((counts > 0) & (counts < cands.count))]
+
+
+# ---------------------------------------------------------------------------
+# Next shots
+
+
+@dataclass(frozen=True)
+class NextShot:
+    """What shooting one position would tell, over the current candidates.
+
+    ``outcomes`` pairs each possible result with how many candidates give
+    it, most frequent first; ``remaining`` is the expected number of
+    candidates left after the shot (sum of n^2 / N), ``information`` the
+    expected information in bits (the entropy of the outcomes).
+    """
+
+    position: int
+    outcomes: tuple[tuple[Result, int], ...]
+    remaining: float
+    information: float
+
+    @property
+    def splits(self) -> bool:
+        """Whether the shot can tell some candidates apart."""
+        return len(self.outcomes) > 1
+
+
+def shot_cost(cands: Candidates, game: Game) -> int:
+    """Rays ``next_shots`` would trace: candidates x positions not shot."""
+    return cands.count * len(game.unknown)
+
+
+def next_shots(config: Config, game: Game, cands: Candidates, *, by: Ranking = "remaining",
+               progress: Progress | None = None, stop: Stop | None = None) -> list[NextShot]:
+    """Every position not shot yet, best first, with its outcomes over the candidates.
+
+    ``by="remaining"`` ranks by the expected number of candidates left
+    (fewest first), ``by="information"`` by expected information (most
+    first); ties go to the other figure, then to the lower position.
+    """
+    _check(game, config)
+    if by not in ("remaining", "information"):
+        raise DecodeError(f"unknown ranking {by!r}: expected 'remaining' or 'information'")
+    unknown = np.array(game.unknown, dtype=np.int64) - 1
+    if len(unknown) == 0 or cands.count == 0:
+        return []
+    width = config.positions + 2  # codes -2..4W-1 shifted to 0..4W+1
+    counts = np.zeros(len(unknown) * width, dtype=np.int64)
+    offsets = (np.arange(len(unknown)) * width)[None, :]
+    size = max(1, _RAYS_PER_BATCH // len(unknown))
+    done = 0
+    for atoms in cands.batches(size):
+        _tick(stop, progress, done, cands.count)
+        partner = trace_positions(config, molecule_masks(config, atoms), unknown)
+        counts += np.bincount((partner + 2 + offsets).ravel(), minlength=len(counts))
+        done += len(atoms)
+    _tick(stop, progress, done, cands.count)
+
+    total = cands.count
+    shots = []
+    for i, position in enumerate(unknown + 1):
+        row = counts[i * width:(i + 1) * width]
+        outcomes = sorted(((_result_of_code(code - 2), int(n)) for code, n in enumerate(row) if n),
+                          key=lambda o: (-o[1], _outcome_order(o[0])))
+        fractions = np.array([n for _, n in outcomes], dtype=float) / total
+        shots.append(NextShot(
+            position=int(position),
+            outcomes=tuple(outcomes),
+            remaining=float((fractions * fractions).sum() * total),
+            information=float(max(0.0, -(fractions * np.log2(fractions)).sum())),
+        ))
+    if by == "remaining":
+        shots.sort(key=lambda s: (round(s.remaining, 9), -round(s.information, 9), s.position))
+    else:
+        shots.sort(key=lambda s: (-round(s.information, 9), round(s.remaining, 9), s.position))
+    return shots
+
+
+def _result_of_code(code: int) -> Result:
+    if code == ABSORBED_CODE:
+        return ABSORBED
+    if code == REFLECTED_CODE:
+        return REFLECTED
+    return code + 1
+
+
+def _outcome_order(result: Result) -> tuple[int, int]:
+    return (0, 0) if result == ABSORBED else (1, 0) if result == REFLECTED else (2, int(result))
+
+
+def is_ambiguous(cands: Candidates, shots: Iterable[NextShot]) -> bool:
+    """Whether several candidates remain and no ray left can tell them apart."""
+    return cands.count > 1 and not any(shot.splits for shot in shots)
+
+
+# ---------------------------------------------------------------------------
+# Checking a guess
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """Whether a guessed molecule agrees with a game.
+
+    ``contradiction`` is (position, shown result, the guess's result) for
+    the first shown ray the guess contradicts; ``others`` how many other
+    molecules agree with the game too (None when not known).
+    """
+
+    consistent: bool
+    contradiction: tuple[int, Result, Result] | None
+    others: int | None
+    message: str
+
+
+def check_guess(config: Config, game: Game, guess: Iterable[int],
+                cands: Candidates | None = None) -> Verdict:
+    """Check a guessed molecule (atom cells) against every shown ray of ``game``.
+
+    With ``cands`` (the game's candidates), a consistent guess is also told
+    whether it is the only molecule that agrees.
+    """
+    _check(game, config)
+    cells = tuple(sorted(set(guess)))
+    if len(cells) != config.atoms:
+        raise DecodeError(f"the guess has {len(cells)} atoms, {config.name} has {config.atoms}")
+    if not all(0 <= c < config.cells for c in cells):
+        raise DecodeError(f"a guess's cells are in 0..{config.cells - 1}")
+    for position, shown in game.rays():
+        ray = trace(config.width, cells, position)
+        actual: Result = (ABSORBED if ray.result == "absorbed" else
+                          REFLECTED if ray.result == "reflected" else int(ray.exit or 0))
+        if actual != shown:
+            return Verdict(False, (position, shown, actual), None,
+                           f"the guess contradicts position {position}: the game shows "
+                           f"{describe(shown)}, the guess gives {describe(actual)}")
+    if cands is None:
+        return Verdict(True, None, None, "the guess agrees with every shown ray")
+    others = cands.count - 1
+    if others == 0:
+        message = "the guess agrees with every shown ray and is the only molecule that does"
+    else:
+        message = (f"the guess agrees with every shown ray, but so do {others:,} other "
+                   f"molecule{'s' if others > 1 else ''}: it is not proved yet")
+    return Verdict(True, None, others, message)
+
+
+def information_bits(count: int) -> float:
+    """Bits still needed to single out one of ``count`` equally likely candidates."""
+    return math.log2(count) if count > 0 else 0.0
