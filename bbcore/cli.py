@@ -26,6 +26,13 @@ class CLIError(Exception):
 USER_ERRORS: tuple[type[Exception], ...] = (CLIError, ConfigError, StoreError)
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """An ArgumentParser whose errors are one line (usage is in ``--help``)."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+
+
 def config_arg(text: str) -> Config:
     """argparse type for ``AN_BW``."""
     try:
@@ -43,7 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
     """The parser with every registered command."""
     from bbcore import cli_commands
 
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="bbcore",
         description="Explore Black Box configurations exhaustively and query the results.",
         epilog=f"database: --db PATH, else $BBTUI_DB, else {default_path()}",

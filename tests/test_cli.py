@@ -1,0 +1,169 @@
+"""The bbcore command line: real output, and one-line errors for bad input."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bbcore.cli import main
+from bbcore.config import Config
+from bbcore.explore import explore
+from bbcore.store import db
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def bbcore(*args: str, stdin: str | None = None, env: dict | None = None):
+    """Run the real command in a subprocess (stderr as the user sees it)."""
+    return subprocess.run([sys.executable, "-m", "bbcore", *args], capture_output=True, text=True,
+                          input=stdin, env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})},
+                          cwd=ROOT)
+
+
+def one_line_error(result, *words: str) -> None:
+    """A non-zero exit with exactly one line on stderr containing ``words``."""
+    assert result.returncode != 0, result.stdout
+    assert result.stderr.count("\n") == 1, result.stderr
+    assert "Traceback" not in result.stderr
+    for word in words:
+        assert word in result.stderr, result.stderr
+
+
+@pytest.fixture(scope="module")
+def explored(tmp_path_factory) -> Path:
+    """A database with A3_B4 and A4_B4 explored."""
+    path = tmp_path_factory.mktemp("cli") / "db.sqlite"
+    explore(Config(3, 4), path)
+    explore(Config(4, 4), path)
+    return path
+
+
+def test_show_prints_the_spec_worked_example(capsys, tmp_path):
+    assert main(["--db", str(tmp_path / "none.sqlite"), "show", "A2_B4", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "A2_B4 #2  canonical 2 (id)  spectrum @&ab@&@cbac@&@&@" in out
+    assert "  @ & @ &\n@ O - O - @\n& - - - - c\na - - - - a\nb - - - - b\n  @ & @ c\n" in out
+    assert "absorbed   6  (max length 3, max turns 0, total length 7, total turns 0)" in out
+    assert "reflected  4  (edge 3, deep 1; max length 3, max turns 0" in out
+    assert "out pairs  3  (max length 4, max turns 1, total length 11, total turns 1)" in out
+    assert not (tmp_path / "none.sqlite").exists()  # show never creates a database
+
+
+def test_show_from_store_by_spectrum_and_range(capsys, explored):
+    assert main(["--db", str(explored), "show", "A3_B4", "--spectrum", "@&&@@&@&@aa@&@&@"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("A3_B4 #") == 2 and "(computed" not in out
+    assert main(["--db", str(explored), "show", "A3_B4", "--from", "1", "--to", "3"]) == 0
+    out = capsys.readouterr().out
+    assert [line.split()[1] for line in out.splitlines() if line.startswith("A3_B4 #")] == [
+        "#1", "#2", "#3"]
+
+
+def test_show_draws_a_ray(capsys, tmp_path):
+    assert main(["--db", str(tmp_path / "x.sqlite"), "show", "A2_B4", "2", "--ray", "4"]) == 0
+    out = capsys.readouterr().out
+    assert "ray from position 4" in out
+
+
+def test_groups_and_status(capsys, explored):
+    assert main(["--db", str(explored), "groups", "A4_B4"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "A4_B4: 11 families of spectral groups (transform id)"
+    assert len([line for line in out[3:] if line.strip()]) == 11
+    assert main(["--db", str(explored), "groups", "A4_B4", "--all", "--size", "3"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "A4_B4: 8 spectral groups of size 3"
+    assert all(line.split()[0] == "3" for line in out[3:])
+    assert main(["--db", str(explored), "status"]) == 0
+    out = capsys.readouterr().out
+    assert "A4_B4   1,820      1,820   complete  66" in out
+
+
+def test_explore_prints_plain_progress_when_not_a_terminal(tmp_path):
+    result = bbcore("--db", str(tmp_path / "db.sqlite"), "explore", "a3_b4")
+    assert result.returncode == 0, result.stderr
+    assert "A3_B4 complete: 560 molecules, 4 ambiguous spectra (1 up to symmetry)" in result.stdout
+    lines = result.stderr.splitlines()
+    assert 2 <= len(lines) <= 14 and lines[-1].startswith("A3_B4 complete: 560/560 (100.0%)")
+    again = bbcore("--db", str(tmp_path / "db.sqlite"), "explore", "A3_B4")
+    assert again.returncode == 0 and "already complete" in again.stdout
+
+
+def test_reset_needs_confirmation_off_a_terminal(tmp_path):
+    path = tmp_path / "db.sqlite"
+    explore(Config(3, 4), path)
+    one_line_error(bbcore("--db", str(path), "reset", "A3_B4"), "--yes")
+    done = bbcore("--db", str(path), "reset", "A3_B4", "--yes")
+    assert done.returncode == 0 and "560 molecules deleted" in done.stdout
+    with sqlite3.connect(path) as connection:
+        assert connection.execute("SELECT COUNT(*) FROM Molecules").fetchone() == (0,)
+        assert connection.execute("SELECT COUNT(*) FROM Configurations").fetchone() == (0,)
+
+
+@pytest.mark.parametrize("config, words", [
+    ("A4B8", ["invalid configuration", "AN_BW"]),
+    ("A4_B14", ["width must be between 2 and 13"]),
+    ("A0_B8", ["number of atoms must be between 1 and 63"]),
+    ("A16_B4", ["number of atoms must be between 1 and 15"]),
+])
+def test_a_bad_configuration_is_one_line(tmp_path, config, words):
+    one_line_error(bbcore("--db", str(tmp_path / "db.sqlite"), "explore", config), *words)
+    assert not (tmp_path / "db.sqlite").exists()
+
+
+def test_an_unexplored_configuration_is_one_line(explored):
+    one_line_error(bbcore("--db", str(explored), "groups", "A2_B5"), "not explored",
+                   "bbcore explore A2_B5")
+    one_line_error(bbcore("--db", str(explored), "show", "A2_B5", "--spectrum", "@" * 20),
+                   "not explored")
+
+
+def test_a_file_that_is_not_a_database_is_never_changed(tmp_path):
+    bogus = tmp_path / "notes.sqlite"
+    bogus.write_bytes(b"my precious notes\n" * 100)
+    for args in (["status"], ["explore", "A3_B4"], ["groups", "A3_B4"], ["reset", "A3_B4", "--yes"]):
+        one_line_error(bbcore("--db", str(bogus), *args), "not a bbtui database")
+    assert bogus.read_bytes() == b"my precious notes\n" * 100
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.sqlite"]
+
+
+def test_a_corrupt_database_is_one_line(tmp_path):
+    path = tmp_path / "db.sqlite"
+    explore(Config(3, 4), path)
+    data = bytearray(path.read_bytes())
+    data[100:4096] = b"\xff" * (4096 - 100)  # the schema page
+    path.write_bytes(bytes(data))
+    one_line_error(bbcore("--db", str(path), "status"), str(path))
+
+
+def test_a_missing_folder_or_database_is_one_line(tmp_path):
+    one_line_error(bbcore("--db", str(tmp_path / "no" / "such" / "db.sqlite"), "explore", "A3_B4"),
+                   "does not exist")
+    one_line_error(bbcore("--db", str(tmp_path / "absent.sqlite"), "status"), "no database at")
+    assert not (tmp_path / "absent.sqlite").exists()
+
+
+def test_a_locked_database_is_one_line(tmp_path):
+    path = tmp_path / "db.sqlite"
+    explore(Config(3, 4), path)
+    db.close()
+    # An exclusive-mode writer keeps even WAL readers out.
+    locker = sqlite3.connect(path, isolation_level=None)
+    locker.execute("PRAGMA locking_mode=EXCLUSIVE")
+    locker.execute("BEGIN EXCLUSIVE")
+    try:
+        one_line_error(bbcore("--db", str(path), "status"), "locked")
+    finally:
+        locker.execute("ROLLBACK")
+        locker.close()
+
+
+def test_every_command_has_help():
+    for command in ("explore", "reset", "spectrums", "status", "show", "groups", "report", "export"):
+        result = bbcore(command, "--help")
+        assert result.returncode == 0 and "usage: bbcore" in result.stdout, command
