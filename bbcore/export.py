@@ -49,14 +49,16 @@ Row = tuple[int | str | None, ...]
 
 
 def iter_rows(config: Config, table: Table) -> Iterator[Row]:
-    """The rows of a table of a complete configuration, one at a time, in the order of COLUMNS."""
+    """The rows of a table of a complete configuration, one at a time, in the order of COLUMNS.
+
+    Completeness is checked at once, before any row (or header) is asked for.
+    """
     require_complete(config)
     if table == "report":
-        for row in iter_report_rows(ambiguity_report(config)):
-            yield tuple(row[c] for c in REPORT_COLUMNS)
-        return
+        report = ambiguity_report(config)
+        return (tuple(row[c] for c in REPORT_COLUMNS) for row in iter_report_rows(report))
     # Iterating the cursor steps SQLite one row at a time: nothing is fetched ahead.
-    yield from db.execute_sql(SQL[table], (config.name,))
+    return iter(db.execute_sql(SQL[table], (config.name,)))
 
 
 def write_csv(columns: Iterable[str], rows: Iterable[Row], out: TextIO) -> int:
