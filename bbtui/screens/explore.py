@@ -43,6 +43,11 @@ class ExploreScreen(Screen):
         Binding("escape", "leave_input", "Table", show=False),
     ]
 
+    def __init__(self) -> None:
+        """The screen; the table is filled on mount."""
+        super().__init__()
+        self.states: dict[str, ConfigState] = {}
+
     @property
     def bb_app(self) -> BlackBoxApp:
         """The app, typed."""
@@ -92,7 +97,8 @@ class ExploreScreen(Screen):
         table = self.table
         selected = self.selected
         table.clear()
-        for state in config_states():
+        self.states = {state.config.name: state for state in config_states()}
+        for state in self.states.values():
             table.add_row(*self.row_cells(state), key=state.config.name)
         if selected is not None:
             self.select(selected)
@@ -190,8 +196,12 @@ class ExploreScreen(Screen):
         exploring = self.bb_app.exploring
         if action == "pause":
             return exploring is not None
-        if action in ("start", "restart"):
-            return exploring is None and self.selected is not None
+        selected = self.selected
+        state = self.states.get(selected.name) if selected is not None else None
+        if action == "start":
+            return exploring is None and state is not None and not state.complete
+        if action == "restart":
+            return exploring is None and state is not None and (state.done > 0 or state.complete)
         return True
 
     def action_start(self) -> None:

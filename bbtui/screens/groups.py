@@ -100,6 +100,9 @@ class GroupsScreen(Screen):
         for key, label in (("index", "#"), ("size", "mol"), ("canonical", "canonical"),
                            ("transform", "transform"), ("diff", "diff"), ("spectrum", "spectrum")):
             self.table.add_column(label, key=key)
+        # header, summary, table heading and footer take 4 lines; fit_page corrects it
+        self.page_size = max(3, self.app.size.height - 4)
+        self.load(0)
         self.call_after_refresh(self.fit_page)
 
     def on_resize(self) -> None:
@@ -113,7 +116,8 @@ class GroupsScreen(Screen):
     def fit_page(self) -> None:
         """Size the page to the table and show the page holding the cursor's group."""
         height = self.table.size.height
-        self.page_size = max(3, height - 1) if height else 10
+        if height:
+            self.page_size = max(3, height - 1)
         cursor = self.first + max(self.table.cursor_row, 0)
         self.load(cursor - cursor % self.page_size, cursor)
 
