@@ -1,0 +1,149 @@
+"""Shared fixtures: a molecule's full record computed from the spec's rules alone.
+
+The record has the layout of ``GroupBatch.rows()``: config, number,
+canonical_number, molecule, spectrum, transform, then the 17 statistics.
+It is built only from the reference modules (``rays``, ``numbering``,
+``geometry``), so any fast path can be compared with it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import cache
+
+import pytest
+from hypothesis import strategies as st
+
+from bbcore import engine, rays
+from bbcore.config import Config
+from bbcore.geometry import TRANSFORM_NAMES, transform_atoms
+from bbcore.numbering import atoms_of, molecule_string, number_of
+
+Record = tuple
+"""config, number, canonical_number, molecule, spectrum, transform, 17 statistics."""
+
+
+def reference_rays(config: Config, atoms: tuple[int, ...]) -> list[rays.Ray]:
+    """The 4W rays of a molecule, tracing only the positions not yet known.
+
+    This is the spec's own procedure ("trace only the positions not yet
+    known, in position order"); it halves the work of whole-configuration
+    tests.  Reversibility itself is checked by the property tests.
+    """
+    known: dict[int, rays.Ray] = {}
+    for position in range(1, config.positions + 1):
+        if position in known:
+            continue
+        ray = rays.trace(config.width, atoms, position)
+        known[position] = ray
+        if ray.result == "out":
+            assert ray.exit is not None
+            known[ray.exit] = rays.Ray(ray.exit, "out", position, ray.length, ray.turns)
+    return [known[p] for p in range(1, config.positions + 1)]
+
+
+def canonical_and_transform(config: Config, atoms: tuple[int, ...]) -> tuple[int, str]:
+    """The canonical number of a molecule and the first transform making it from there."""
+    canonical = min(number_of(config, transform_atoms(config, atoms, t)) for t in TRANSFORM_NAMES)
+    canonical_atoms = atoms_of(config, canonical)
+    transform = next(
+        t for t in TRANSFORM_NAMES if transform_atoms(config, canonical_atoms, t) == atoms
+    )
+    return canonical, transform
+
+
+def record_of(config: Config, number: int, canonical: int, transform: str) -> Record:
+    """A molecule's record, its rays traced by the reference."""
+    atoms = atoms_of(config, number)
+    traced = reference_rays(config, atoms)
+    stats = rays.statistics_of_rays(traced)
+    return (
+        config.name, number, canonical, molecule_string(config, atoms),
+        rays.spectrum_of_rays(traced), transform,
+        *(stats[name] for name in rays.STAT_FIELDS),
+    )
+
+
+def reference_record(config: Config, number: int) -> Record:
+    """The full record of molecule ``number``, from the reference modules."""
+    return record_of(config, number, *canonical_and_transform(config, atoms_of(config, number)))
+
+
+@cache
+def reference_config(config: Config) -> tuple[Record, ...]:
+    """Every record of a configuration, in number order.
+
+    Going through the numbers in increasing order, a group is first met at
+    its lowest number, its canonical molecule; its images are then named with
+    the first transform, in table order, that makes each of them.
+    """
+    group: dict[int, tuple[int, str]] = {}
+    for number in range(1, config.nb_mol + 1):
+        if number not in group:
+            atoms = atoms_of(config, number)
+            for t in TRANSFORM_NAMES:
+                group.setdefault(number_of(config, transform_atoms(config, atoms, t)), (number, t))
+    return tuple(record_of(config, n, *group[n]) for n in range(1, config.nb_mol + 1))
+
+
+@pytest.fixture(scope="session")
+def reference() -> Callable[[Config, int], Record]:
+    """``reference(config, number)``: the record of a molecule by the spec's rules."""
+    return reference_record
+
+
+@pytest.fixture(scope="session")
+def whole_reference() -> Callable[[Config], tuple[Record, ...]]:
+    """``whole_reference(config)``: every record of a small configuration (cached)."""
+    return reference_config
+
+
+def text_row(row: tuple) -> Record:
+    """A row with its ASCII fields as ``str`` (the engine may hand out ``bytes``)."""
+    return tuple(value.decode("ascii") if isinstance(value, bytes) else value for value in row)
+
+
+def explored_rows(config: Config, start: int, stop: int) -> list[Record]:
+    """``engine.explore_range(config, start, stop).rows()`` as text records."""
+    rows = [text_row(row) for row in engine.explore_range(config, start, stop).rows()]
+    assert all(len(row) == 6 + len(rays.STAT_FIELDS) for row in rows)
+    return rows
+
+
+@pytest.fixture(scope="session")
+def explore() -> Callable[[Config, int, int], list[Record]]:
+    """``explore(config, start, stop)``: the engine's rows for a range, as text records."""
+    return explored_rows
+
+
+WORKED_EXAMPLE_STATS = (
+    6, 3, 0, 7, 0,  # absorbed: number, max_length, max_turns, tot_length, tot_turns
+    4, 3, 1, 3, 0, 3, 0,  # reflected: number, edge, deep, max_length, max_turns, tot_*
+    3, 4, 1, 11, 1,  # out pairs: number, max_length, max_turns, tot_length, tot_turns
+)
+
+
+@pytest.fixture(scope="session")
+def worked_example() -> dict[int, Record]:
+    """The spec's worked example, A2_B4 numbers 2 and 119, every field as printed there."""
+    return {
+        2: ("A2_B4", 2, 2, "O-O-------------", "@&ab@&@cbac@&@&@", "id",
+            *WORKED_EXAMPLE_STATS),
+        119: ("A2_B4", 119, 2, "-------------O-O", "abc@&@&@@&ba@&@c", "rot180",
+              *WORKED_EXAMPLE_STATS),
+    }
+
+
+@st.composite
+def _random_molecules(draw, max_width: int = 10) -> tuple[Config, tuple[int, ...]]:
+    """A random configuration (W in 2..max_width, 1 <= N < W*W) and molecule."""
+    width = draw(st.integers(2, max_width))
+    config = Config(draw(st.integers(1, width * width - 1)), width)
+    # One integer per molecule (its number) is far cheaper to draw than a set of cells.
+    return config, atoms_of(config, draw(st.integers(1, config.nb_mol)))
+
+
+@pytest.fixture(scope="session")
+def random_molecules() -> st.SearchStrategy[tuple[Config, tuple[int, ...]]]:
+    """A hypothesis strategy of (config, atoms), for ``data.draw`` in property tests."""
+    return _random_molecules()

@@ -1,0 +1,56 @@
+"""bbcore is headless: importing any of its modules never loads textual or rich.
+
+Each check runs in a fresh interpreter, because this test process has most
+likely imported textual already (the snapshot plugin does).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+UI_PACKAGES = ("textual", "rich")
+
+IMPORT_ALL = """
+import importlib, json, pkgutil, sys
+
+UI = {ui!r}
+
+def loaded():
+    return sorted(m for m in sys.modules if m.split(".")[0] in UI)
+
+before = loaded()
+import bbcore
+# __main__ runs the command line when imported; what it imports is imported here anyway.
+modules = sorted(m.name for m in pkgutil.walk_packages(bbcore.__path__, "bbcore.")
+                 if not m.name.endswith(".__main__"))
+for name in modules:
+    importlib.import_module(name)
+{extra}
+print(json.dumps({{"before": before, "modules": modules, "ui": loaded()}}))
+"""
+
+
+def import_bbcore(extra: str = "") -> dict:
+    """Import every bbcore module in a fresh interpreter; report what got loaded."""
+    code = IMPORT_ALL.format(ui=UI_PACKAGES, extra=extra)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+def test_bbcore_never_imports_textual_or_rich():
+    """Every bbcore module, found by pkgutil so that new ones are covered, stays headless."""
+    report = import_bbcore()
+    assert report["before"] == []
+    assert {"bbcore.config", "bbcore.rays", "bbcore.engine", "bbcore.render"} <= set(
+        report["modules"])
+    assert report["ui"] == [], f"bbcore loaded UI modules: {report['ui'][:10]}"
+
+
+def test_the_check_sees_a_ui_import():
+    """The same check does report textual when something imports it."""
+    report = import_bbcore(extra="import textual")
+    assert "textual" in report["ui"]

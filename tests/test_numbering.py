@@ -1,0 +1,156 @@
+"""Molecule numbers <-> atoms <-> molecule strings, in the order of itertools.combinations."""
+
+from __future__ import annotations
+
+import itertools
+from math import comb
+
+import numpy as np
+import pytest
+
+from bbcore.config import Config, parse_config
+from bbcore.numbering import (
+    atoms_from_string,
+    atoms_of,
+    atoms_of_numbers,
+    atoms_of_range,
+    molecule_string,
+    number_of,
+    numbers_of,
+)
+
+A2_B4 = Config(2, 4)
+WHOLE_CONFIGS = ["A1_B2", "A3_B2", "A2_B4", "A3_B4", "A4_B4", "A3_B5", "A8_B4", "A15_B4"]
+
+
+def nth_combination(config: Config, number: int) -> tuple[int, ...]:
+    """Molecule ``number`` by walking itertools.combinations (the spec's definition)."""
+    cells = itertools.combinations(range(config.cells), config.atoms)
+    return next(itertools.islice(cells, number - 1, None))
+
+
+@pytest.mark.parametrize(
+    "number, molecule",
+    [
+        (1, "OO--------------"),
+        (2, "O-O-------------"),
+        (119, "-------------O-O"),
+        (120, "--------------OO"),
+    ],
+)
+def test_spec_examples_a2_b4(number, molecule):
+    """The spec's A2_B4 examples, in both directions and through the string form."""
+    atoms = atoms_of(A2_B4, number)
+    assert molecule_string(A2_B4, atoms) == molecule
+    assert atoms_from_string(A2_B4, molecule) == atoms
+    assert number_of(A2_B4, atoms_from_string(A2_B4, molecule)) == number
+
+
+@pytest.mark.parametrize(
+    "name, count",
+    [("A2_B4", 120), ("A3_B4", 560), ("A4_B4", 1820), ("A4_B5", 12650), ("A4_B6", 58905),
+     ("A4_B8", 635_376), ("A5_B10", 75_287_520), ("A1_B2", 4), ("A3_B2", 4)],
+)
+def test_molecule_counts(name, count):
+    """A configuration has C(W*W, N) molecules (A4_B8: 635,376)."""
+    assert parse_config(name).nb_mol == count
+
+
+@pytest.mark.parametrize("name", WHOLE_CONFIGS)
+def test_scalar_round_trip_whole_config(name):
+    """Every molecule of a small configuration: number -> atoms -> number, in itertools order."""
+    config = parse_config(name)
+    expected = list(itertools.combinations(range(config.cells), config.atoms))
+    assert len(expected) == config.nb_mol
+    for number, atoms in enumerate(expected, start=1):
+        assert atoms_of(config, number) == atoms
+        assert number_of(config, atoms) == number
+
+
+@pytest.mark.parametrize("name", WHOLE_CONFIGS)
+def test_vectorised_round_trip_whole_config(name):
+    """The numpy forms agree with itertools order over a whole configuration."""
+    config = parse_config(name)
+    expected = np.array(list(itertools.combinations(range(config.cells), config.atoms)))
+    numbers = np.arange(1, config.nb_mol + 1)
+    np.testing.assert_array_equal(atoms_of_range(config, 1, config.nb_mol + 1), expected)
+    np.testing.assert_array_equal(numbers_of(config, expected), numbers)
+    shuffled = np.random.default_rng(7).permutation(numbers)
+    np.testing.assert_array_equal(atoms_of_numbers(config, shuffled), expected[shuffled - 1])
+
+
+def test_atoms_of_range_partial():
+    """A range start..stop-1 gives exactly those molecules."""
+    config = Config(3, 4)
+    expected = list(itertools.combinations(range(16), 3))[99:130]
+    assert atoms_of_range(config, 100, 131).tolist() == [list(a) for a in expected]
+
+
+def test_number_of_ignores_atom_order():
+    """A molecule is a set of cells: the order they are given in does not matter."""
+    assert number_of(A2_B4, (2, 0)) == 2
+    assert number_of(A2_B4, [15, 13]) == 119
+
+
+def spot_numbers(config: Config) -> list[int]:
+    """Numbers worth checking: the ends, and where the first atom moves off cell 0."""
+    after_first_cell = comb(config.cells - 1, config.atoms - 1)
+    return [1, 2, 3, 1000, 54_321, after_first_cell, after_first_cell + 1]
+
+
+@pytest.mark.parametrize("name", ["A4_B8", "A5_B10"])
+def test_spot_checks_against_itertools(name):
+    """Large configurations: chosen numbers against itertools, scalar and vectorised."""
+    config = parse_config(name)
+    for number in spot_numbers(config):
+        atoms = nth_combination(config, number)
+        assert atoms_of(config, number) == atoms, number
+        assert number_of(config, atoms) == number
+        assert atoms_of_numbers(config, np.array([number]))[0].tolist() == list(atoms)
+        assert numbers_of(config, np.array([atoms]))[0] == number
+
+
+@pytest.mark.parametrize("name", ["A4_B8", "A5_B10"])
+def test_large_config_ends(name):
+    """The last molecule has its atoms in the last N cells, and the first after cell 0 is 1..N."""
+    config = parse_config(name)
+    m, n = config.cells, config.atoms
+    assert atoms_of(config, config.nb_mol) == tuple(range(m - n, m))
+    assert number_of(config, range(1, n + 1)) == comb(m - 1, n - 1) + 1
+    assert atoms_of(config, comb(m - 1, n - 1)) == (0, *range(m - n + 1, m))
+
+
+@pytest.mark.parametrize("name", ["A4_B8", "A5_B10"])
+def test_random_round_trip_large(name):
+    """Random numbers of a large configuration: scalar and vectorised forms agree both ways."""
+    config = parse_config(name)
+    numbers = np.random.default_rng(11).integers(1, config.nb_mol + 1, size=500)
+    batch = atoms_of_numbers(config, numbers)
+    assert (np.diff(batch, axis=1) > 0).all()
+    np.testing.assert_array_equal(numbers_of(config, batch), numbers)
+    for number, atoms in zip(numbers.tolist(), batch.tolist()):
+        assert list(atoms_of(config, number)) == atoms
+
+
+@pytest.mark.parametrize("number", [0, -1, 121])
+def test_atoms_of_rejects_numbers_out_of_range(number):
+    """Numbers outside 1..nb_mol are an error, not a wrapped-around molecule."""
+    with pytest.raises(ValueError, match="1..120"):
+        atoms_of(A2_B4, number)
+
+
+@pytest.mark.parametrize("atoms", [(0,), (0, 1, 2), (3, 3), (-1, 2), (0, 16)])
+def test_number_of_rejects_bad_atoms(atoms):
+    """The wrong count, duplicates or cells outside the box are an error."""
+    with pytest.raises(ValueError, match="A2_B4"):
+        number_of(A2_B4, atoms)
+
+
+@pytest.mark.parametrize(
+    "molecule", ["OO-------------", "OO---------------", "OX--------------", "O---------------",
+                 "OOO-------------"],
+)
+def test_atoms_from_string_rejects_bad_strings(molecule):
+    """Wrong length, foreign characters or the wrong number of atoms are an error."""
+    with pytest.raises(ValueError, match="A2_B4"):
+        atoms_from_string(A2_B4, molecule)
