@@ -1,15 +1,22 @@
-"""The fast batch engine: whole ranges of molecules traced at once with numpy.
+"""The fast batch engine: whole ranges of molecules at once.
 
 Checked against the reference (``bbcore.rays``) by the tests over every
-molecule of small configurations.
+molecule of small configurations and random molecules of large ones.
 
 How it goes fast:
 
-- the box is a flat boolean array with a one-cell border, so a ray's cell,
-  "ahead" and front diagonals are integer offsets, and one numpy step moves
-  every live ray of every molecule of a batch;
-- only canonical molecules are traced; each image's spectrum is the
-  canonical spectrum with its positions permuted (spec, "The 8 symmetries");
+- two numba kernels do the per-ray and per-molecule work: ``_trace_kernel``
+  traces every ray of a batch, ``_groups_kernel`` expands traced canonical
+  molecules into their whole enantiomer groups; numba is imported only when
+  a kernel first runs, and its compiled code is cached on disk;
+- a ray's cell is an index into the box padded by one cell, and what happens
+  in a cell is one table look-up: the cell's 8-neighbourhood code (which
+  neighbours hold atoms) and the ray's direction index ``action`` and
+  ``heading`` tables built once from the spec's rules;
+- only canonical molecules are traced, and with all positions a ray that
+  comes out fills its exit position too (reversibility); each image's
+  spectrum is the canonical spectrum with its positions permuted (spec,
+  "The 8 symmetries");
 - a spectrum is kept as a ``partner`` array: for each position the 0-based
   exit position, or ``ABSORBED_CODE`` / ``REFLECTED_CODE``; letters are only
   given when the string is made.
@@ -126,15 +133,6 @@ def geometry(width: int) -> Geometry:
     neighbour_step = np.array([flat(dl, dc) for dl, dc in _NEIGHBOURS], dtype=np.int64)
     return Geometry(width, side, step, start_cell, start_dir, exit_position, outside, box_cell,
                     neighbour_step, *_step_tables())
-
-
-def boards(config: Config, atoms: np.ndarray) -> np.ndarray:
-    """Padded boolean boards, shape (k, W+2, W+2), of molecules as cells (k, N)."""
-    geo = geometry(config.width)
-    board = np.zeros((len(atoms), geo.side * geo.side), dtype=bool)
-    rows = np.repeat(np.arange(len(atoms)), atoms.shape[1])
-    board[rows, geo.box_cell[atoms.ravel()]] = True
-    return board.reshape(len(atoms), geo.side, geo.side)
 
 
 UNKNOWN = -3
@@ -261,41 +259,6 @@ def letters(partner: np.ndarray) -> np.ndarray:
     return chars.astype(np.uint8)
 
 
-def strings(chars: np.ndarray) -> list[str]:
-    """Rows of a uint8 character array as Python strings."""
-    chars = np.ascontiguousarray(chars, dtype=np.uint8)
-    return chars.view(f"S{chars.shape[1]}").ravel().astype(str).tolist()
-
-
-def molecule_chars(config: Config, atoms: np.ndarray) -> np.ndarray:
-    """Molecule strings (``O``/``-``) as uint8 characters, shape (k, W*W)."""
-    chars = np.full((len(atoms), config.cells), ord("-"), dtype=np.uint8)
-    rows = np.repeat(np.arange(len(atoms)), atoms.shape[1])
-    chars[rows, atoms.ravel()] = ord("O")
-    return chars
-
-
-def statistics(partner: np.ndarray, length: np.ndarray, turns: np.ndarray) -> np.ndarray:
-    """The 17 statistics (columns in ``STAT_FIELDS`` order) of traced molecules."""
-    index = np.arange(partner.shape[1])
-    classes = {
-        "absorbed": partner == ABSORBED_CODE,
-        "reflected": partner == REFLECTED_CODE,
-        "out": partner > index,  # an exit pair counted once, at its first end
-    }
-    columns: dict[str, np.ndarray] = {}
-    for name, mask in classes.items():
-        columns[f"{name}_number"] = mask.sum(axis=1)
-        columns[f"{name}_max_length"] = np.where(mask, length, 0).max(axis=1)
-        columns[f"{name}_max_turns"] = np.where(mask, turns, 0).max(axis=1)
-        columns[f"{name}_tot_length"] = np.where(mask, length, 0).sum(axis=1)
-        columns[f"{name}_tot_turns"] = np.where(mask, turns, 0).sum(axis=1)
-    deep = classes["reflected"] & (length > 0)
-    columns["reflected_deep"] = deep.sum(axis=1)
-    columns["reflected_edge"] = columns["reflected_number"] - columns["reflected_deep"]
-    return np.stack([columns[name] for name in STAT_FIELDS], axis=1)
-
-
 @cache
 def _symmetry_tables(width: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Cell permutations, position sources and their inverses of the 8 transforms."""
@@ -311,13 +274,6 @@ def image_numbers(config: Config, atoms: np.ndarray, table: np.ndarray) -> np.nd
     return np.stack(
         [numbers_of(config, np.sort(cells[t][atoms], axis=1), table) for t in range(8)], axis=1
     )
-
-
-def image_partner(partner: np.ndarray, width: int, t: int) -> np.ndarray:
-    """Partner arrays of the images under transform ``t`` of traced molecules."""
-    _, source, inverse = _symmetry_tables(width)
-    moved = partner[:, source[t]]
-    return np.where(moved >= 0, inverse[t][np.maximum(moved, 0)], moved)
 
 
 @dataclass
@@ -341,20 +297,23 @@ class GroupBatch:
     def __len__(self) -> int:
         return len(self.number)
 
-    def rows(self) -> list[tuple]:
-        """Row tuples in ``store.MOLECULE_COLUMNS`` order, without dh1/dh2.
+    def rows(self, *constants: object) -> list[tuple]:
+        """Row tuples in ``store.MOLECULE_COLUMNS`` order, ``constants`` appended (dh1, dh2).
 
-        The molecule and spectrum are ASCII ``bytes``: the INSERT casts them
-        to TEXT, which saves decoding 2 strings a row in Python.
+        Strings are decoded here, in the worker, rather than cast by SQLite:
+        ``CAST(? AS TEXT)`` doubled the writer's time (bench/explore.py).
         """
         names = np.array(TRANSFORM_NAMES, dtype=object)
         return list(zip(
             [self.config.name] * len(self), self.number.tolist(), self.canonical_number.tolist(),
-            self.molecule.view(f"S{self.molecule.shape[1]}").ravel().tolist(),
-            self.spectrum.view(f"S{self.spectrum.shape[1]}").ravel().tolist(),
-            names[self.transform].tolist(),
-            *self.stats.T.tolist(),
+            _ascii(self.molecule), _ascii(self.spectrum), names[self.transform].tolist(),
+            *self.stats.T.tolist(), *([value] * len(self) for value in constants),
         ))
+
+
+def _ascii(chars: np.ndarray) -> list[str]:
+    """Rows of a uint8 character array as Python strings."""
+    return [row.decode("ascii") for row in chars.view(f"S{chars.shape[1]}").ravel().tolist()]
 
 
 def _groups_kernel(atoms, own, partner, length, turns, cell_perm, source, inverse, table, nb_mol,

@@ -41,7 +41,6 @@ from pathlib import Path
 
 from bbcore import engine, store
 from bbcore.config import Config
-from bbcore.rays import STAT_FIELDS
 from bbcore.spectra import build_spectrums
 from bbcore.store import (
     Configuration,
@@ -149,14 +148,9 @@ def exploration_lock(db_path: Path, config: Config) -> Iterator[None]:
 
 _worker_db: str | None = None
 
-# Molecule and spectrum come as ASCII bytes (see GroupBatch.rows) and the
-# timestamps from SQLite itself: no per-row work in Python beyond the tuple.
-_NOW_SQL = "strftime('%Y-%m-%dT%H:%M:%S+00:00', 'now')"
 INSERT_MOLECULES = (
-    f'INSERT INTO "Molecules" ({", ".join(store.MOLECULE_COLUMNS)}) VALUES '
-    f'(?, ?, ?, CAST(? AS TEXT), CAST(? AS TEXT), '  # config .. spectrum
-    f'{", ".join("?" * (1 + len(STAT_FIELDS)))}, '
-    f'{_NOW_SQL}, {_NOW_SQL})'
+    f'INSERT INTO "Molecules" ({", ".join(store.MOLECULE_COLUMNS)}) '
+    f'VALUES ({", ".join("?" * len(store.MOLECULE_COLUMNS))})'
 )
 
 
@@ -166,7 +160,8 @@ def store_range(db_path: str, config: Config, start: int, stop: int) -> tuple[in
     if _worker_db != db_path:
         open_database(db_path)
         _worker_db = db_path
-    rows = engine.explore_range(config, start, stop).rows()
+    stamp = now()
+    rows = engine.explore_range(config, start, stop).rows(stamp, stamp)
     with db.atomic("IMMEDIATE"):
         already = (ExploredRange.select()
                    .where((ExploredRange.config == config.name) & (ExploredRange.start == start))
@@ -177,7 +172,7 @@ def store_range(db_path: str, config: Config, start: int, stop: int) -> tuple[in
         # (bench/explore.py): its own connection's executemany, same transaction.
         db.connection().executemany(INSERT_MOLECULES, rows)
         ExploredRange.insert(config=config.name, start=start, stop=stop,
-                             nb_mol=len(rows)).execute()
+                             nb_mol=len(rows), dh1=stamp).execute()
     return start, stop, len(rows)
 
 

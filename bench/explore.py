@@ -40,6 +40,7 @@ from bbcore.engine import explore_range  # noqa: E402
 from bbcore.explore import INSERT_MOLECULES  # noqa: E402
 from bbcore.store import MOLECULE_COLUMNS, db, open_database  # noqa: E402
 
+STAMP = "2026-01-01T00:00:00+00:00"
 CHILD = """
 import json, resource, sys, time
 start = time.perf_counter()
@@ -65,7 +66,8 @@ def all_rows(config_name: str) -> list[tuple]:
     config = parse_config(config_name)
     rows = []
     for start in range(1, config.nb_mol + 1, 65536):
-        rows.extend(explore_range(config, start, min(start + 65536, config.nb_mol + 1)).rows())
+        batch = explore_range(config, start, min(start + 65536, config.nb_mol + 1))
+        rows.extend(batch.rows(STAMP, STAMP))
     return rows
 
 
@@ -90,10 +92,9 @@ def floor_plain(rows: list[tuple], path: Path) -> float:
     connection = sqlite3.connect(path, isolation_level=None)
     connection.execute(f"CREATE TABLE molecules ({', '.join(MOLECULE_COLUMNS)})")
     placeholders = ", ".join("?" * len(MOLECULE_COLUMNS))
-    plain = [(*row, "2026-01-01T00:00:00+00:00", "2026-01-01T00:00:00+00:00") for row in rows]
     start = time.perf_counter()
     connection.execute("BEGIN")
-    connection.executemany(f"INSERT INTO molecules VALUES ({placeholders})", plain)
+    connection.executemany(f"INSERT INTO molecules VALUES ({placeholders})", rows)
     connection.execute("COMMIT")
     elapsed = time.perf_counter() - start
     connection.close()
