@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from bbcore import rays
+from bbcore import statistics as statistics_module
 from bbcore.config import Config
 from bbcore.explore import explore
 from bbcore.numbering import atoms_of, molecule_string
@@ -35,6 +36,7 @@ from bbcore.statistics import (
     ray_board,
     ray_records,
     require_complete,
+    statistics_profile,
     statistics_report,
 )
 from bbcore.store import Configuration, open_database
@@ -294,3 +296,15 @@ def test_distributions_equal_brute_force(store, config):
     assert [(k, c) for k, c in sizes.rows] == [
         (x.size, (x.families, x.groups, x.molecules)) for x in ambiguity_report(config).lines]
     assert sum(v for _, v in found["rays"].column("out")) == config.nb_mol
+
+
+def test_profile_packed_and_plain_group_by_agree(store, monkeypatch):
+    """The one-integer GROUP BY (W <= 10) gives the same groups as the nine-column one."""
+    def rows(profile):
+        return sorted((tuple(r.values.values()), r.molecules, r.lowest) for r in profile)
+
+    packed = statistics_profile(A4_B4)
+    monkeypatch.setattr(statistics_module, "prod", lambda bases: 2**63)
+    plain = statistics_profile(A4_B4)
+    assert rows(packed) == rows(plain)
+    assert sum(r.molecules for r in packed) == A4_B4.nb_mol
