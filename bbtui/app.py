@@ -7,8 +7,8 @@ time: a thread worker drives ``bbcore.explore.explore`` with a stop event
 and posts its progress as messages, so every screen stays usable during a
 run and ``ctrl+q`` pauses the run cleanly before quitting.
 
-Screens: Explore (the home screen), Groups, Group, Decode, Molecule
-and Help; the global keys and the command palette open them.
+Screens: Explore (the home screen), Groups, Group, Decode, Molecule,
+Statistics and Help; the global keys and the command palette open them.
 """
 
 from __future__ import annotations
@@ -16,7 +16,9 @@ from __future__ import annotations
 import argparse
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterable
+from multiprocessing import resource_tracker
 from pathlib import Path
 
 from textual import work
@@ -46,6 +48,7 @@ from bbtui.screens.group import GroupScreen
 from bbtui.screens.groups import GroupsScreen
 from bbtui.screens.help import HelpScreen
 from bbtui.screens.molecule import MoleculeScreen
+from bbtui.screens.statistics import StatisticsScreen
 
 
 class BlackBoxApp(App[None]):
@@ -61,6 +64,7 @@ class BlackBoxApp(App[None]):
         Binding("g", "groups", "Groups"),
         Binding("d", "decode", "Decode"),
         Binding("m", "molecule", "Molecule"),
+        Binding("t", "statistics", "Stats"),
         Binding("ctrl+q", "quit", "Quit", priority=True),
     ]
 
@@ -81,10 +85,16 @@ class BlackBoxApp(App[None]):
         """
         super().__init__()
         self.db_path = open_database(db_path)
+        # Large explorations spawn worker processes, and multiprocessing starts its
+        # resource tracker with our stderr: start it now, while stderr is still the
+        # terminal's, not Textual's capture (whose fileno() is -1).
+        resource_tracker.ensure_running()
         self.explore_workers = workers
         self.range_size = range_size
         self.set_reactive(BlackBoxApp.config, config)
         self.stop_event = threading.Event()
+        self.progress_at = time.monotonic()
+        self.last_error: str | None = None
         self.quitting = False
         self.sub_title = str(self.db_path)
 
@@ -110,7 +120,8 @@ class BlackBoxApp(App[None]):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Hide the key of the screen already shown; groups need a configuration."""
-        screens = {"explore": ExploreScreen, "decode": DecodeScreen, "molecule": MoleculeScreen}
+        screens = {"explore": ExploreScreen, "decode": DecodeScreen, "molecule": MoleculeScreen,
+                   "statistics": StatisticsScreen}
         if action in screens:
             return not isinstance(self.screen, screens[action])
         if action == "groups":
@@ -145,6 +156,15 @@ class BlackBoxApp(App[None]):
         """The Molecule screen."""
         self.show_screen(MoleculeScreen, MoleculeScreen)
 
+    def action_statistics(self) -> None:
+        """The statistics of the current configuration."""
+        config = self.config
+        if config is None:
+            self.notify("Choose a configuration first (Explore screen).", severity="warning")
+            return
+        self.show_screen(StatisticsScreen, lambda: StatisticsScreen(config),
+                         lambda screen: getattr(screen, "config", None) == config)
+
     def open_molecule(self, config: Config, number: int) -> None:
         """The Molecule screen on molecule ``number`` of ``config``."""
         self.push_screen(MoleculeScreen(config, number))
@@ -162,6 +182,8 @@ class BlackBoxApp(App[None]):
         yield SystemCommand("Decode", "Find the molecules that give a spectrum", self.action_decode)
         yield SystemCommand("Molecule", "One molecule by number: board, spectrum, enantiomers",
                             self.action_molecule)
+        yield SystemCommand("Statistics", "Ambiguity report, ray records and distributions of the "
+                            "current configuration", self.action_statistics)
         yield SystemCommand("Help", "The notation and the keys", self.action_help)
         yield from super().get_system_commands(screen)
 
@@ -174,6 +196,7 @@ class BlackBoxApp(App[None]):
             return
         self.config = config
         self.stop_event = threading.Event()
+        self.last_error = None
         self.exploring = config
         self.progress = None
         self.run_exploration(config, self.stop_event, restart)
@@ -194,6 +217,9 @@ class BlackBoxApp(App[None]):
                               progress=lambda p: self.post_message(ExplorationProgress(p)))
         except (ExploreError, StoreError) as error:
             self.post_message(ExplorationEnded(config, "error", str(error)))
+        except Exception as error:  # a bug: say so, and keep the app (and the other screens) alive
+            self.log.error(f"exploration of {config} failed: {error!r}")
+            self.post_message(ExplorationEnded(config, "error", f"unexpected error: {error!r}"))
         else:
             self.post_message(ExplorationEnded(config, outcome))
 
@@ -206,12 +232,14 @@ class BlackBoxApp(App[None]):
     def on_exploration_progress(self, message: ExplorationProgress) -> None:
         """Keep the latest report; the Explore screen watches it."""
         progress = message.progress
+        self.progress_at = time.monotonic()
         self.progress = progress
         if self.exploring is not None:
             self.sub_title = f"{progress.phase} {progress.config} {progress.fraction:.0%}"
 
     def on_exploration_ended(self, message: ExplorationEnded) -> None:
         """Report the outcome; offer the spectral groups of a completed run."""
+        self.last_error = message.error
         self.exploring = None
         self.sub_title = str(self.db_path)
         config = message.config
@@ -219,8 +247,8 @@ class BlackBoxApp(App[None]):
             self.exit()
             return
         if message.outcome == "error":
-            self.notify(message.error or "the exploration failed", title="Exploration",
-                        severity="error", timeout=10)
+            self.notify(f"{config} stopped: {message.error}. What is stored is kept; s resumes.",
+                        title="Exploration", severity="error", timeout=15)
         elif message.outcome == "paused":
             self.notify(f"{config} paused: press s to resume.", title="Exploration")
         else:

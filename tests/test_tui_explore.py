@@ -112,7 +112,8 @@ def test_bad_arguments_fail_before_the_ui(kind: str, tmp_path: Path,
 async def test_invalid_configuration_says_why(tmp_path: Path) -> None:
     app = BlackBoxApp(tmp_path / "bb.sqlite")
     async with app.run_test() as pilot:
-        await pilot.click("#new-config")
+        app.screen.query_one("#new-config").focus()
+        await pilot.pause()
         await pilot.press(*"A4_B1")
         await pilot.pause()
         message = app.screen.query_one("#config-message", Label)
@@ -126,7 +127,8 @@ async def test_invalid_configuration_says_why(tmp_path: Path) -> None:
 async def test_explore_to_completion_then_open_the_groups(tmp_path: Path) -> None:
     app = BlackBoxApp(tmp_path / "bb.sqlite")
     async with app.run_test() as pilot:
-        await pilot.click("#new-config")
+        app.screen.query_one("#new-config").focus()
+        await pilot.pause()
         await pilot.press(*"a3_b4", "enter")
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))
         assert app.progress is not None and app.progress.phase == "complete"
@@ -150,7 +152,8 @@ async def test_pause_keeps_progress_and_resume_equals_an_uninterrupted_run(
     path = tmp_path / "bb.sqlite"
     app = BlackBoxApp(path, config, range_size=SMALL_RANGES)
     async with app.run_test() as pilot:
-        await pilot.click("#new-config")
+        app.screen.query_one("#new-config").focus()
+        await pilot.pause()
         await pilot.press("enter")  # the input holds the configuration given on the command line
         await wait_for(pilot, lambda: app.progress is not None and app.progress.done > 0)
         await pilot.press("escape", "p")
@@ -190,6 +193,7 @@ async def test_quit_mid_run_pauses_and_the_next_launch_resumes(tmp_path: Path, g
         table = again.screen.query_one("#configs", DataTable)
         assert table.get_row("A3_B5")[2] == f"{100 * stored / config.nb_mol:.1f}%"
         await pilot.press("s")
-        await wait_for(pilot, lambda: again.exploring is None and again.progress is not None)
-        assert again.progress.phase == "complete"
+        await wait_for(pilot, lambda: isinstance(again.screen, ConfirmScreen))
+        assert again.progress is not None and again.progress.phase == "complete"
         assert again.progress.done == config.nb_mol
+        await pilot.press("n")

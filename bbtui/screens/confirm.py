@@ -24,6 +24,8 @@ class ConfirmScreen(ModalScreen[bool]):
     ConfirmScreen Button { margin-left: 2; }
     """
 
+    AUTO_FOCUS = "#yes"
+
     BINDINGS = [
         Binding("y", "answer(True)", "Yes"),
         Binding("n,escape", "answer(False)", "No", key_display="n/esc"),
@@ -42,10 +44,6 @@ class ConfirmScreen(ModalScreen[bool]):
             with Horizontal():
                 yield Button(f"{self.no} (n)", id="no")
                 yield Button(f"{self.yes} (y)", id="yes", variant="primary")
-
-    def on_mount(self) -> None:
-        """Yes is the default button."""
-        self.query_one("#yes", Button).focus()
 
     @on(Button.Pressed)
     def answered(self, event: Button.Pressed) -> None:

@@ -8,6 +8,7 @@ resumes and restarts it, and shows its progress several times a second.
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING, cast
 
 from textual import on
@@ -30,6 +31,9 @@ if TYPE_CHECKING:
 
 COLUMNS = (("config", "configuration"), ("molecules", "molecules"), ("state", "state"),
            ("families", "groups"), ("ambiguous", "with symmetry"))
+
+
+INPUT_HINT = "Type AN_BW (A4_B8: 4 atoms, 8 x 8 box), Enter explores it; Escape: keys; F1: help"
 
 
 class ExploreScreen(Screen):
@@ -71,7 +75,7 @@ class ExploreScreen(Screen):
             yield DataTable(id="configs", cursor_type="row", zebra_stripes=True)
             yield Input(placeholder="New configuration, e.g. A4_B8 (Enter explores it)",
                         id="new-config", validators=[ConfigValidator()])
-            yield Label("", id="config-message")
+            yield Label(INPUT_HINT, id="config-message")
             yield ExplorationPanel()
         yield Footer(compact=True)
 
@@ -84,11 +88,11 @@ class ExploreScreen(Screen):
         config = self.bb_app.config
         if config is not None and not self.select(config):
             self.query_one("#new-config", Input).value = config.name
+        self.clock = self.set_interval(0.25, self.tick, pause=True)
         self.watch(self.app, "progress", self.progress_changed)
         self.watch(self.app, "exploring", self.exploring_changed)
-        self.table.focus()
-        if not self.table.row_count:
-            self.query_one("#new-config", Input).focus()
+        # An empty database starts in the input: there is nothing to select yet.
+        (self.table if self.table.row_count else self.query_one("#new-config", Input)).focus()
 
     # -- the table -------------------------------------------------------------
 
@@ -102,6 +106,8 @@ class ExploreScreen(Screen):
             table.add_row(*self.row_cells(state), key=state.config.name)
         if selected is not None:
             self.select(selected)
+        if self.bb_app.exploring is not None:
+            self.show_running_state()
         self.refresh_bindings()
 
     @staticmethod
@@ -134,6 +140,7 @@ class ExploreScreen(Screen):
         """The highlighted configuration becomes the app's current one."""
         if event.row_key.value:
             self.bb_app.config = parse_config(event.row_key.value)
+        self.tick()
         self.refresh_bindings()
 
     @on(DataTable.RowSelected, "#configs")
@@ -155,7 +162,7 @@ class ExploreScreen(Screen):
         message = self.query_one("#config-message", Label)
         result = event.validation_result
         if not event.value.strip():
-            message.update("")
+            message.update(INPUT_HINT)
         elif result is not None and not result.is_valid:
             message.update(result.failure_descriptions[0])
         else:
@@ -243,22 +250,55 @@ class ExploreScreen(Screen):
 
     def progress_changed(self, progress: Progress | None) -> None:
         """A new report: the panel, and the running configuration's row."""
-        self.panel.show(progress, running=self.bb_app.exploring is not None)
+        self.tick()
         if progress is None:
             return
-        table = self.table
-        if progress.config not in {key.value for key in table.rows}:
+        if progress.config not in {key.value for key in self.table.rows}:
             self.refresh_table()
+        self.show_running_state()
+
+    def tick(self) -> None:
+        """Redraw the panel; between reports the clock and the ETA keep moving."""
+        app = self.bb_app
+        if app.stop_event.is_set() and app.exploring is not None:
+            return  # "pausing..." stays until the run stops
+        if app.exploring is None and app.progress is None:
+            self.panel.show(None, running=False, note=self.idle_note())
+            return
+        note = ""
+        if app.exploring is None and app.last_error and app.progress is not None:
+            note = f"{app.progress.config} stopped: {app.last_error}"
+        self.panel.show(app.progress, running=app.exploring is not None, note=note,
+                        since=time.monotonic() - app.progress_at)
+
+    def idle_note(self) -> str:
+        """What the panel says when nothing runs: where the selected configuration stands."""
+        selected = self.selected
+        state = self.states.get(selected.name) if selected is not None else None
+        if state is None:
+            return ""
+        if state.complete:
+            return f"{state.config} is explored: Enter or g opens its spectral groups."
+        if state.done:
+            return f"{state.config}: {state.done:,} of {state.total:,} molecules stored; s resumes."
+        return f"{state.config} is not explored yet: s starts it."
+
+    def show_running_state(self) -> None:
+        """The running configuration's state cell, from the latest report."""
+        progress = self.bb_app.progress
+        if progress is None or progress.config not in {key.value for key in self.table.rows}:
             return
         label = "complete" if progress.phase == "complete" else f"{100 * progress.fraction:.1f}%"
-        table.update_cell(progress.config, "state", label)
+        self.table.update_cell(progress.config, "state", label)
 
     def exploring_changed(self, exploring: Config | None) -> None:
         """A run started or ended."""
         if exploring is None:
+            self.clock.pause()
             self.refresh_table()
-            self.panel.show(self.bb_app.progress, running=False)
+            self.tick()
         else:
+            self.clock.resume()
             self.select(exploring)
             self.panel.show(None, running=True, note=f"{exploring}: starting...")
         self.refresh_bindings()

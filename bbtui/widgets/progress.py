@@ -21,22 +21,24 @@ def duration(seconds: float | None) -> str:
     return f"{hours}:{minutes:02}:{seconds:02}" if hours else f"{minutes}:{seconds:02}"
 
 
-PHASES = {
-    "exploring": "exploring",
-    "spectrums": "building the spectral groups of",
-    "complete": "explored",
-    "paused": "paused",
-}
+IDLE = "No exploration running."
+PHASES = {"exploring": "exploring", "spectrums": "building the spectral groups"}
 
 
-def progress_figures(progress: Progress) -> str:
-    """Done / total, molecules per second, elapsed and ETA on one line."""
+def progress_figures(progress: Progress, since: float = 0.0) -> str:
+    """Done / total, molecules per second, elapsed and ETA on one line.
+
+    ``since`` is the time since the report: the clock keeps going between
+    reports (a range can take seconds, and the first ones wait for the
+    worker processes to start).
+    """
     figures = [f"{progress.done:,} / {progress.total:,} molecules"]
     if progress.phase in ("exploring", "paused"):
         figures.append(f"{progress.rate:,.0f} mol/s")
-    figures.append(f"elapsed {duration(progress.elapsed)}")
+    figures.append(f"elapsed {duration(progress.elapsed + since)}")
     if progress.phase == "exploring":
-        figures.append(f"ETA {duration(progress.eta)}")
+        eta = progress.eta
+        figures.append(f"ETA {duration(None if eta is None else max(0.0, eta - since))}")
     return " · ".join(figures)
 
 
@@ -51,12 +53,13 @@ class ExplorationPanel(Vertical):
     }
     ExplorationPanel ProgressBar { width: 1fr; }
     ExplorationPanel ProgressBar Bar { width: 1fr; }
+    ExplorationPanel Label { width: 1fr; }
     ExplorationPanel #figures { color: $text-muted; }
     """
 
     def compose(self) -> ComposeResult:
         """A title line, the bar, the figures."""
-        yield Label("No exploration running: choose a configuration and press s.", id="phase")
+        yield Label(IDLE, id="phase")
         yield ProgressBar(total=1, show_eta=False, id="bar")
         yield Label("", id="figures")
 
@@ -64,21 +67,22 @@ class ExplorationPanel(Vertical):
         """Start empty."""
         self.border_title = "Exploration"
 
-    def show(self, progress: Progress | None, *, running: bool, note: str = "") -> None:
-        """Show a run's latest progress (``note`` replaces the phase line when given)."""
+    def show(self, progress: Progress | None, *, running: bool, note: str = "", since: float = 0.0) -> None:
+        """Show a run's latest progress, received ``since`` seconds ago (``note``: another phase line)."""
         phase = self.query_one("#phase", Label)
         bar = self.query_one("#bar", ProgressBar)
         figures = self.query_one("#figures", Label)
         if progress is None:
-            phase.update(note or "No exploration running: choose a configuration and press s.")
+            phase.update(note or IDLE)
             bar.update(total=1, progress=0)
             figures.update("")
             return
-        words = PHASES.get(progress.phase, progress.phase)
-        if progress.phase == "paused" or (running and progress.phase == "exploring"):
-            line = f"{progress.config}: {words}"
+        if running:
+            line = f"{progress.config}: {PHASES.get(progress.phase, progress.phase)}..."
+        elif progress.phase == "complete":
+            line = f"{progress.config}: explored"
         else:
-            line = f"{words.capitalize()} {progress.config}"
+            line = f"{progress.config}: paused, s resumes"
         phase.update(note or line)
         bar.update(total=max(progress.total, 1), progress=progress.done)
-        figures.update(progress_figures(progress))
+        figures.update(progress_figures(progress, since if running else 0.0))
