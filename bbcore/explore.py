@@ -1,13 +1,17 @@
 """Resumable, parallel exploration of a configuration.
 
-The molecule numbers 1..nb_mol are cut into ranges.  A range's unit of work
-is every enantiomer group whose canonical molecule is numbered in it; the
-whole range (its molecules and its ``ExploredRanges`` row) is written in one
-``BEGIN IMMEDIATE`` transaction.  So a run can be stopped at any moment
-(Ctrl-C, ``kill -9``, power loss): a range is stored whole or not at all,
-and the next run computes exactly the ranges that are missing.  Before
-writing, a range checks it is not already stored, so that a worker
-orphaned by a killed parent cannot duplicate rows.
+The molecule numbers 1..nb_mol are cut into ranges.  A range's work is
+every enantiomer group whose canonical molecule is numbered in it.  Its
+molecules are written in chunks of about ``CHUNK_ROWS``, cut between groups:
+each chunk, with the ``ExploredRanges`` row naming the interval of canonical
+numbers it covers, is one ``BEGIN IMMEDIATE`` transaction.  So a run can be
+stopped at any moment (Ctrl-C, ``kill -9``, power loss): every group is
+stored whole or not at all, and the next run computes exactly the intervals
+that are missing.  Before writing, a chunk checks that no stored interval
+overlaps it, so that a worker orphaned by a killed parent cannot duplicate
+rows.  Chunks, not ranges, bound a transaction because canonical molecules
+are dense among low numbers (a range of 8,192 numbers of A4_B8 can hold
+59,000 molecules) and absent among high ones.
 
 Ranges are computed in worker processes (``spawn``, all cores by default),
 and each worker writes its own transactions, so that SQLite's single writer
@@ -20,8 +24,9 @@ the kernel when the process dies.  Readers keep reading (WAL).
 
 The run is a library function: ``explore(config, db_path, progress=...,
 stop=...)``; the CLI and the TUI drive it.  ``stop`` is a threading.Event:
-when set, no new range starts, the ranges under way are finished and
-stored (well under a second), and the function returns ``PAUSED``.
+when set, no new range starts, the workers stop after the chunk they are
+writing, and the function returns ``PAUSED``.  Progress is read from the
+database (the sum of stored intervals) a few times a second.
 """
 
 from __future__ import annotations
@@ -55,11 +60,17 @@ from bbcore.store import (
 
 COMPLETE, PAUSED, ALREADY_COMPLETE = "complete", "paused", "already complete"
 RANGE_SIZE = 8192
-"""Molecule numbers per range: a few tenths of a second of work on A4_B8."""
+"""Molecule numbers per task given to a worker."""
+CHUNK_ROWS = 8192
+"""Molecules per transaction, about: a fraction of a second of writing."""
 IN_PROCESS_BELOW = 150_000
 """Configurations smaller than this are explored in the calling process:
 starting worker processes would cost more than it saves."""
 MAX_MOLECULES = 2**62
+WORKER_BUSY_TIMEOUT_MS = 600_000
+"""Workers wait for each other's write transactions as long as it takes."""
+PROGRESS_EVERY = 0.25
+"""Seconds between progress reports during a run."""
 
 
 class ExploreError(Exception):
@@ -93,17 +104,23 @@ class Progress:
 ProgressCallback = Callable[[Progress], None]
 
 
-def ranges(config: Config, size: int = RANGE_SIZE) -> list[tuple[int, int]]:
-    """The ranges ``(start, stop)`` of molecule numbers, stop excluded."""
-    return [(start, min(start + size, config.nb_mol + 1))
-            for start in range(1, config.nb_mol + 1, size)]
+def stored_intervals(config: Config) -> list[tuple[int, int]]:
+    """The stored intervals ``(start, stop)`` of canonical numbers, sorted."""
+    return sorted((row.start, row.stop) for row in ExploredRange
+                  .select(ExploredRange.start, ExploredRange.stop)
+                  .where(ExploredRange.config == config.name))
 
 
 def missing_ranges(config: Config, size: int = RANGE_SIZE) -> list[tuple[int, int]]:
-    """The ranges not stored yet (the database must be open)."""
-    done = {row.start for row in ExploredRange.select(ExploredRange.start)
-            .where(ExploredRange.config == config.name)}
-    return [r for r in ranges(config, size) if r[0] not in done]
+    """The gaps between stored intervals, cut into ranges of at most ``size`` numbers."""
+    gaps, cursor = [], 1
+    for start, stop in stored_intervals(config):
+        if start > cursor:
+            gaps.append((cursor, start))
+        cursor = max(cursor, stop)
+    if cursor <= config.nb_mol:
+        gaps.append((cursor, config.nb_mol + 1))
+    return [(s, min(s + size, stop)) for start, stop in gaps for s in range(start, stop, size)]
 
 
 # -- the lock ----------------------------------------------------------------
@@ -154,26 +171,48 @@ INSERT_MOLECULES = (
 )
 
 
-def store_range(db_path: str, config: Config, start: int, stop: int) -> tuple[int, int, int]:
-    """Compute and store one range; returns (start, stop, molecules written)."""
+def store_range(db_path: str, config: Config, start: int, stop: int,
+                halt: threading.Event | None = None) -> int:
+    """Compute one range and store it chunk by chunk; returns molecules written.
+
+    ``halt`` (set to pause) is checked between chunks: what is written is
+    whole groups, and the rest of the range stays missing.
+    """
     global _worker_db
     if _worker_db != db_path:
         open_database(db_path)
         _worker_db = db_path
     stamp = now()
-    rows = engine.explore_range(config, start, stop).rows(stamp, stamp)
+    batch = engine.explore_range(config, start, stop)
+    rows = batch.rows(stamp, stamp)
+    canonical = batch.canonical_number
+    written, first, low = 0, 0, start
+    while first < len(rows) or low < stop:
+        if halt is not None and halt.is_set():
+            break
+        last = min(first + CHUNK_ROWS, len(rows))
+        while 0 < last < len(rows) and canonical[last] == canonical[last - 1]:
+            last += 1  # a group is never cut
+        high = int(canonical[last]) if last < len(rows) else stop
+        written += _store_chunk(config, low, high, rows[first:last], stamp)
+        first, low = last, high
+    return written
+
+
+def _store_chunk(config: Config, low: int, high: int, rows: list[tuple], stamp: str) -> int:
+    """Write the groups with canonical numbers low..high-1 in one transaction."""
     with db.atomic("IMMEDIATE"):
-        already = (ExploredRange.select()
-                   .where((ExploredRange.config == config.name) & (ExploredRange.start == start))
-                   .exists())
-        if already:
-            return start, stop, 0
-        # peewee's per-row query building costs more than SQLite itself here
-        # (bench/explore.py): its own connection's executemany, same transaction.
+        overlap = ExploredRange.select().where(
+            (ExploredRange.config == config.name) & (ExploredRange.start < high)
+            & (ExploredRange.stop > low)).exists()
+        if overlap:  # stored by an orphaned worker of a killed run
+            return 0
+        # peewee's per-row query building costs more than SQLite itself here:
+        # its own connection's executemany, in the same transaction.
         db.connection().executemany(INSERT_MOLECULES, rows)
-        ExploredRange.insert(config=config.name, start=start, stop=stop,
+        ExploredRange.insert(config=config.name, start=low, stop=high,
                              nb_mol=len(rows), dh1=stamp).execute()
-    return start, stop, len(rows)
+    return len(rows)
 
 
 def keep_freed_memory() -> None:
@@ -193,22 +232,28 @@ def keep_freed_memory() -> None:
     libc.mallopt(m_trim_threshold, 1 << 30)
 
 
-def _worker_init(parent: int) -> None:
+def _worker_init(parent: int, halt) -> None:
     """Worker initialiser: remember the parent so that orphans stop, tune malloc.
 
     Workers ignore Ctrl-C: the parent receives it and pauses the run, which
     lets the ranges under way finish and be stored.
     """
+    global _worker_halt
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     os.environ["BBCORE_PARENT_PID"] = str(parent)
+    _worker_halt = halt
+    store.PRAGMAS = {**store.PRAGMAS, "busy_timeout": WORKER_BUSY_TIMEOUT_MS}
     keep_freed_memory()
 
 
-def _worker_range(db_path: str, config: Config, start: int, stop: int) -> tuple[int, int, int]:
+_worker_halt = None
+
+
+def _worker_range(db_path: str, config: Config, start: int, stop: int) -> int:
     """``store_range`` in a worker process, unless its parent died."""
     if os.getppid() != int(os.environ.get("BBCORE_PARENT_PID", os.getppid())):
-        return start, stop, 0
-    return store_range(db_path, config, start, stop)
+        return 0
+    return store_range(db_path, config, start, stop, _worker_halt)
 
 
 # -- the run -------------------------------------------------------------------
@@ -225,8 +270,8 @@ def explore(
     """Explore ``config`` (create or resume) and return COMPLETE, PAUSED or ALREADY_COMPLETE.
 
     ``workers`` defaults to all cores; small configurations run in-process.
-    ``progress`` is called after each stored range and at the end, from the
-    calling thread.  Raises ExploreError or StoreError with a one-line message.
+    ``progress`` is called from the calling thread a few times a second and
+    at the end.  Raises ExploreError or StoreError with a one-line message.
     """
     if config.nb_mol >= MAX_MOLECULES:
         raise ExploreError(f"{config.name} has {config.nb_mol} molecules: too many to explore")
@@ -237,36 +282,31 @@ def explore(
         if Configuration.get_by_id(config.name).complete:
             return ALREADY_COMPLETE
         todo = missing_ranges(config, range_size)
-        done = stored_count(config)
-        started = time.monotonic()
-        written = 0
+        started, done_before = time.monotonic(), stored_count(config)
 
         def report(phase: str) -> None:
             if progress:
+                done = stored_count(config)
                 elapsed = time.monotonic() - started
-                rate = written / elapsed if elapsed > 0 else 0.0
+                rate = (done - done_before) / elapsed if elapsed > 0 else 0.0
                 progress(Progress(config.name, done, config.nb_mol, elapsed, rate, phase))
 
         report("exploring")
         workers = workers or os.cpu_count() or 1
+        keep_freed_memory()
         if workers == 1 or config.nb_mol < IN_PROCESS_BELOW:
-            keep_freed_memory()
             for start, stop_ in todo:
                 if stop.is_set():
                     break
-                written_now = store_range(str(path), config, start, stop_)[2]
-                written += written_now
-                done += written_now
+                store_range(str(path), config, start, stop_, stop)
                 report("exploring")
         else:
-            for written_now in _run_pool(path, config, todo, workers, stop):
-                written += written_now
-                done += written_now
+            for _ in _run_pool(path, config, todo, workers, stop):
                 report("exploring")
         global _worker_db
         _worker_db = None
         open_database(path)  # the in-process path may have re-pointed db
-        if stop.is_set() or missing_ranges(config, range_size):
+        if missing_ranges(config, range_size):
             report("paused")
             return PAUSED
         report("spectrums")
@@ -278,26 +318,31 @@ def explore(
 
 
 def _run_pool(path: Path, config: Config, todo: list[tuple[int, int]], workers: int,
-              stop: threading.Event) -> Iterator[int]:
-    """Store ``todo`` ranges in worker processes, yielding molecules written per range."""
+              stop: threading.Event) -> Iterator[None]:
+    """Store ``todo`` ranges in worker processes, yielding every PROGRESS_EVERY seconds."""
     context = multiprocessing.get_context("spawn")
+    halt = context.Event()
     pool = ProcessPoolExecutor(workers, mp_context=context,
-                               initializer=_worker_init, initargs=(os.getpid(),))
+                               initializer=_worker_init, initargs=(os.getpid(), halt))
     queue = list(reversed(todo))
     running: set[Future] = set()
     try:
         while queue or running:
-            while queue and len(running) < 2 * workers and not stop.is_set():
+            if stop.is_set():
+                halt.set()
+            while queue and len(running) < workers + 1 and not stop.is_set():
                 start, stop_ = queue.pop()
                 running.add(pool.submit(_worker_range, str(path), config, start, stop_))
             if not running:
                 break
-            finished, running = wait(running, timeout=0.25, return_when=FIRST_COMPLETED)
+            finished, running = wait(running, timeout=PROGRESS_EVERY, return_when=FIRST_COMPLETED)
             for future in finished:
                 try:
-                    yield future.result()[2]
+                    future.result()
                 except Exception as error:  # a worker's StoreError, pickled back
                     raise StoreError(str(error).splitlines()[0]) from None
+            yield
     finally:
-        # Ranges under way finish and are stored; queued ones are dropped.
+        # Queued ranges are dropped; running ones stop after their current chunk.
+        halt.set()
         pool.shutdown(wait=True, cancel_futures=True)

@@ -114,8 +114,10 @@ class Molecule(BaseModel):
 
     class Meta:
         table_name = "Molecules"
+        # A rowid table: rows are appended, and the key is a unique index of
+        # small entries.  WITHOUT ROWID made SQLite move whole 25-column rows
+        # on every out-of-order insert: 1.22x slower writes (A/B, 121,597 rows).
         primary_key = CompositeKey("config", "number")
-        without_rowid = True
         indexes = (
             (("config", "spectrum"), False),
             (("config", "canonical_number"), False),
