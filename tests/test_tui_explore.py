@@ -136,7 +136,7 @@ async def test_explore_to_completion_then_open_the_groups(tmp_path: Path) -> Non
         table = app.screen_stack[0].query_one("#configs", DataTable)
         assert table.get_row("A3_B4")[2:] == ["complete", "1", "4"]
         await pilot.press("y")
-        await wait_for(pilot, lambda: isinstance(app.screen, GroupsScreen))
+        await wait_for(pilot, lambda: isinstance(app.screen, GroupsScreen) and app.screen.count)
         groups = app.screen.query_one("#groups", DataTable)
         assert groups.row_count == 1  # A3_B4: one spectral group up to symmetry
         await pilot.press("a")
