@@ -33,14 +33,14 @@ COLUMNS = (("config", "configuration"), ("molecules", "molecules"), ("state", "s
            ("families", "groups"), ("ambiguous", "with symmetry"))
 
 
-INPUT_HINT = "Type AN_BW (A4_B8: 4 atoms, 8 x 8 box), Enter explores it; Escape: keys; F1: help"
+INPUT_HINT = "Type AN_BW (A4_B8: 4 atoms in an 8 x 8 box), Enter explores it; Escape: keys"
 
 
 class ExploreScreen(Screen):
     """Configurations, and the exploration: start, pause, resume, restart."""
 
     BINDINGS = [
-        Binding("s", "start", "Start/resume"),
+        Binding("s", "start", "Start", tooltip="Start or resume the selected configuration"),
         Binding("p", "pause", "Pause"),
         Binding("r", "restart", "Restart"),
         Binding("n", "new", "New"),
@@ -263,7 +263,10 @@ class ExploreScreen(Screen):
         if app.stop_event.is_set() and app.exploring is not None:
             return  # "pausing..." stays until the run stops
         if app.exploring is None and app.progress is None:
-            self.panel.show(None, running=False, note=self.idle_note())
+            selected = self.selected
+            state = self.states.get(selected.name) if selected is not None else None
+            self.panel.show(None, running=False, note=self.idle_note(),
+                            stored=(state.done, state.total) if state else None)
             return
         note = ""
         if app.exploring is None and app.last_error and app.progress is not None:

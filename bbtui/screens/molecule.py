@@ -65,9 +65,8 @@ class MoleculeScreen(Screen):
         with VerticalScroll(id="molecule-body"):
             with Horizontal(id="molecule-main"):
                 yield Vertical(id="molecule-board")
-                with Vertical(id="molecule-facts"):
-                    yield Label("", id="molecule-about")
-                    yield StatsTable(id="molecule-stats")
+                yield Label("", id="molecule-about")
+            yield StatsTable(id="molecule-stats")
             yield Label("", id="enantiomers-title", classes="heading")
             yield BoardGrid(id="enantiomers")
         yield Footer(compact=True)

@@ -67,15 +67,21 @@ class ExplorationPanel(Vertical):
         """Start empty."""
         self.border_title = "Exploration"
 
-    def show(self, progress: Progress | None, *, running: bool, note: str = "", since: float = 0.0) -> None:
-        """Show a run's latest progress, received ``since`` seconds ago (``note``: another phase line)."""
+    def show(self, progress: Progress | None, *, running: bool, note: str = "", since: float = 0.0,
+             stored: tuple[int, int] | None = None) -> None:
+        """Show a run's latest progress, received ``since`` seconds ago (``note``: another phase line).
+
+        With no progress, ``stored`` (done, total) fills the bar: where the
+        selected configuration stands.
+        """
         phase = self.query_one("#phase", Label)
         bar = self.query_one("#bar", ProgressBar)
         figures = self.query_one("#figures", Label)
         if progress is None:
             phase.update(note or IDLE)
-            bar.update(total=1, progress=0)
-            figures.update("")
+            done, total = stored or (0, 1)
+            bar.update(total=max(total, 1), progress=done)
+            figures.update(f"{done:,} / {total:,} molecules" if stored else "")
             return
         if running:
             line = f"{progress.config}: {PHASES.get(progress.phase, progress.phase)}..."
