@@ -75,10 +75,11 @@ def write_csv(columns: Iterable[str], rows: Iterable[Row], out: TextIO) -> int:
 def write_json(columns: Iterable[str], rows: Iterable[Row], out: TextIO) -> int:
     """Write the rows as a JSON array of objects, one per line; returns the number of rows."""
     columns = tuple(columns)
+    encode = json.JSONEncoder(ensure_ascii=False).encode  # one encoder for every row
     count = 0
     for row in rows:
         out.write(",\n" if count else "[\n")
-        out.write(json.dumps(dict(zip(columns, row)), ensure_ascii=False))
+        out.write(encode(dict(zip(columns, row))))
         count += 1
     out.write("\n]\n" if count else "[]\n")
     return count
