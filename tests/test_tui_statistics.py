@@ -121,6 +121,21 @@ async def test_unexplored_configuration_says_so(explored):
         assert not isinstance(app.screen, StatisticsScreen)
 
 
+async def test_real_app_opens_the_screen(explored):
+    """In bbtui, ``t`` opens the statistics of the selected configuration; escape goes back."""
+    from bbtui.app import BlackBoxApp
+
+    app = BlackBoxApp(explored, A4_B4)
+    async with app.run_test(size=(140, 50)) as pilot:
+        await pilot.press("t")
+        screen = await loaded(app, pilot)
+        assert screen.config == A4_B4
+        assert table_rows(screen.query_one("#ambiguity-table", DataTable))[-1] == ["total", "11", "66", "140"]
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not isinstance(app.screen, StatisticsScreen)
+
+
 def test_round_ticks():
     """Round y ticks from 0 to at most the maximum, about 4 steps."""
     assert round_ticks(878) == [0, 200, 400, 600, 800]
