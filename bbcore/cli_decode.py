@@ -34,6 +34,7 @@ from bbcore.decode import (
     Result,
     Verdict,
 )
+from bbcore.explore import keep_freed_memory
 from bbcore.geometry import cell_of
 from bbcore.render import diagram_grid, render_board, side_by_side
 from bbcore.store import default_path
@@ -76,13 +77,13 @@ def read_game_text(words: list[str]) -> str:
     return " ".join(words)
 
 
-def choose_source(args: argparse.Namespace, config: Config) -> str:
-    """``"store"`` when the database exists and holds the whole configuration."""
+def is_explored_in_store(args: argparse.Namespace, config: Config) -> bool:
+    """Whether the database exists and holds the whole configuration (never creates it)."""
     path = Path(args.db).expanduser() if args.db else default_path()
     if not path.exists():
-        return "compute"
+        return False
     open_store(args)
-    return "store" if decode.is_explored(config) else "compute"
+    return decode.is_explored(config)
 
 
 class ProgressLine:
@@ -115,10 +116,16 @@ def run_decode(args: argparse.Namespace) -> int:
     config: Config = args.config
     if args.limit is not None and args.limit < 0:
         raise CLIError(f"--limit must be 0 or more, got {args.limit}")
+    # Decoding allocates the same few MB batch after batch: keep them instead of
+    # faulting fresh pages in every time (see bbcore.explore).
+    keep_freed_memory()
     try:
         game = decode.parse_game(read_game_text(args.game), config)
         guess = decode.parse_guess(args.guess, config) if args.guess else None
-        source = choose_source(args, config)
+        explored = is_explored_in_store(args, config)
+        # As decode's "auto": the index answers a full spectrum at once, but
+        # computing a partial game is quicker than scanning the store.
+        source = "store" if explored and game.complete else "compute"
         progress = ProgressLine(f"decoding {config.name}")
         try:
             cands = decode.candidates(config, game, source=source, progress=progress)  # type: ignore[arg-type]
@@ -134,7 +141,7 @@ def run_decode(args: argparse.Namespace) -> int:
     else:
         limit = BOARDS_SHOWN if args.limit is None else args.limit
         sys.stdout.write(text_report(config, game, cands, shots, skipped, verdict, guess_note,
-                                     limit, args.by))
+                                     limit, args.by, explored))
     return 0
 
 
@@ -218,24 +225,26 @@ def cells_text(config: Config, cells: list[int]) -> str:
 
 def text_report(config: Config, game: Game, cands: Candidates, shots: list[NextShot],
                 skipped: str | None, verdict: Verdict | None, guess_note: str | None,
-                limit: int, by: str) -> str:
+                limit: int, by: str, explored: bool) -> str:
     """The whole text output of ``bbcore decode``."""
-    rays = len(game.rays())
-    source = {"store": f"read from the explored {config.name}",
-              "computed": f"computed directly ({config.name} is not explored)",
-              "all": "no ray to check"}[cands.source]
-    out = [f"{config.name}: {plural(rays, 'ray')} shown on "
-           f"{plural(len(game.shown), 'position')}; {source}."]
     count = cands.count
-    if cands.every_molecule:
-        out.append(f"No ray is shown: every molecule of {config.name} "
-                   f"({count:,}) agrees; they are not listed.")
-    elif count == 0:
-        out.append(f"No molecule of {config.name} agrees with the shown rays.")
-    elif count == 1:
-        out.append("One molecule agrees with the shown rays: the game is solved.")
+    if cands.source == "store":
+        source = f"read from the explored {config.name}"
+    elif explored:
+        source = "computed directly (quicker than scanning the store for a partial game)"
     else:
-        out.append(f"{plural(count, 'molecule')} agree with the shown rays.")
+        source = f"computed directly ({config.name} is not explored)"
+    heading = (f"{config.name}: {plural(len(game.rays()), 'ray')} shown on "
+               f"{plural(len(game.shown), 'position')}; {source}.")
+    if cands.every_molecule:
+        out = [f"{config.name}: no ray shown.",
+               f"Every molecule of {config.name} ({count:,}) agrees; they are not listed."]
+    elif count == 0:
+        out = [heading, f"No molecule of {config.name} agrees with the shown rays."]
+    elif count == 1:
+        out = [heading, "One molecule agrees with the shown rays: the game is solved."]
+    else:
+        out = [heading, f"{plural(count, 'molecule')} agree with the shown rays."]
 
     if not cands.every_molecule and count and limit:
         width = shutil.get_terminal_size((100, 24)).columns
@@ -246,7 +255,7 @@ def text_report(config: Config, game: Game, cands: Candidates, shots: list[NextS
             out.append(f"... and {count - limit:,} more (--limit N to show more, "
                        f"--json to list them all)")
 
-    if count:
+    if count > 1:
         out += ["", f"Atom probabilities, % of the {plural(count, 'candidate')} "
                     f"(O: an atom in every one, -: in none):", heat_map(config, game, cands)]
     if shots:

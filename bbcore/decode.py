@@ -27,37 +27,37 @@ Uppercase ``H`` and ``R`` always mean hit and reflection; every other
 letter is a label and labels are case-sensitive (``h`` is a label, as in a
 normalised spectrum of 8 exit pairs).
 
-How candidates are found:
+How candidates are found (both ways give the same answer, by the tests):
 
-- explored configuration: from the ``Molecules`` table; a full spectrum is
-  an indexed lookup of the normalised string, a partial one a ``GLOB`` on
-  the spectrum (``?`` for the unknown positions, ``[a-z]`` for exits) and
-  then a check, in numpy, that both ends of every exit pair carry the same
-  letter (stored letters are normalised, a player's are not);
-- otherwise, directly: every molecule, in batches in number order, is
-  traced at the shown positions only, one shown ray at a time on the
-  molecules still in the running.  The tracing here is a fast path made for
-  that: a molecule is a bitmask per line and per column, and a ray jumps
-  from one event (an atom ahead or beside) to the next instead of stepping
-  cell by cell.  It is checked against ``bbcore.rays`` and the engine on
-  whole small configurations by the tests.
+- from the ``Molecules`` table of an explored configuration: a full
+  spectrum is one lookup of its normalised string in the (config, spectrum)
+  index; a partial game is a scan of that index, ``GLOB`` fixing the
+  absorbed and reflected positions and putting a letter at exits, and
+  ``substr`` giving both ends of each exit pair the same letter (stored
+  letters are normalised, a player's are not);
+- directly with the engine: the shown rays first rule out cells
+  (``excluded_cells``), then every molecule of the cells left, in batches
+  in number order, is traced at the shown positions only, one shown ray at
+  a time on the molecules still in the running, the ray that keeps fewest
+  molecules first.  Memory stays flat whatever the configuration.
+
+``candidates(..., source="auto")`` takes the store for full spectra and
+computes partial games, which is quicker than the scan (bench/decode.py).
 """
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from functools import cache
 from math import comb
 from typing import Final, Literal, Protocol
 
 import numpy as np
 
 from bbcore.config import Config
-from bbcore.engine import ABSORBED_CODE, REFLECTED_CODE
-from bbcore.geometry import entry, position_at
+from bbcore.engine import ABSORBED_CODE, REFLECTED_CODE, trace_batch
+from bbcore.geometry import entry
 from bbcore.numbering import (
     ATOM,
     EMPTY,
@@ -69,7 +69,7 @@ from bbcore.numbering import (
     number_of,
     numbers_of,
 )
-from bbcore.rays import RayLoopError, trace
+from bbcore.rays import trace
 
 ABSORBED: Final = "@"
 REFLECTED: Final = "&"
@@ -86,11 +86,12 @@ LABEL_RE = re.compile(r"[A-Za-z0-9]+")
 BALLS_RE = re.compile(r"^\s*there\s+(?:are|is)\s+(\d+)\s+balls?\s+in\s+the\s+box\.?\s*$", re.I)
 CELL_TOKENS = frozenset((ATOM, EMPTY))
 
-BATCH: Final = 1 << 17
-"""Molecules traced together when computing candidates directly."""
+BATCH: Final = 1 << 15
+"""Molecules traced together when computing candidates directly (small batches
+reuse the same memory: fresh pages are costly on sandboxed machines)."""
 DIRECT_LIMIT: Final = 100_000_000
 """The most molecules a configuration may have to be decoded without the store."""
-NEXT_SHOT_BUDGET: Final = 60_000_000
+NEXT_SHOT_BUDGET: Final = 8_000_000
 """Rays (candidates x positions not shot) above which a caller should not rank next shots."""
 _RAYS_PER_BATCH: Final = 1 << 21
 
@@ -390,13 +391,14 @@ def _parse_diagram(lines: list[str], config: Config) -> Game:
                 f"{config.name} has {config.atoms} atoms"
             )
         below = [(j, line) for j, line in below if j != i]
-    for where, rows in (("above", above), ("below", below)):
-        if len(rows) > 1:
+    # The label rows are the lines next to the box; name the first line too many.
+    for where, extra in (("above", above[:-1]), ("below", below[1:])):
+        if extra:
             raise DecodeError(
-                f"line {rows[1][0]}: unexpected text {where} the box: "
+                f"line {extra[0][0]}: unexpected text {where} the box: "
                 f"one line of labels goes {where} it"
             )
-    top = _label_row(above[0] if above else None, columns, "above")
+    top = _label_row(above[-1] if above else None, columns, "above")
     bottom = _label_row(below[0] if below else None, columns, "below")
 
     labels = [""] * (4 * w)
@@ -439,130 +441,6 @@ def parse_guess(text: str, config: Config) -> Atoms:
         return atoms_from_string(config, text)
     except ValueError as error:
         raise DecodeError(f"bad guess {text!r}: {error}") from None
-
-
-# ---------------------------------------------------------------------------
-# Fast tracing of chosen positions by line and column bitmasks
-
-
-@dataclass(frozen=True)
-class _MaskTables:
-    """Lookup tables of one width for ``trace_positions``.
-
-    A ray moves along an *axis* (0: along a line, 1: down or up a column);
-    ``along`` is its coordinate on that axis and ``across`` the index of the
-    line (axis 0) or column (axis 1) it travels in; both run 0..W+1, 0 and
-    W+1 being the perimeter.
-    """
-
-    side: int
-    above: np.ndarray  # above[a]: the bits > a
-    below: np.ndarray  # below[a]: the bits < a
-    lowest: np.ndarray  # lowest[v]: index of the lowest set bit of v
-    highest: np.ndarray  # highest[v]: index of the highest set bit of v
-    exit_position: np.ndarray  # [axis, along, across]: 0-based position of a perimeter cell
-    start: np.ndarray  # per 0-based position: axis, along, across, step
-
-
-@cache
-def _mask_tables(width: int) -> _MaskTables:
-    side = width + 2
-    full = (1 << side) - 1
-    above = np.array([full & ~((2 << a) - 1) for a in range(side)], dtype=np.int32)
-    below = np.array([(1 << a) - 1 for a in range(side)], dtype=np.int32)
-    values = np.arange(1 << side, dtype=np.int64)
-    lowest = np.zeros(1 << side, dtype=np.int32)
-    highest = np.zeros(1 << side, dtype=np.int32)
-    lowest[1:] = np.log2((values & -values)[1:]).astype(np.int32)
-    highest[1:] = np.floor(np.log2(values[1:])).astype(np.int32)
-    exit_position = np.full((2, side, side), -1, dtype=np.int64)
-    for line in range(side):
-        for column in range(side):
-            if (line in (0, side - 1)) != (column in (0, side - 1)):
-                p = position_at(width, (line, column)) - 1
-                exit_position[0, column, line] = p
-                exit_position[1, line, column] = p
-    start = np.empty((4 * width, 4), dtype=np.int64)
-    for p in range(4 * width):
-        (line, column), (dl, dc) = entry(width, p + 1)
-        start[p] = (0, column, line, dc) if dl == 0 else (1, line, column, dl)
-    return _MaskTables(side, above, below, lowest, highest, exit_position, start)
-
-
-def molecule_masks(config: Config, atoms: np.ndarray) -> np.ndarray:
-    """Per molecule, shape (k, 2, W+2): line bitmasks (bit = column), then column bitmasks."""
-    w, side = config.width, config.width + 2
-    k = len(atoms)
-    atoms = np.asarray(atoms, dtype=np.int32)
-    line, column = atoms // w + 1, atoms % w + 1
-    base = (np.arange(k, dtype=np.int32) * (2 * side))[:, None]
-    # Atoms are distinct, so the bits added into one mask are distinct: a sum is an OR.
-    where = np.concatenate([(base + line).ravel(), (base + side + column).ravel()])
-    bits = np.concatenate([np.left_shift(1, column).ravel(), np.left_shift(1, line).ravel()])
-    masks = np.bincount(where, weights=bits, minlength=k * 2 * side)
-    return masks.astype(np.int32).reshape(k, 2, side)
-
-
-def trace_positions(config: Config, masks: np.ndarray, positions: Sequence[int] | np.ndarray,
-                    molecules: np.ndarray | None = None) -> np.ndarray:
-    """Partner codes, shape (k, len(positions)), of rays from 0-based ``positions``.
-
-    ``masks`` come from ``molecule_masks``; ``molecules`` optionally picks
-    rows of it (default: all).  A code is the 0-based exit position,
-    ABSORBED_CODE or REFLECTED_CODE, exactly as ``engine.trace_batch``.
-    """
-    t = _mask_tables(config.width)
-    side = t.side
-    positions = np.asarray(positions, dtype=np.int64)
-    chosen = np.arange(len(masks)) if molecules is None else np.asarray(molecules)
-    k, npos = len(chosen), len(positions)
-    flat = masks.reshape(-1)
-    partner = np.empty(k * npos, dtype=np.int64)
-
-    ray = np.arange(k * npos)
-    start = t.start[positions][ray % npos]
-    molecule_base = chosen[ray // npos] * (2 * side)
-    axis, along, across, step = start[:, 0], start[:, 1], start[:, 2], start[:, 3]
-    for _ in range(2 * config.cells + 2):
-        if len(ray) == 0:
-            return partner.reshape(k, npos)
-        # The first cell ahead with an atom in it or beside the travel line.
-        at = molecule_base + axis * side + across
-        here, before, after = flat[at], flat[at - 1], flat[at + 1]
-        band = here | before | after
-        forward = step > 0
-        beyond = band & np.where(forward, t.above[along], t.below[along])
-        free = beyond == 0
-        if free.any():
-            edge = np.where(forward[free], side - 1, 0)
-            partner[ray[free]] = t.exit_position[axis[free], edge, across[free]]
-            keep = ~free
-            ray, molecule_base, axis, across, step = (
-                ray[keep], molecule_base[keep], axis[keep], across[keep], step[keep])
-            here, before, after, beyond, forward = (
-                here[keep], before[keep], after[keep], beyond[keep], forward[keep])
-        x = np.where(forward, t.lowest[beyond], t.highest[beyond])
-        cell = x - step  # where the ray stands when it sees the atom
-        bit = np.left_shift(1, x).astype(np.int32)
-        ahead = (here & bit) != 0
-        side_before, side_after = (before & bit) != 0, (after & bit) != 0
-        at_edge = (cell == 0) | (cell == side - 1)
-        reflected = ~ahead & ((side_before & side_after) | (at_edge & (side_before | side_after)))
-        partner[ray[ahead]] = ABSORBED_CODE
-        partner[ray[reflected]] = REFLECTED_CODE
-        turning = ~(ahead | reflected)
-        ray, molecule_base, axis, across, cell = (
-            ray[turning], molecule_base[turning], axis[turning], across[turning], cell[turning])
-        # Turn away from the one atom, and move one cell without looking.
-        step = np.where(side_before[turning], 1, -1)
-        axis, along, across = 1 - axis, across + step, cell
-        out = (along == 0) | (along == side - 1)
-        if out.any():
-            partner[ray[out]] = t.exit_position[axis[out], along[out], across[out]]
-            keep = ~out
-            ray, molecule_base, axis, along, across, step = (
-                ray[keep], molecule_base[keep], axis[keep], along[keep], across[keep], step[keep])
-    raise RayLoopError(f"{config.name}: {len(ray)} rays did not end")
 
 
 # ---------------------------------------------------------------------------
@@ -649,14 +527,12 @@ class Candidates:
         """How many molecules agree."""
         return self.config.nb_mol if self.numbers is None else len(self.numbers)
 
-    def __len__(self) -> int:
-        return self.count
-
     def molecules(self, limit: int | None = None) -> list[tuple[int, str]]:
         """(number, molecule string) of the first ``limit`` candidates (all by default)."""
         if self.numbers is None or self.atoms is None:
-            numbers = range(1, min(self.config.nb_mol, limit or self.config.nb_mol) + 1)
-            return [(k, molecule_string(self.config, atoms_of(self.config, k))) for k in numbers]
+            end = self.config.nb_mol if limit is None else min(limit, self.config.nb_mol)
+            return [(k, molecule_string(self.config, atoms_of(self.config, k)))
+                    for k in range(1, end + 1)]
         end = len(self.numbers) if limit is None else min(limit, len(self.numbers))
         return [(int(k), molecule_string(self.config, a))
                 for k, a in zip(self.numbers[:end], self.atoms[:end].tolist())]
@@ -669,10 +545,11 @@ class Candidates:
             for i in range(0, len(self.atoms), size):
                 yield self.atoms[i:i + size]
 
-    def __contains__(self, atoms: object) -> bool:
+    def contains(self, atoms: Iterable[int]) -> bool:
+        """Whether the molecule with these atom cells is a candidate."""
         if self.numbers is None:
             return True
-        number = number_of(self.config, atoms)  # type: ignore[arg-type]
+        number = number_of(self.config, atoms)
         i = np.searchsorted(self.numbers, number)
         return bool(i < len(self.numbers) and self.numbers[i] == number)
 
@@ -696,36 +573,43 @@ def candidates(config: Config, game: Game, *, source: Source = "auto",
     """Every molecule of ``config`` whose rays agree with every shown ray of ``game``.
 
     ``source``: ``"store"`` reads the explored configuration from the open
-    database, ``"compute"`` traces the molecules directly, ``"auto"`` uses
-    the store when ``bbcore.store.db`` is open and the configuration is
-    explored completely.  ``within`` narrows earlier candidates (of a game
-    with fewer rays shown) instead of starting over.  ``progress`` and
-    ``stop`` are checked between batches (DecodeCancelled on stop).
+    database, ``"compute"`` traces the molecules directly, ``"auto"`` (best)
+    reads a full spectrum from the store when ``bbcore.store.db`` is open
+    and the configuration explored, and computes otherwise: a partial game
+    makes SQLite scan every spectrum of the configuration, which
+    bench/decode.py measures 2 to 4 times slower than computing.
+
+    ``within`` narrows earlier candidates (of a game with fewer rays shown)
+    instead of starting over.  ``progress`` and ``stop`` are checked between
+    batches (DecodeCancelled on stop).
     """
     _check(game, config)
     if not game.shown:
-        return within if within is not None else Candidates(config, None, None, "all")
+        return Candidates(config, None, None, "all")
     if within is not None and not within.every_molecule:
         assert within.numbers is not None and within.atoms is not None
         keep = _agreeing(config, within.atoms, game.rays())
         return Candidates(config, within.numbers[keep], within.atoms[keep], within.source)
     if source == "auto":
-        source = "store" if is_explored(config) else "compute"
+        source = "store" if game.complete and is_explored(config) else "compute"
     if source == "store":
         return _stored_candidates(config, game)
     return _computed_candidates(config, game, progress, stop)
 
 
 def _agreeing(config: Config, atoms: np.ndarray, rays: list[tuple[int, Result]]) -> np.ndarray:
-    """Indexes of the molecules (atom cells) whose rays give every result of ``rays``."""
-    masks = molecule_masks(config, atoms)
+    """Indexes of the molecules (atom cells) whose rays give every result of ``rays``.
+
+    One ray at a time, on the molecules still in the running: each shown
+    ray costs only what the previous ones left.
+    """
     keep = np.arange(len(atoms))
     for position, result in rays:
         if len(keep) == 0:
             break
         code = result - 1 if isinstance(result, int) else (
             ABSORBED_CODE if result == ABSORBED else REFLECTED_CODE)
-        partner = trace_positions(config, masks, [position - 1], keep)[:, 0]
+        partner = trace_batch(config, atoms[keep], np.array([position - 1]))[0][:, 0]
         keep = keep[partner == code]
     return keep
 
@@ -733,8 +617,10 @@ def _agreeing(config: Config, atoms: np.ndarray, rays: list[tuple[int, Result]])
 def excluded_cells(config: Config, game: Game) -> list[int]:
     """Cells that no candidate can have an atom in, read from the shown rays' entries.
 
-    A ray that comes out found its first cell and both front diagonals
-    empty, at both ends; a reflected ray found its first cell empty.
+    A ray that comes out found, at both ends, its first cell and both front
+    diagonals empty (else it is absorbed or reflected at the edge), and
+    then the second cell of its line empty (else it is absorbed there).  A
+    reflected ray found its first cell empty.
     """
     w = config.width
     excluded: set[int] = set()
@@ -744,7 +630,8 @@ def excluded_cells(config: Config, game: Game) -> list[int]:
         (line, column), (dl, dc) = entry(w, position)
         first = (line + dl, column + dc)
         near = [first] if result == REFLECTED else [
-            first, (first[0] + dc, first[1] + dl), (first[0] - dc, first[1] - dl)]
+            first, (first[0] + dc, first[1] + dl), (first[0] - dc, first[1] - dl),
+            (first[0] + dl, first[1] + dc)]
         excluded.update((l - 1) * w + c - 1 for l, c in near if 1 <= l <= w and 1 <= c <= w)
     return sorted(excluded)
 
@@ -758,7 +645,7 @@ def _computed_candidates(config: Config, game: Game, progress: Progress | None,
             f"{config.name}: {total:,} molecules to try, too many to decode without "
             f"exploring the configuration (the limit is {DIRECT_LIMIT:,})"
         )
-    rays = game.rays()
+    rays = sorted(game.rays(), key=lambda ray: _rarity(config, *ray))
     found: list[np.ndarray] = [np.empty((0, config.atoms), dtype=np.uint8)]
     done = 0
     for atoms in molecule_batches(config, BATCH, allowed):
@@ -768,6 +655,19 @@ def _computed_candidates(config: Config, game: Game, progress: Progress | None,
     _tick(stop, progress, total, total)
     atoms = np.concatenate(found)
     return Candidates(config, numbers_of(config, atoms.astype(np.int64)), atoms, "computed")
+
+
+def _rarity(config: Config, position: int, result: Result) -> int:
+    """Sort key of the shown rays, the result fewest molecules give first.
+
+    The first ray is traced on every molecule, the next ones only on those
+    left: a ray that turned keeps fewest, then a reflection, a ray straight
+    across, and an absorption keeps most.
+    """
+    if isinstance(result, int):
+        across = position + result in (3 * config.width + 1, 5 * config.width + 1)
+        return 2 if across else 0
+    return 1 if result == REFLECTED else 3
 
 
 def is_explored(config: Config) -> bool:
@@ -781,31 +681,30 @@ def is_explored(config: Config) -> bool:
 
 
 def _stored_candidates(config: Config, game: Game) -> Candidates:
-    """Candidates read from the Molecules table of an explored configuration."""
-    from peewee import Expression
+    """Candidates read from the Molecules table of an explored configuration.
+
+    A full spectrum is one lookup in the (config, spectrum) index.  A partial
+    one is a scan of that covering index: ``GLOB`` fixes the absorbed and
+    reflected positions and puts a letter at exits, and ``substr`` makes
+    both ends of each exit pair carry the same letter, so that only the
+    numbers of the candidates leave SQLite.
+    """
+    from peewee import Expression, fn
 
     from bbcore.store import Molecule, db
 
     where = Molecule.config == config.name
     if game.complete:
-        query = (Molecule.select(Molecule.number)
-                 .where(where & (Molecule.spectrum == game.pattern())).order_by(Molecule.number))
-        numbers = np.array([row[0] for row in db.execute(query).fetchall()], dtype=np.int64)
+        where &= Molecule.spectrum == game.pattern()
     else:
         pattern = "".join("?" if r is None else "[a-z]" if isinstance(r, int) else r
                           for r in game.results)
-        query = (Molecule.select(Molecule.number, Molecule.spectrum)
-                 .where(where & Expression(Molecule.spectrum, "GLOB", pattern))
-                 .order_by(Molecule.number))
-        rows = db.execute(query).fetchall()
-        numbers = np.array([row[0] for row in rows], dtype=np.int64)
-        spectra = np.frombuffer("".join(row[1] for row in rows).encode("ascii"),
-                                dtype=np.uint8).reshape(len(rows), config.positions)
-        keep = np.ones(len(rows), dtype=bool)
+        where &= Expression(Molecule.spectrum, "GLOB", pattern)
         for p, q in game.rays():
             if isinstance(q, int):
-                keep &= spectra[:, p - 1] == spectra[:, q - 1]
-        numbers = numbers[keep]
+                where &= fn.substr(Molecule.spectrum, p, 1) == fn.substr(Molecule.spectrum, q, 1)
+    rows = db.execute(Molecule.select(Molecule.number).where(where)).fetchall()
+    numbers = np.sort(np.array([row[0] for row in rows], dtype=np.int64))
     atoms = atoms_of_numbers(config, numbers).astype(np.uint8)
     return Candidates(config, numbers, atoms, "store")
 
@@ -891,7 +790,7 @@ def next_shots(config: Config, game: Game, cands: Candidates, *, by: Ranking = "
     done = 0
     for atoms in cands.batches(size):
         _tick(stop, progress, done, cands.count)
-        partner = trace_positions(config, molecule_masks(config, atoms), unknown)
+        partner = trace_batch(config, atoms, unknown)[0].astype(np.int64)
         counts += np.bincount((partner + 2 + offsets).ravel(), minlength=len(counts))
         done += len(atoms)
     _tick(stop, progress, done, cands.count)
@@ -983,7 +882,3 @@ def check_guess(config: Config, game: Game, guess: Iterable[int],
                    f"molecule{'s' if others > 1 else ''}: it is not proved yet")
     return Verdict(True, None, others, message)
 
-
-def information_bits(count: int) -> float:
-    """Bits still needed to single out one of ``count`` equally likely candidates."""
-    return math.log2(count) if count > 0 else 0.0

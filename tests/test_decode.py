@@ -1,0 +1,573 @@
+"""Decoding games: notations, messages, candidates, probabilities, next shots, guesses."""
+
+from __future__ import annotations
+
+import itertools
+import math
+import threading
+
+import numpy as np
+import pytest
+
+from bbcore import decode, engine, rays
+from bbcore.config import parse_config
+from bbcore.decode import ABSORBED, REFLECTED, DecodeError, Game, parse_game
+from bbcore.numbering import (
+    atoms_of,
+    atoms_of_numbers,
+    atoms_of_range,
+    molecule_string,
+    number_of,
+)
+from bbcore.render import render_board
+
+A1_B2 = parse_config("A1_B2")
+A2_B4 = parse_config("A2_B4")
+A3_B4 = parse_config("A3_B4")
+A3_B5 = parse_config("A3_B5")
+A4_B8 = parse_config("A4_B8")
+
+WORKED = "@&ab@&@cbac@&@&@"  # the spec's A2_B4 molecule number 2
+WORKED_RESULTS = (ABSORBED, REFLECTED, 10, 9, ABSORBED, REFLECTED, ABSORBED, 11,
+                  4, 3, 8, ABSORBED, REFLECTED, ABSORBED, REFLECTED, ABSORBED)
+
+# The example of Emacs' blackbox.el (its commentary), pasted with its tabs.
+EMACS = (
+    "\t\t             R   3\n"
+    "\t\t 1 - - - - - - - - 1\n"
+    "\t\t   - - - - - - - -\n"
+    "\t\t   - O - - - - - - 3\n"
+    "\t\t 2 - - - - O - O -\n"
+    "\t\t 4 - - - - - - - -\n"
+    "\t\t 5 - - - - - - - - 5\n"
+    "\t\t   - - - - - - - - R\n"
+    "\t\t H - - - - - - - O\n"
+    "\t\t   2   H 4       H\n"
+    "\n"
+    "There are 4 balls in the box\n"
+)
+EMACS_ATOMS = (17, 28, 30, 63)  # (3, 2), (4, 5), (4, 7), (8, 8)
+
+
+def spectra_of(config, atoms: np.ndarray) -> np.ndarray:
+    """Normalised spectra, uint8 (k, 4W), computed by the engine."""
+    return engine.letters(engine.trace_batch(config, atoms)[0])
+
+
+def agreeing_by_brute_force(spectra: np.ndarray, game: Game) -> np.ndarray:
+    """Row indexes of the spectra that agree with every shown ray of ``game``."""
+    keep = np.ones(len(spectra), dtype=bool)
+    for p, result in game.rays():
+        column = spectra[:, p - 1]
+        if isinstance(result, int):
+            keep &= (column == spectra[:, result - 1]) & (column >= ord("a"))
+        else:
+            keep &= column == ord(result)
+    return np.flatnonzero(keep)
+
+
+def partial(game: Game, positions) -> Game:
+    """``game`` with only the results at ``positions`` (and their exit partners)."""
+    shown = Game.empty(game.width)
+    for p in positions:
+        shown = shown.with_result(p, game.result(p))
+    return shown
+
+
+SIEVE = np.array([0, 8, 16, 24])  # one position per side, 0-based
+
+
+@pytest.fixture(scope="module")
+def a4_b8_sieve() -> np.ndarray:
+    """The engine's results at 4 positions for every A4_B8 molecule, in number order."""
+    return np.concatenate([
+        engine.trace_batch(A4_B8, atoms_of_range(A4_B8, start, min(start + 100_000, 635_377)),
+                           SIEVE)[0]
+        for start in range(1, 635_377, 100_000)
+    ])
+
+
+def spectral_group(sieve: np.ndarray, number: int) -> list[int]:
+    """Brute force: every molecule with the full spectrum of ``number``.
+
+    Every molecule is checked at the sieve's 4 positions; only those that
+    agree there can share the spectrum, and they are traced at all 32.
+    """
+    same = np.flatnonzero((sieve == sieve[number - 1]).all(axis=1)) + 1
+    spectra = spectra_of(A4_B8, atoms_of_numbers(A4_B8, same))
+    target = spectra[np.searchsorted(same, number)]
+    return same[(spectra == target).all(axis=1)].tolist()
+
+
+# -- notations ---------------------------------------------------------------
+
+def test_spectrum_string_reads_every_kind_of_result():
+    game = parse_game(WORKED, A2_B4)
+    assert game.results == WORKED_RESULTS
+    assert game.complete and game.pattern() == WORKED
+    assert game.labels == tuple(WORKED)
+
+
+def test_every_notation_gives_the_same_constraints():
+    traditional = {"@": "H", "&": "R", "a": "10", "b": "2", "c": "33"}
+    tokens = " ".join(traditional[ch] for ch in WORKED)
+    spec_diagram = render_board(4, "O-O-------------", WORKED)
+    traditional_diagram = render_board(4, "-" * 16, [traditional[ch] for ch in WORKED])
+    games = [parse_game(text, A2_B4)
+             for text in (WORKED, WORKED.replace("@", "H").replace("&", "R"), tokens,
+                          spec_diagram, traditional_diagram, "  \n" + tokens + "\n\n")]
+    assert all(game.results == WORKED_RESULTS for game in games)
+    assert parse_game(tokens, A2_B4).labels[2] == "10"
+    assert games[3].guess == (0, 2) and games[4].guess is None
+
+
+def test_not_shot_marks_and_blanks_are_the_same():
+    texts = ["@.a.......a.....", "@?a???????a?????", "@-a-------a-----",
+             "@ . a . . . . . . . a . . . . .", "H - 7 - - - - - - - 7 - - - - -"]
+    games = [parse_game(t, A2_B4) for t in texts]
+    assert all(g.results == games[0].results for g in games)
+    assert games[0].shown == (1, 3, 11) and games[0].result(3) == 11
+    assert games[0].rays() == [(1, ABSORBED), (3, 11)]
+
+
+def test_labels_are_case_sensitive_and_only_uppercase_h_r_are_results():
+    game = parse_game("hHrRh...r.......", A2_B4)
+    assert game.results[:5] == (5, ABSORBED, 9, REFLECTED, 1)
+
+
+def test_emacs_diagram_is_read_by_column():
+    game = parse_game(EMACS, A4_B8)
+    w = 8
+    expected = Game.empty(w)
+    pairs = {1: 3 * w, 4: w + 1, 3 * w - 2: 4 * w - 7, 5: w + 4, 6: 3 * w - 5}
+    for p, q in pairs.items():  # rays 1 to 5 of the drawing
+        expected = expected.with_result(p, q)
+    for p in (8, 2 * w):  # H left of line 8, H under column 8
+        expected = expected.with_result(p, ABSORBED)
+    expected = expected.with_result(w + 3, ABSORBED)  # H under column 3
+    expected = expected.with_result(3 * w - 6, REFLECTED)  # R right of line 7
+    expected = expected.with_result(4 * w - 5, REFLECTED)  # R above column 6
+    assert game.results == expected.results
+    assert game.guess == EMACS_ATOMS
+    assert game.labels[0] == "1" and game.labels[4 * w - 6] == "R"
+
+
+def test_multi_digit_labels_line_up_in_a_diagram():
+    labels = ["10", "H", "11", "R", "", "", "10", "12", "", "R", "11", "H", "12", "", "H", ""]
+    game = parse_game(render_board(4, "-" * 16, labels), A2_B4)
+    assert game.labels == tuple(labels)
+    assert game.result(1) == 7 and game.result(3) == 11 and game.result(8) == 13
+
+
+def test_a_spectrum_of_the_engine_parses_back_to_its_rays():
+    atoms = atoms_of(A4_B8, 123456)
+    game = parse_game(rays.spectrum(A4_B8, atoms), A4_B8)
+    for p in range(1, 33):
+        ray = rays.trace(8, atoms, p)
+        assert game.result(p) == {"absorbed": ABSORBED, "reflected": REFLECTED}.get(
+            ray.result, ray.exit)
+
+
+def test_blank_text_is_a_game_with_no_ray_shot():
+    assert parse_game(" \n\t\n", A2_B4) == Game.empty(4)
+
+
+def test_with_result_pairs_relabels_and_clears():
+    game = Game.empty(4).with_result(1, 7)
+    assert game.result(1) == 7 and game.result(7) == 1 and game.labels[0] == game.labels[6] == "a"
+    game = game.with_result(2, 3).with_result(7, ABSORBED)
+    assert game.result(1) is None and game.labels[0] == ""
+    assert game.result(7) == ABSORBED and game.labels[1] == game.labels[2] == "b"
+    assert game.with_result(2, None).shown == (7,)
+
+
+# -- every malformed-input message ---------------------------------------------
+
+BAD_GAMES = [
+    ("@&ab@&@cbac@&@&", "wrong number of positions: A2_B4 has 16 positions (one character "
+                        "each), the game has 15 characters"),
+    ("@ & a b", "wrong number of positions: A2_B4 has 16 positions (one token each), "
+                "the game has 4 tokens"),
+    ("@&ab@&@cbac@&@!@", "unknown character '!' at position 15"),
+    ("H R 1 2 H R H 3 2 1 3 H R H R 4#", "unknown token '4#' at position 16"),
+    ("@&ab@&@cbac@&@&d", "label 'd' appears only once (position 16): an exit label goes at "
+                         "both ends of its ray"),
+    ("@&ab@&@cbac@&@aa", "label 'a' appears 4 times (positions 3, 10, 15, 16): an exit label "
+                         "goes at exactly two positions"),
+    ("1 1 12 12 12 . . . . . . . . . . .", "label '12' appears 3 times (positions 3, 4, 5)"),
+]
+
+
+@pytest.mark.parametrize("text, message", BAD_GAMES)
+def test_malformed_strings_and_tokens_are_named(text, message):
+    with pytest.raises(DecodeError) as error:
+        parse_game(text, A2_B4)
+    assert str(error.value).startswith(message)
+
+
+GOOD_DIAGRAM = ["  @ & @ &", "@ O - O - @", "& - - - - c", "a - - - - a", "b - - - - b",
+                "  @ & @ c"]
+
+
+def diagram(*replacements: tuple[int, str]) -> str:
+    lines = list(GOOD_DIAGRAM)
+    for index, line in replacements:
+        lines[index] = line
+    return "\n".join(lines)
+
+
+BAD_DIAGRAMS = [
+    (diagram((2, "&  - - - - c")), "the rows of the diagram do not line up: the cells of "
+                                   "line 3 are not under those of line 2"),
+    (diagram((2, "& - - - c")), "the rows of the diagram do not line up"),
+    (diagram((1, "@ O - O @")), "the box has 4 rows but line 2 has 3 cells: a box is square"),
+    (diagram((2, "& - x - - c")), "line 3: unknown cell 'x' in the box"),
+    (diagram((2, "& - 3 - - c")), "line 3: unknown cell '3' in the box"),
+    ("\n".join("  " + line for line in diagram((2, "a - - - - c")).splitlines()).replace(
+        "  a - -", "& a - -"), "line 3: 2 labels left of the box ('&', 'a')"),
+    (diagram((0, "   @ & @ &")), "line 1: label '@' is not above a column of the box"),
+    (diagram((5, "  @&@ c")), "line 6: label '@&@' spans 2 columns of the box"),
+    ("title\n" + diagram(), "line 1: unexpected text above the box"),
+    (diagram() + "\n  @ & @ c", "line 7: unexpected text below the box"),
+    (diagram() + "\nThere are 3 balls in the box",
+     "line 7: the diagram says there are 3 balls in the box, A2_B4 has 2 atoms"),
+    (diagram((3, "")), "line 4 interrupts the box"),
+    ("@ & @ &\nThere are 2 balls in the box", "no box found in the diagram"),
+    (diagram((5, "  @ & ! c")), "unknown label '!' at position 7"),
+    (diagram((5, "  @ & a c")), "label 'a' appears 3 times"),
+]
+
+
+@pytest.mark.parametrize("text, message", BAD_DIAGRAMS)
+def test_malformed_diagrams_are_named(text, message):
+    with pytest.raises(DecodeError) as error:
+        parse_game(text, A2_B4)
+    assert str(error.value).startswith(message)
+
+
+def test_the_good_diagram_of_those_tests_parses():
+    assert parse_game(diagram() + "\n\nThere are 2 balls in the box", A2_B4).results == \
+        WORKED_RESULTS
+
+
+def test_a_diagram_of_another_size_is_refused():
+    with pytest.raises(DecodeError, match="^the diagram is a 4 x 4 box, A4_B8 is 8 x 8$"):
+        parse_game(diagram(), A4_B8)
+
+
+def test_a_ray_cannot_exit_where_it_entered():
+    with pytest.raises(DecodeError, match="^position 5 cannot exit at itself: a ray that comes "
+                                          r"back where it entered is reflected \(R or &\)$"):
+        Game.empty(4).with_result(5, 5)
+    with pytest.raises(DecodeError, match=r"^position must be in 1\.\.16, got 17$"):
+        Game.empty(4).with_result(17, ABSORBED)
+    with pytest.raises(DecodeError, match="^unknown result 'x'"):
+        Game.empty(4).with_result(1, "x")
+
+
+def test_a_game_for_another_box_is_refused():
+    with pytest.raises(DecodeError, match="^the game is for a 4 x 4 box, A4_B8 is 8 x 8$"):
+        decode.candidates(A4_B8, parse_game(WORKED, A2_B4))
+
+
+def test_bad_guesses_are_named():
+    with pytest.raises(DecodeError, match="^bad guess '121': A2_B4 has molecules 1..120"):
+        decode.parse_guess("121", A2_B4)
+    with pytest.raises(DecodeError, match="^bad guess 'O-O': a A2_B4 molecule is 16 characters"):
+        decode.parse_guess("O-O", A2_B4)
+    with pytest.raises(DecodeError, match="^the guess has 3 atoms, A2_B4 has 2$"):
+        decode.check_guess(A2_B4, Game.empty(4), (0, 1, 2))
+    assert decode.parse_guess("2", A2_B4) == decode.parse_guess("O-O-------------", A2_B4)
+
+
+def test_an_unknown_ranking_is_refused():
+    game = parse_game("@...............", A2_B4)
+    with pytest.raises(DecodeError, match="^unknown ranking 'best'"):
+        decode.next_shots(A2_B4, game, decode.candidates(A2_B4, game), by="best")  # type: ignore[arg-type]
+
+
+def test_too_many_molecules_to_enumerate_is_refused():
+    config = parse_config("A6_B13")
+    game = Game.empty(13).with_result(1, ABSORBED)
+    with pytest.raises(DecodeError, match=r"^A6_B13: [\d,]+ molecules to try, too many to decode "
+                                          "without exploring the configuration"):
+        decode.candidates(config, game, source="compute")
+
+
+# -- candidates ----------------------------------------------------------------
+
+@pytest.mark.parametrize("m, n, size", [(7, 3, 4), (6, 1, 2), (5, 5, 1), (9, 4, 1000), (8, 2, 3)])
+def test_combination_batches_are_itertools_combinations(m, n, size):
+    batches = list(decode._combination_batches(m, n, size))
+    assert all(1 <= len(b) <= size for b in batches)
+    assert [tuple(row) for b in batches for row in b.tolist()] == list(
+        itertools.combinations(range(m), n))
+
+
+def test_molecule_batches_are_every_molecule_in_number_order():
+    for config in (A2_B4, A3_B4, parse_config("A2_B5")):
+        got = np.concatenate(list(decode.molecule_batches(config, 50)))
+        assert (got == atoms_of_range(config, 1, config.nb_mol + 1)).all()
+    cells = [1, 4, 5, 9, 12, 15]
+    got = np.concatenate(list(decode.molecule_batches(A3_B4, 7, cells)))
+    assert [tuple(r) for r in got.tolist()] == list(itertools.combinations(cells, 3))
+
+
+def test_no_ray_shown_is_every_molecule_unlisted():
+    cands = decode.candidates(A4_B8, Game.empty(8))
+    assert cands.every_molecule and cands.count == 635_376 and cands.source == "all"
+    assert cands.numbers is None
+    assert cands.molecules(2) == [(1, "OOOO" + "-" * 60), (2, "OOO-O" + "-" * 59)]
+    assert np.allclose(decode.probabilities(cands), 4 / 64)
+    assert (decode.atom_counts(cands) == math.comb(63, 3)).all()
+
+
+@pytest.mark.parametrize("config", [A1_B2, A2_B4, A3_B4])
+def test_computed_candidates_are_the_brute_force_ones_on_small_boxes(config):
+    """Whole small configurations, random games, against the reference rays."""
+    all_atoms = [atoms_of(config, k) for k in range(1, config.nb_mol + 1)]
+    spectra = np.array([list(rays.spectrum(config, a).encode()) for a in all_atoms],
+                       dtype=np.uint8)
+    rng = np.random.default_rng(4)
+    for _ in range(25):
+        number = int(rng.integers(1, config.nb_mol + 1))
+        full = parse_game(spectra[number - 1].tobytes().decode(), config)
+        shown = rng.choice(config.positions, int(rng.integers(1, config.positions + 1)),
+                           replace=False) + 1
+        game = partial(full, shown.tolist())
+        cands = decode.candidates(config, game, source="compute")
+        expected = agreeing_by_brute_force(spectra, game) + 1
+        assert cands.numbers.tolist() == expected.tolist()
+        assert cands.contains(all_atoms[number - 1])
+        assert [molecule_string(config, all_atoms[k - 1]) for k in expected[:3]] == \
+            [m for _, m in cands.molecules(3)]
+
+
+def test_all_rays_of_random_a4_b8_molecules_give_their_spectral_group(a4_b8_sieve):
+    rng = np.random.default_rng(8)
+    sizes = []
+    # 117 shares its spectrum with 147687 (found once by exploring, checked by brute force)
+    for number in [int(n) for n in rng.integers(1, A4_B8.nb_mol + 1, 2)] + [117, 635_376]:
+        game = parse_game(rays.spectrum(A4_B8, atoms_of(A4_B8, number)), A4_B8)
+        group = spectral_group(a4_b8_sieve, number)
+        cands = decode.candidates(A4_B8, game, source="compute")
+        assert cands.numbers.tolist() == group
+        sizes.append(len(group))
+    assert sizes[2] == 2 and spectral_group(a4_b8_sieve, 117) == [117, 147687]
+
+
+def test_some_rays_of_random_a4_b8_molecules_give_a_superset(a4_b8_sieve):
+    rng = np.random.default_rng(9)
+    for shown_count in (5, 12):
+        number = int(rng.integers(1, A4_B8.nb_mol + 1))
+        full = parse_game(rays.spectrum(A4_B8, atoms_of(A4_B8, number)), A4_B8)
+        game = partial(full, (rng.choice(32, shown_count, replace=False) + 1).tolist())
+        cands = decode.candidates(A4_B8, game, source="compute")
+        assert set(spectral_group(a4_b8_sieve, number)) <= set(cands.numbers.tolist())
+        assert cands.contains(atoms_of(A4_B8, number)) and cands.count > 1
+        # and every candidate does agree with the shown rays (by the engine's spectra)
+        spectra = spectra_of(A4_B8, cands.atoms)
+        assert len(agreeing_by_brute_force(spectra, game)) == cands.count
+
+
+def test_within_narrows_earlier_candidates():
+    full = parse_game(rays.spectrum(A3_B4, atoms_of(A3_B4, 200)), A3_B4)
+    first = partial(full, [1, 5])
+    more = partial(full, [1, 5, 9, 13, 16])
+    earlier = decode.candidates(A3_B4, first, source="compute")
+    narrowed = decode.candidates(A3_B4, more, within=earlier)
+    assert narrowed.numbers.tolist() == decode.candidates(A3_B4, more).numbers.tolist()
+    assert narrowed.count < earlier.count
+
+
+def test_excluded_cells_come_from_exits_and_reflections():
+    game = Game.empty(4).with_result(1, 12).with_result(6, REFLECTED).with_result(2, ABSORBED)
+    # Position 1 enters line 1 from the left: (1,1) and (1,2), the diagonal (2,1); position
+    # 12 enters line 1 from the right: (1,4), (1,3) and (2,4); position 6 enters column 2
+    # from the bottom and is reflected: (4,2).  The absorbed ray rules out nothing.
+    assert decode.excluded_cells(A2_B4, game) == [0, 1, 2, 3, 4, 7, 13]
+
+
+def test_excluded_cells_never_hold_an_atom_of_a_molecule_that_agrees():
+    """Over whole A3_B4: every molecule that agrees with its own partial games."""
+    rng = np.random.default_rng(12)
+    for number in range(1, A3_B4.nb_mol + 1, 7):
+        atoms = atoms_of(A3_B4, number)
+        full = parse_game(rays.spectrum(A3_B4, atoms), A3_B4)
+        game = partial(full, (rng.choice(16, 4, replace=False) + 1).tolist())
+        assert not set(atoms) & set(decode.excluded_cells(A3_B4, game))
+
+
+def test_progress_and_stop():
+    game = Game.empty(8).with_result(1, ABSORBED)
+    calls = []
+    exits = Game.empty(8).with_result(1, 24)
+    decode.candidates(A4_B8, exits, source="compute",
+                      progress=lambda done, total: calls.append((done, total)))
+    total = math.comb(64 - 6, 4)  # (1,1), (1,2), (2,1), (1,7), (1,8), (2,8) ruled out
+    assert len(decode.excluded_cells(A4_B8, exits)) == 6
+    assert calls[0] == (0, total) and calls[-1] == (total, total) and len(calls) > 2
+    stop = threading.Event()
+    stop.set()
+    with pytest.raises(decode.DecodeCancelled):
+        decode.candidates(A4_B8, game, source="compute", stop=stop)
+
+
+# -- stored and computed agree -------------------------------------------------
+
+@pytest.fixture(scope="module")
+def explored_a3_b5(tmp_path_factory):
+    """A database where A3_B5 is complete.
+
+    Decoding reads only ``number`` and ``spectrum``, so the other columns are
+    placeholders; the spectra come from the engine.
+    """
+    from bbcore.store import Configuration, Molecule, db, ensure_config, open_database
+
+    path = tmp_path_factory.mktemp("decode") / "a3_b5.sqlite"
+    open_database(path)
+    atoms = atoms_of_range(A3_B5, 1, A3_B5.nb_mol + 1)
+    spectra = [row.tobytes().decode() for row in spectra_of(A3_B5, atoms)]
+    rows = [{field: 0 for field in rays.STAT_FIELDS} | {
+        "config": "A3_B5", "number": number, "canonical_number": number,
+        "molecule": molecule_string(A3_B5, cells), "spectrum": spectrum,
+        "transform": "id", "dh1": "", "dh2": ""}
+        for number, cells, spectrum in zip(range(1, A3_B5.nb_mol + 1), atoms.tolist(), spectra)]
+    with db.atomic():
+        ensure_config(A3_B5)
+        Molecule.insert_many(rows).execute()
+        Configuration.update(complete=True).where(Configuration.config == "A3_B5").execute()
+    return path
+
+
+def test_stored_and_computed_candidates_are_the_same(explored_a3_b5):
+    from bbcore.store import open_database
+
+    open_database(explored_a3_b5)
+    assert decode.is_explored(A3_B5) and not decode.is_explored(A3_B4)
+    rng = np.random.default_rng(5)
+    sizes, sources = [], set()
+    for _ in range(12):
+        number = int(rng.integers(1, A3_B5.nb_mol + 1))
+        full = parse_game(rays.spectrum(A3_B5, atoms_of(A3_B5, number)), A3_B5)
+        count = int(rng.choice([1, 3, 6, 20, 20]))
+        game = partial(full, (rng.choice(20, count, replace=False) + 1).tolist())
+        stored = decode.candidates(A3_B5, game, source="store")
+        computed = decode.candidates(A3_B5, game, source="compute")
+        assert stored.source == "store" and computed.source == "computed"
+        assert stored.numbers.tolist() == computed.numbers.tolist()
+        assert (stored.atoms == computed.atoms).all()
+        auto = decode.candidates(A3_B5, game)  # the store for full spectra only
+        assert auto.source == ("store" if game.complete else "computed")
+        sources.add(auto.source)
+        sizes.append(stored.count)
+    assert min(sizes) >= 1 and max(sizes) > 10 and sources == {"store", "computed"}
+
+
+# -- probabilities and next shots, by hand -------------------------------------
+#
+# A1_B2: one atom in a 2 x 2 box, molecule k has its atom in cell k - 1.  The ray
+# from position 1 (line 1, going east) is absorbed by an atom at (1,1) or, one
+# cell in, at (1,2); reflected at the edge by an atom at (2,1); and an atom at
+# (2,2) turns it north, out at position 8.  By symmetry every position is alike.
+
+def test_no_ray_shown_on_a1_b2_by_hand():
+    cands = decode.candidates(A1_B2, Game.empty(2))
+    shots = decode.next_shots(A1_B2, Game.empty(2), cands)
+    assert [s.position for s in shots] == list(range(1, 9))
+    first = shots[0]
+    assert first.outcomes == ((ABSORBED, 2), (REFLECTED, 1), (8, 1))
+    assert first.remaining == pytest.approx((4 + 1 + 1) / 4)
+    assert first.information == pytest.approx(1.5)
+    assert all(s.remaining == pytest.approx(1.5) for s in shots)
+    assert np.allclose(decode.probabilities(cands), 0.25)
+
+
+def test_one_hit_on_a1_b2_by_hand():
+    game = parse_game("H.......", A1_B2)
+    cands = decode.candidates(A1_B2, game, source="compute")
+    assert cands.numbers.tolist() == [1, 2]  # atom at (1,1) or (1,2)
+    assert decode.probabilities(cands).tolist() == [[0.5, 0.5], [0.0, 0.0]]
+    assert decode.doubtful_cells(cands) == [0, 1]
+    shots = {s.position: s for s in decode.next_shots(A1_B2, game, cands)}
+    # (1,1) / (1,2): position 2 R / out at 3, 3 H / out at 2, 4 out at 5 / H,
+    # 5 out at 4 / R, 6 H / H, 7 R / H, 8 H / R.
+    assert dict(shots[2].outcomes) == {REFLECTED: 1, 3: 1}
+    assert dict(shots[3].outcomes) == {ABSORBED: 1, 2: 1}
+    assert dict(shots[4].outcomes) == {5: 1, ABSORBED: 1}
+    assert dict(shots[5].outcomes) == {4: 1, REFLECTED: 1}
+    assert shots[6].outcomes == ((ABSORBED, 2),) and not shots[6].splits
+    assert dict(shots[7].outcomes) == {REFLECTED: 1, ABSORBED: 1}
+    for p in (2, 3, 4, 5, 7, 8):
+        assert shots[p].remaining == pytest.approx(1.0)
+        assert shots[p].information == pytest.approx(1.0)
+    assert shots[6].remaining == pytest.approx(2.0) and shots[6].information == 0.0
+    ranked = decode.next_shots(A1_B2, game, cands)
+    assert [s.position for s in ranked] == [2, 3, 4, 5, 7, 8, 6]
+    assert not decode.is_ambiguous(cands, ranked)
+
+
+def test_rankings_differ_by_remaining_and_by_information():
+    """Expected remaining favours many small outcomes; information too, but not always alike."""
+    full = parse_game(rays.spectrum(A3_B4, atoms_of(A3_B4, 300)), A3_B4)
+    game = partial(full, [2, 7])
+    cands = decode.candidates(A3_B4, game)
+    by_remaining = decode.next_shots(A3_B4, game, cands, by="remaining")
+    by_information = decode.next_shots(A3_B4, game, cands, by="information")
+    assert [s.remaining for s in by_remaining] == sorted(s.remaining for s in by_remaining)
+    infos = [s.information for s in by_information]
+    assert infos == sorted(infos, reverse=True)
+    for shot in by_remaining:
+        n = np.array([c for _, c in shot.outcomes], dtype=float)
+        assert shot.remaining == pytest.approx((n * n).sum() / cands.count)
+        assert sum(c for _, c in shot.outcomes) == cands.count
+    assert len(by_remaining) == 16 - len(game.shown)
+
+
+def test_a_full_ambiguous_spectrum_leaves_atoms_in_doubt():
+    spectra = {}
+    for k in range(1, A3_B4.nb_mol + 1):
+        spectra.setdefault(rays.spectrum(A3_B4, atoms_of(A3_B4, k)), []).append(k)
+    spectrum, group = next((s, g) for s, g in spectra.items() if len(g) == 2)
+    game = parse_game(spectrum, A3_B4)
+    cands = decode.candidates(A3_B4, game)
+    assert cands.numbers.tolist() == group
+    shots = decode.next_shots(A3_B4, game, cands)
+    assert shots == [] and decode.is_ambiguous(cands, shots)
+    first, second = (set(atoms_of(A3_B4, k)) for k in group)
+    assert decode.doubtful_cells(cands) == sorted(first ^ second)
+
+
+# -- checking a guess ------------------------------------------------------------
+
+def test_the_emacs_guess_is_the_only_candidate():
+    game = parse_game(EMACS, A4_B8)
+    cands = decode.candidates(A4_B8, game, source="compute")
+    assert cands.numbers.tolist() == [number_of(A4_B8, EMACS_ATOMS)]
+    verdict = decode.check_guess(A4_B8, game, game.guess, cands)
+    assert verdict.consistent and verdict.others == 0
+    assert verdict.message == ("the guess agrees with every shown ray and is the only "
+                               "molecule that does")
+
+
+def test_a_wrong_guess_names_a_contradicted_ray():
+    game = parse_game(WORKED, A2_B4)
+    verdict = decode.check_guess(A2_B4, game, atoms_of(A2_B4, 1))  # OO--...
+    assert not verdict.consistent
+    position, shown, actual = verdict.contradiction
+    assert game.result(position) == shown != actual
+    # Positions 1 to 5 agree; from the bottom of column 2, the ray runs into (1,2)
+    # instead of being turned back between (1,1) and (1,3).
+    assert position == 6
+    assert verdict.message == ("the guess contradicts position 6: the game shows reflected (R), "
+                               "the guess gives absorbed (H)")
+
+
+def test_a_consistent_guess_that_is_not_proved():
+    game = parse_game("@...............", A2_B4)
+    cands = decode.candidates(A2_B4, game)
+    verdict = decode.check_guess(A2_B4, game, atoms_of(A2_B4, 2), cands)
+    assert verdict.consistent and verdict.contradiction is None
+    assert verdict.others == cands.count - 1 > 0
+    assert verdict.message.endswith(f"but so do {cands.count - 1:,} other molecules: "
+                                    f"it is not proved yet")
