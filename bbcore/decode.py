@@ -49,7 +49,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from math import comb
 from typing import Final, Literal, Protocol
 
@@ -75,9 +75,6 @@ ABSORBED: Final = "@"
 REFLECTED: Final = "&"
 Result = str | int
 """A shown result: ``ABSORBED``, ``REFLECTED`` or the 1-based exit position."""
-
-NOT_SHOT_CODE: Final = -3
-"""The partner code of a position not shot (the engine uses -1 and -2)."""
 
 ABSORBED_INPUT = frozenset("@H")
 REFLECTED_INPUT = frozenset("&R")
@@ -144,7 +141,7 @@ class Game:
     width: int
     results: tuple[Result | None, ...]
     labels: tuple[str, ...]
-    guess: tuple[int, ...] | None = field(default=None)
+    guess: tuple[int, ...] | None = None
 
     @classmethod
     def empty(cls, width: int) -> Game:
@@ -181,13 +178,6 @@ class Game:
             (p, r) for p, r in enumerate(self.results, 1)
             if r is not None and (not isinstance(r, int) or p < r)
         ]
-
-    def partner(self) -> np.ndarray:
-        """Engine codes per position: 0-based exit, ABSORBED_CODE, REFLECTED_CODE or NOT_SHOT_CODE."""
-        codes = {ABSORBED: ABSORBED_CODE, REFLECTED: REFLECTED_CODE, None: NOT_SHOT_CODE}
-        return np.array(
-            [r - 1 if isinstance(r, int) else codes[r] for r in self.results], dtype=np.int64
-        )
 
     def pattern(self, unknown: str = ".") -> str:
         """The game as a spectrum string: exit letters normalised, ``unknown`` where not shot.
@@ -235,14 +225,12 @@ class Game:
             if isinstance(old, int):
                 results[old - 1], labels[old - 1] = None, ""
             results[p - 1], labels[p - 1] = None, ""
-        if result is None:
-            pass
-        elif isinstance(result, int):
+        if isinstance(result, int):
             used = set(labels)
             label = next(ch for ch in "abcdefghijklmnopqrstuvwxyz" if ch not in used)
             results[position - 1], results[result - 1] = result, position
             labels[position - 1] = labels[result - 1] = label
-        else:
+        elif result is not None:
             results[position - 1], labels[position - 1] = result, result
         return replace(self, results=tuple(results), labels=tuple(labels))
 
@@ -786,11 +774,17 @@ def next_shots(config: Config, game: Game, cands: Candidates, *, by: Ranking = "
     width = config.positions + 2  # codes -2..4W-1 shifted to 0..4W+1
     counts = np.zeros(len(unknown) * width, dtype=np.int64)
     offsets = (np.arange(len(unknown)) * width)[None, :]
-    size = max(1, _RAYS_PER_BATCH // len(unknown))
+    # With most positions unknown, tracing them all lets the engine fill the
+    # far end of each exit from its near end (rays are reversible).
+    every = len(unknown) > config.positions // 2
+    size = max(1, _RAYS_PER_BATCH // (config.positions if every else len(unknown)))
     done = 0
     for atoms in cands.batches(size):
         _tick(stop, progress, done, cands.count)
-        partner = trace_batch(config, atoms, unknown)[0].astype(np.int64)
+        if every:
+            partner = trace_batch(config, atoms)[0][:, unknown].astype(np.int64)
+        else:
+            partner = trace_batch(config, atoms, unknown)[0].astype(np.int64)
         counts += np.bincount((partner + 2 + offsets).ravel(), minlength=len(counts))
         done += len(atoms)
     _tick(stop, progress, done, cands.count)

@@ -178,7 +178,8 @@ def test_with_result_pairs_relabels_and_clears():
     game = game.with_result(2, 3).with_result(7, ABSORBED)
     assert game.result(1) is None and game.labels[0] == ""
     assert game.result(7) == ABSORBED and game.labels[1] == game.labels[2] == "b"
-    assert game.with_result(2, None).shown == (7,)
+    cleared = game.with_result(2, None)
+    assert cleared.shown == (7,) and cleared.labels[1] == cleared.labels[2] == ""
 
 
 # -- every malformed-input message ---------------------------------------------
