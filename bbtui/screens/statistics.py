@@ -124,7 +124,7 @@ class StatisticsScreen(Screen):
     def on_mount(self) -> None:
         """Start reading."""
         self.title = f"Statistics of {self.config}"
-        self.load(self.config)
+        self.action_reload()
 
     @work(thread=True, exclusive=True, group="statistics")
     def load(self, config: Config) -> None:
@@ -142,6 +142,7 @@ class StatisticsScreen(Screen):
     async def on_statistics_loaded(self, message: StatisticsLoaded) -> None:
         """Fill the tabs."""
         summary = self.query_one("#stats-summary", Label)
+        self.query_one("#stats-tabs", TabbedContent).loading = False
         if message.report is None:
             summary.update(message.error)
             summary.add_class("error")
@@ -237,6 +238,7 @@ class StatisticsScreen(Screen):
         choice.value = names[(current + 1) % len(names)]
 
     def action_reload(self) -> None:
-        """Read the statistics again (after an exploration finished, say)."""
+        """Read the statistics (again, after an exploration finished, say): a few seconds on A4_B8."""
         self.query_one("#stats-summary", Label).update(f"Reading the statistics of {self.config}...")
+        self.query_one("#stats-tabs", TabbedContent).loading = True
         self.load(self.config)
