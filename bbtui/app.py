@@ -54,7 +54,7 @@ from bbtui.screens.statistics import StatisticsScreen
 class BlackBoxApp(App[None]):
     """Explore Black Box configurations, browse their spectral groups, decode spectra."""
 
-    CSS_PATH = "bbtui.tcss"
+    CSS_PATH = Path(__file__).with_name("bbtui.tcss")  # absolute: subclasses live elsewhere
     TITLE = "bbtui"
 
     BINDINGS = [
@@ -150,11 +150,11 @@ class BlackBoxApp(App[None]):
 
     def action_decode(self) -> None:
         """The Decode screen."""
-        self.show_screen(DecodeScreen, DecodeScreen)
+        self.show_screen(DecodeScreen, lambda: DecodeScreen(self.config))
 
     def action_molecule(self) -> None:
         """The Molecule screen."""
-        self.show_screen(MoleculeScreen, MoleculeScreen)
+        self.show_screen(MoleculeScreen, lambda: MoleculeScreen(self.config))
 
     def action_statistics(self) -> None:
         """The statistics of the current configuration."""

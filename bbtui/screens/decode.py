@@ -74,6 +74,8 @@ class DecodeScreen(Screen):
     def __init__(self, config: Config | None = None, spectrum: str = "") -> None:
         """Decode ``spectrum`` of ``config`` (default: the app's configuration)."""
         super().__init__()
+        # The input to type in gets the focus as soon as the screen is composed.
+        self.AUTO_FOCUS = "#decode-spectrum" if config is not None else "#decode-config"
         self.config = config
         self.initial = spectrum
         self.stop = threading.Event()

@@ -88,7 +88,7 @@ class ExploreScreen(Screen):
         config = self.bb_app.config
         if config is not None and not self.select(config):
             self.query_one("#new-config", Input).value = config.name
-        self.clock = self.set_interval(0.25, self.tick, pause=True)
+        self.clock = self.set_interval(0.5, self.tick, pause=True)
         self.watch(self.app, "progress", self.progress_changed)
         self.watch(self.app, "exploring", self.exploring_changed)
         # An empty database starts in the input: there is nothing to select yet.
@@ -292,7 +292,8 @@ class ExploreScreen(Screen):
         if progress is None or progress.config not in {key.value for key in self.table.rows}:
             return
         label = "complete" if progress.phase == "complete" else f"{100 * progress.fraction:.1f}%"
-        self.table.update_cell(progress.config, "state", label)
+        if self.table.get_cell(progress.config, "state") != label:
+            self.table.update_cell(progress.config, "state", label)
 
     def exploring_changed(self, exploring: Config | None) -> None:
         """A run started or ended."""

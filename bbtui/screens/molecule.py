@@ -42,6 +42,8 @@ class MoleculeScreen(Screen):
     def __init__(self, config: Config | None = None, number: int | None = None) -> None:
         """Molecule ``number`` of ``config`` (default: the app's configuration, nothing shown)."""
         super().__init__()
+        # The input to type in gets the focus as soon as the screen is composed.
+        self.AUTO_FOCUS = "#molecule-number" if config is not None else "#molecule-config"
         self.config = config
         self.number = number
         self.record: MoleculeRecord | None = None

@@ -57,6 +57,11 @@ class ExplorationPanel(Vertical):
     ExplorationPanel #figures { color: $text-muted; }
     """
 
+    def __init__(self) -> None:
+        """An empty panel."""
+        super().__init__()
+        self.shown: dict[str, str] = {}
+
     def compose(self) -> ComposeResult:
         """A title line, the bar, the figures."""
         yield Label(IDLE, id="phase")
@@ -74,14 +79,10 @@ class ExplorationPanel(Vertical):
         With no progress, ``stored`` (done, total) fills the bar: where the
         selected configuration stands.
         """
-        phase = self.query_one("#phase", Label)
-        bar = self.query_one("#bar", ProgressBar)
-        figures = self.query_one("#figures", Label)
         if progress is None:
-            phase.update(note or IDLE)
             done, total = stored or (0, 1)
-            bar.update(total=max(total, 1), progress=done)
-            figures.update(f"{done:,} / {total:,} molecules" if stored else "")
+            self.set_lines(note or IDLE, f"{done:,} / {total:,} molecules" if stored else "")
+            self.query_one("#bar", ProgressBar).update(total=max(total, 1), progress=done)
             return
         if running:
             line = f"{progress.config}: {PHASES.get(progress.phase, progress.phase)}..."
@@ -89,6 +90,17 @@ class ExplorationPanel(Vertical):
             line = f"{progress.config}: explored"
         else:
             line = f"{progress.config}: paused, s resumes"
-        phase.update(note or line)
-        bar.update(total=max(progress.total, 1), progress=progress.done)
-        figures.update(progress_figures(progress, since if running else 0.0))
+        self.set_lines(note or line, progress_figures(progress, since if running else 0.0))
+        self.query_one("#bar", ProgressBar).update(total=max(progress.total, 1), progress=progress.done)
+
+    def set_lines(self, phase: str, figures: str) -> None:
+        """Update the two text lines, only when they change.
+
+        A label update lays the screen out again: on a busy machine, doing
+        it for nothing several times a second costs the event loop dearly.
+        """
+        for widget_id, text in (("#phase", phase), ("#figures", figures)):
+            label = self.query_one(widget_id, Label)
+            if self.shown.get(widget_id) != text:
+                self.shown[widget_id] = text
+                label.update(text)

@@ -1,0 +1,50 @@
+"""The board widget's geometry: the perimeter cursor and the drawn ray paths."""
+
+from __future__ import annotations
+
+import pytest
+
+from bbcore.rays import trace
+from bbcore.render import render_board
+from bbtui.widgets.board import move_cursor, path_glyphs, ray_caption
+
+CORNERS = set("┌┐└┘")
+
+
+@pytest.mark.parametrize("width", [2, 4, 8])
+def test_the_cursor_goes_round_the_box(width: int) -> None:
+    # Down the left side, right along the bottom, up the right side, left along the top.
+    steps = [(1, 0)] * width + [(0, 1)] * width + [(-1, 0)] * width + [(0, -1)] * width
+    position, seen = 1, [1]
+    for step in steps:
+        position = move_cursor(width, position, step)
+        seen.append(position)
+    # Round the corners the cursor stays on the perimeter: every position, then 1 again.
+    assert sorted(set(seen)) == list(range(1, 4 * width + 1))
+    assert seen[-1] == 1
+
+
+def test_arrows_inward_cross_the_box_and_outward_do_nothing() -> None:
+    assert move_cursor(4, 3, (0, 1)) == 10  # left side, line 3 -> right side, line 3
+    assert move_cursor(4, 5, (-1, 0)) == 16  # bottom, column 1 -> top, column 1
+    assert move_cursor(4, 3, (0, -1)) == 3
+    assert move_cursor(4, 16, (-1, 0)) == 16
+
+
+def test_a_turning_ray_is_drawn_with_a_corner() -> None:
+    atoms = (6,)  # one atom at line 2, column 3 of a 4 x 4 box
+    ray = trace(4, atoms, 3)  # enters line 3 eastward, turns south before the atom
+    assert (ray.result, ray.exit, ray.turns) == ("out", 6, 1)
+    board = render_board(4, "------O---------", None, path=path_glyphs(4, ray))
+    assert board.splitlines()[3:5] == ["  ─ ┐ - -", "  - │ - -"]
+    assert ray_caption(ray) == ("ray 3 → 6", "3 cells, 1 turn")
+
+
+@pytest.mark.parametrize("atoms", [(0, 5, 10), (1, 6, 9), (2, 7, 13)])
+def test_every_ray_draws_its_cells_and_turns(atoms: tuple[int, ...]) -> None:
+    for position in range(1, 17):
+        ray = trace(4, atoms, position)
+        glyphs = path_glyphs(4, ray)
+        assert set(glyphs) == set(ray.path)
+        if len(set(ray.path)) == len(ray.path):  # no cell crossed twice
+            assert sum(glyph in CORNERS for glyph in glyphs.values()) == ray.turns
