@@ -219,13 +219,10 @@ def check_database_file(path: Path) -> None:
     """Raise StoreError unless ``path`` is absent, empty or an SQLite database."""
     if not path.exists() or path.stat().st_size == 0:
         return
-    try:
-        with path.open("rb") as handle:
-            header = handle.read(16)
-    except OSError as error:
-        raise StoreError(f"cannot read {path}: {error.strerror}") from None
-    if header != b"SQLite format 3\x00":
-        raise StoreError(f"{path} is not a bbtui database (not an SQLite file)")
+    # SQLite itself reads the header ("file is not a database"): closing a file
+    # descriptor of our own on the database would drop every POSIX lock this
+    # process holds on it, under the connections still open in other threads
+    # (the TUI), and the database was seen malformed after a run.
     try:
         connection = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_MS / 1000)
         try:
