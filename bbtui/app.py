@@ -68,7 +68,6 @@ class BlackBoxApp(App[None]):
         Binding("ctrl+q", "quit", "Quit", priority=True),
     ]
 
-
     config: reactive[Config | None] = reactive(None)
     """The configuration the screens work on (selected on the Explore screen)."""
     exploring: reactive[Config | None] = reactive(None)

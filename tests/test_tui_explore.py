@@ -20,8 +20,10 @@ from bbcore import explore as explore_module
 from bbcore.config import parse_config, validation_error
 from bbtui.app import BlackBoxApp, main
 from bbtui.screens.confirm import ConfirmScreen
+from bbtui.screens.decode import DecodeScreen
 from bbtui.screens.explore import ExploreScreen
 from bbtui.screens.groups import GroupsScreen
+from bbtui.screens.help import HelpScreen
 
 SMALL_RANGES = 64
 """Range size for the pause tests: A3_B5 (2,300 molecules) in 36 ranges."""
@@ -141,6 +143,35 @@ async def test_explore_to_completion_then_open_the_groups(tmp_path: Path) -> Non
         assert groups.row_count == 1  # A3_B4: one spectral group up to symmetry
         await pilot.press("a")
         assert groups.row_count == 4  # four with symmetry
+
+
+async def test_restart_asks_first_then_explores_from_scratch(tmp_path: Path) -> None:
+    path = tmp_path / "bb.sqlite"
+    explore_module.explore(parse_config("A3_B4"), path)
+    app = BlackBoxApp(path, parse_config("A3_B4"))
+    async with app.run_test() as pilot:
+        await pilot.press("r")
+        assert isinstance(app.screen, ConfirmScreen)
+        await pilot.press("n")  # no: nothing happens
+        assert app.exploring is None and len(molecule_rows(path, "A3_B4")) == 560
+        await pilot.press("r", "y")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen) and app.progress is not None)
+        assert app.progress.phase == "complete" and app.progress.rate > 0  # computed again
+        await pilot.press("n")
+    assert len(molecule_rows(path, "A3_B4")) == 560
+
+
+async def test_help_and_the_command_palette(tmp_path: Path) -> None:
+    app = BlackBoxApp(tmp_path / "bb.sqlite")
+    async with app.run_test() as pilot:
+        await pilot.press("escape", "question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        await pilot.press("escape")
+        assert isinstance(app.screen, ExploreScreen)
+        await pilot.press("ctrl+p", *"decode")
+        await pilot.pause(0.5)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, DecodeScreen))
 
 
 async def test_pause_keeps_progress_and_resume_equals_an_uninterrupted_run(
