@@ -232,9 +232,12 @@ def test_group_screen_snapshot(explored: Path, snap_compare) -> None:
 
     async def open_group(pilot: Pilot) -> None:
         await pilot.press("g", "enter")
-        await wait_for(pilot, lambda: isinstance(app.screen, GroupScreen) and app.screen.members)
-        await pilot.press("down", "right")  # a ray that turns
+        await wait_for(pilot, lambda: isinstance(app.screen, GroupScreen) and app.screen.members
+                       and isinstance(app.screen.focused, Board))
+        await pilot.press("down", "right", "down", "down")  # position 10: a ray that turns
+        await wait_for(pilot, lambda: app.screen.focused.position == 10)
         app.sub_title = "snapshot"  # not the temporary path
         await pilot.pause()
+        await pilot.wait_for_scheduled_animations()
 
     assert snap_compare(app, terminal_size=(80, 24), run_before=open_group)
