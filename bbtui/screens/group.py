@@ -98,34 +98,40 @@ class GroupScreen(Screen):
         await self.show_group(self.index)
 
     async def show_group(self, index: int) -> None:
-        """Read group ``index`` (or the spectrum's group) and its molecules, and draw them."""
+        """Read group ``index`` (or the spectrum's group) and its molecules, and draw them.
+
+        ``index``, ``spectrum`` and ``members`` change only once the new boards
+        are mounted, so that whoever waits on them sees a whole group.
+        """
+        spectrum = self.spectrum
         if self.groups is not None:
             row = self.groups.at(index)
             if row is None:
                 return
-            self.index, self.spectrum = index, row.spectrum
+            spectrum = row.spectrum
             self.count = self.groups.count()
             where = (f"Group {index + 1:,} of {self.count:,} (family of #{row.canonical_number:,}, "
                      f"{row.transform}) · ")
         else:
             where = ""
-        assert self.spectrum is not None
-        self.members = group_members(self.config, self.spectrum)
-        molecules = [m.molecule for m in self.members]
+        assert spectrum is not None
+        members = group_members(self.config, spectrum)
+        molecules = [m.molecule for m in members]
         self.query_one("#group-summary", Label).update(
-            f"{where}{len(self.members)} molecules, up to {max_atoms_differing(molecules)} "
-            f"atoms differ (X)\nspectrum {self.spectrum}"
+            f"{where}{len(members)} molecules, up to {max_atoms_differing(molecules)} "
+            f"atoms differ (X)\nspectrum {spectrum}"
         )
         grid = self.query_one("#boards", BoardGrid)
         focused = self.focused
         position = focused.position if isinstance(focused, Board) else None
         marked = differing_atoms(molecules)
-        boards = [record_board(m, marked) for m in self.members]
+        boards = [record_board(m, marked) for m in members]
         await grid.show(boards)
         if boards:
             boards[0].focus()
             boards[0].position = position
-        self.query_one("#group-stats", StatsTable).show(self.members)
+        self.query_one("#group-stats", StatsTable).show(members)
+        self.index, self.spectrum, self.members = index, spectrum, members
         self.refresh_bindings()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
