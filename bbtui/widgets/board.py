@@ -167,7 +167,7 @@ class Board(Widget, can_focus=True):
     Board > .board--empty { color: $text-muted; }
     Board > .board--label { color: $text-secondary; }
     Board > .board--hit { color: $text-error; }
-    Board > .board--path { color: $text-accent; text-style: bold; }
+    Board > .board--path { color: $text-primary; text-style: bold; }
     Board > .board--cursor { background: $accent; color: $text; text-style: bold; }
     Board > .board--exit { background: $accent-muted; color: $text; text-style: bold; }
     Board > .board--caption { color: $text-muted; }
