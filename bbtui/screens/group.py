@@ -127,9 +127,9 @@ class GroupScreen(Screen):
         marked = differing_atoms(molecules)
         boards = [record_board(m, marked) for m in members]
         await grid.show(boards)
+        grid.set_position(position)
         if boards:
             boards[0].focus()
-            boards[0].position = position
         self.query_one("#group-stats", StatsTable).show(members)
         self.index, self.spectrum, self.members = index, spectrum, members
         self.refresh_bindings()

@@ -233,10 +233,9 @@ class Board(Widget, can_focus=True):
         self.styles.width = self.outer_width()
 
     def watch_show_numbers(self) -> None:
-        """Numbers are wider than letters: resize, and tell the grid."""
+        """Numbers are wider than letters: resize."""
         if self.is_mounted:
             self.styles.width = self.outer_width()
-            self.post_message(NumbersToggled(self, self.show_numbers))
 
     @property
     def ray(self) -> Ray | None:
@@ -253,9 +252,9 @@ class Board(Widget, can_focus=True):
         """The hint goes."""
         self.refresh()
 
-    def watch_position(self, position: int | None) -> None:
-        """Tell the screen, so that it can show the same ray on other boards."""
-        self.post_message(RaySelected(self, position))
+    # Only the user's actions post messages, never a value set from outside:
+    # boards sharing a cursor would otherwise echo stale positions to each
+    # other for ever when keys come faster than the messages.
 
     def action_move(self, d_line: int, d_column: int) -> None:
         """Move the perimeter cursor (the first press selects position 1)."""
@@ -263,14 +262,17 @@ class Board(Widget, can_focus=True):
             self.position = 1
         else:
             self.position = move_cursor(self.box_width, self.position, (d_line, d_column))
+        self.post_message(RaySelected(self, self.position))
 
     def action_clear(self) -> None:
         """Hide the ray."""
         self.position = None
+        self.post_message(RaySelected(self, None))
 
     def action_toggle_numbers(self) -> None:
         """Switch the labels between the spectrum and the position numbers."""
         self.show_numbers = not self.show_numbers
+        self.post_message(NumbersToggled(self, self.show_numbers))
 
     def render(self) -> Text:
         """The diagram, then two caption lines about the ray."""
@@ -369,12 +371,15 @@ class BoardGrid(ItemGrid):
         column = max(widths, default=20) + 1
         self.min_column_width = self.max_column_width = column
 
+    def set_position(self, position: int | None) -> None:
+        """Show the ray from ``position`` on every board (None hides it)."""
+        for board in self.query_children(Board):
+            board.position = position
+
     @on(RaySelected)
     def share_position(self, event: RaySelected) -> None:
         """Show the ray from the same position on every board."""
-        for board in self.query_children(Board):
-            if board is not event.board:
-                board.position = event.position
+        self.set_position(event.position)
 
     @on(NumbersToggled)
     def share_numbers(self, event: NumbersToggled) -> None:
