@@ -147,3 +147,14 @@ def _random_molecules(draw, max_width: int = 10) -> tuple[Config, tuple[int, ...
 def random_molecules() -> st.SearchStrategy[tuple[Config, tuple[int, ...]]]:
     """A hypothesis strategy of (config, atoms), for ``data.draw`` in property tests."""
     return _random_molecules()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def compiled_engine() -> None:
+    """Compile (or load from cache) the numba kernels once, before any timed test.
+
+    On a fresh clone the first engine call compiles for up to a minute on a
+    loaded machine; the TUI tests wait for results with timeouts and must
+    not pay for that.
+    """
+    engine.explore_range(Config(2, 3), 1, 4)
