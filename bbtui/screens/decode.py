@@ -22,7 +22,6 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
-from textual.validation import ValidationResult, Validator
 from textual.widgets import Footer, Header, Input, Label, ProgressBar
 
 from bbcore.config import Config, parse_config, validation_error
@@ -31,7 +30,7 @@ from bbcore.queries import config_state, molecule_record
 from bbcore.render import differing_atoms
 from bbtui.messages import DecodeFinished, DecodeProgress
 from bbtui.widgets.board import Board, BoardGrid, record_board
-from bbtui.widgets.inputs import ConfigValidator
+from bbtui.widgets.inputs import ConfigBoundValidator, ConfigValidator
 from bbtui.widgets.stats_table import StatsTable
 
 if TYPE_CHECKING:
@@ -41,25 +40,12 @@ SHOWN = 24
 """The most candidate boards drawn at once."""
 
 
-class GameValidator(Validator):
+class GameValidator(ConfigBoundValidator):
     """A game (a spectrum, full or partial) of a configuration, with bbcore's messages."""
 
-    def __init__(self, config: Config | None) -> None:
-        """Games of ``config`` (None: no configuration chosen yet)."""
-        super().__init__()
-        self.config = config
-
-    def validate(self, value: str) -> ValidationResult:
-        """Blank is fine; anything else must parse as a game of the configuration."""
-        if not value.strip():
-            return self.success()
-        if self.config is None:
-            return self.failure("choose a configuration first")
-        try:
-            parse_game(value, self.config)
-        except DecodeError as error:
-            return self.failure(str(error))
-        return self.success()
+    def check(self, config: Config, value: str) -> None:
+        """The value must parse as a game of the configuration."""
+        parse_game(value, config)
 
 
 class DecodeScreen(Screen):

@@ -31,18 +31,41 @@ def molecule_number(config: Config, text: str) -> int:
                      f"characters, 'O' an atom and '-' an empty cell, line 1 first")
 
 
-class MoleculeValidator(Validator):
-    """A molecule of a configuration: its number or its molecule string."""
+class ConfigBoundValidator(Validator):
+    """Values that only make sense for a chosen configuration; blank is fine.
+
+    Subclasses say what a value must be in ``check``, raising ValueError (or
+    a subclass) with bbcore's one-line message.
+    """
 
     def __init__(self, config: Config | None) -> None:
-        """Molecules of ``config`` (None: every value fails until one is chosen)."""
+        """Values of ``config`` (None: every value fails until one is chosen)."""
         super().__init__()
         self.config = config
 
+    def check(self, config: Config, value: str) -> None:
+        """Raise ValueError with a message unless ``value`` fits ``config``."""
+        raise NotImplementedError
+
     def validate(self, value: str) -> ValidationResult:
-        """Blank is fine; a number in range or a molecule string of the right size."""
+        """Blank is fine; anything else must pass ``check``."""
         if not value.strip():
             return self.success()
+        if self.config is None:
+            return self.failure("choose a configuration first")
+        try:
+            self.check(self.config, value)
+        except ValueError as error:
+            return self.failure(str(error))
+        return self.success()
+
+
+class MoleculeValidator(ConfigBoundValidator):
+    """A molecule of a configuration: its number or its molecule string."""
+
+    def check(self, config: Config, value: str) -> None:
+        """A number in range or a molecule string of the right size."""
+        molecule_number(config, value)
         if self.config is None:
             return self.failure("choose a configuration first")
         try:
