@@ -188,23 +188,14 @@ def shot_lines(shots: list[NextShot], by: str) -> list[str]:
     """The top next shots as a small table."""
     title = ("expected candidates left" if by == "remaining" else "expected information")
     lines = [f"Best next shots, by {title}:",
-             "  position      left    bits  results"]
+             "  position        left    bits  results"]
     for shot in shots[:TOP_SHOTS]:
         results = ", ".join(outcome_text(r, n) for r, n in shot.outcomes[:OUTCOMES_SHOWN])
         if len(shot.outcomes) > OUTCOMES_SHOWN:
             results += f", ... ({len(shot.outcomes)} results)"
-        lines.append(f"  {shot.position:>8}  {shot.remaining:>8.2f}  {shot.information:>6.3f}  "
+        lines.append(f"  {shot.position:>8}  {shot.remaining:>10,.2f}  {shot.information:>6.3f}  "
                      f"{results}")
     return lines
-
-
-def heat_token(count: int, total: int) -> str:
-    """A cell of the heat map: ``-`` never an atom, ``O`` always, else a percentage 1..99."""
-    if count == 0:
-        return "-"
-    if count == total:
-        return "O"
-    return str(min(99, max(1, round(100 * count / total))))
 
 
 def heat_map(config: Config, game: Game, cands: Candidates) -> str:
@@ -213,7 +204,7 @@ def heat_map(config: Config, game: Game, cands: Candidates) -> str:
     rows = diagram_grid(config.width, "-" * config.cells, game.labels)
     for index, count in enumerate(counts.tolist()):
         line, column = cell_of(config.width, index)
-        rows[line][column] = heat_token(count, cands.count)
+        rows[line][column] = decode.heat_token(count, cands.count)
     size = max(len(token) for row in rows for token in row)
     return "\n".join(" ".join(token.rjust(size) for token in row).rstrip() for row in rows)
 

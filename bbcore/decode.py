@@ -7,7 +7,10 @@ Glossary (see the spec, ``shared/spec/blackbox.md``, for the rest):
   pair (the ray from p came out at q, so the ray from q comes out at p);
 - *candidate*: a molecule whose rays agree with every shown ray;
 - *next shot*: a position not shot yet, judged by how it would split the
-  candidates.
+  candidates;
+- *draft*: a game being written position by position (``draft_game``), as
+  on the TUI's board: an exit label written at one end only *waits* for its
+  other end and is not a constraint until then.
 
 Notations (all give the same ``Game``):
 
@@ -88,8 +91,11 @@ BATCH: Final = 1 << 15
 reuse the same memory: fresh pages are costly on sandboxed machines)."""
 DIRECT_LIMIT: Final = 100_000_000
 """The most molecules a configuration may have to be decoded without the store."""
-NEXT_SHOT_BUDGET: Final = 8_000_000
-"""Rays (candidates x positions not shot) above which a caller should not rank next shots."""
+NEXT_SHOT_BUDGET: Final = 24_000_000
+"""Rays (candidates x positions not shot) above which a caller should not rank next shots.
+
+About a second of tracing: enough to rank the first shot of A4_B8, where every
+one of its 635,376 molecules is a candidate (20,332,032 rays)."""
 _RAYS_PER_BATCH: Final = 1 << 21
 
 Ranking = Literal["remaining", "information"]
@@ -171,6 +177,14 @@ class Game:
     def result(self, position: int) -> Result | None:
         """The result shown at a 1-based position, None when not shot."""
         return self.results[position - 1]
+
+    def extends(self, earlier: Game) -> bool:
+        """Whether every ray shown in ``earlier`` is shown here with the same result.
+
+        Then this game's candidates are among ``earlier``'s (see ``candidates(within=...)``).
+        """
+        return self.width == earlier.width and all(
+            old is None or old == new for old, new in zip(earlier.results, self.results))
 
     def rays(self) -> list[tuple[int, Result]]:
         """The shown rays, one per exit pair (at its first end), in position order."""
@@ -261,6 +275,34 @@ def parse_game(text: str, config: Config) -> Game:
 def _game_from_labels(config: Config, labels: Sequence[str], unit: str,
                       guess: tuple[int, ...] | None = None) -> Game:
     """A game from one label per position (``""`` or ``.?-`` for not shot)."""
+    return _read_labels(config, labels, unit, guess, waiting_ok=False)[0]
+
+
+def draft_game(config: Config, labels: Sequence[str]) -> tuple[Game, tuple[int, ...]]:
+    """A game being written one position at a time, and the positions still waiting.
+
+    ``labels`` has one label per position, as on paper: ``""`` not shot,
+    ``H``/``@``, ``R``/``&``, or an exit label.  An exit label written at
+    one position only waits for its other end: it is not a constraint yet,
+    and its position is returned in the second item.  Anything else that
+    ``parse_game`` refuses (an unknown label, a label at three positions)
+    raises DecodeError.
+    """
+    return _read_labels(config, labels, "label", None, waiting_ok=True)
+
+
+def labels_text(labels: Sequence[str]) -> str:
+    """One label per position as a game string: one character each when they all
+    fit (``.`` not shot), else whitespace-separated tokens (multi-digit labels)."""
+    if all(len(label) <= 1 for label in labels):
+        return "".join(label or "." for label in labels)
+    return " ".join(label or "." for label in labels)
+
+
+def _read_labels(config: Config, labels: Sequence[str], unit: str,
+                 guess: tuple[int, ...] | None, *, waiting_ok: bool) -> tuple[Game, tuple[int, ...]]:
+    """The game of one label per position, and the positions whose exit label
+    appears once (an error unless ``waiting_ok``)."""
     n = config.positions
     if len(labels) != n:
         raise DecodeError(
@@ -285,7 +327,12 @@ def _game_from_labels(config: Config, labels: Sequence[str], unit: str,
                 f"unknown {unit} {label!r} at position {p}: expected @ or H (absorbed), "
                 f"& or R (reflected), . ? or - (not shot), or a letter or digit label"
             )
+    waiting: list[int] = []
     for label, where in ends.items():
+        if len(where) == 1 and waiting_ok:
+            waiting.append(where[0])
+            kept[where[0] - 1] = ""
+            continue
         if len(where) == 1:
             raise DecodeError(
                 f"label {label!r} appears only once (position {where[0]}): "
@@ -298,7 +345,7 @@ def _game_from_labels(config: Config, labels: Sequence[str], unit: str,
             )
         p, q = where
         results[p - 1], results[q - 1] = q, p
-    return Game(config.width, tuple(results), tuple(kept), guess)
+    return Game(config.width, tuple(results), tuple(kept), guess), tuple(sorted(waiting))
 
 
 @dataclass
@@ -515,15 +562,15 @@ class Candidates:
         """How many molecules agree."""
         return self.config.nb_mol if self.numbers is None else len(self.numbers)
 
-    def molecules(self, limit: int | None = None) -> list[tuple[int, str]]:
-        """(number, molecule string) of the first ``limit`` candidates (all by default)."""
+    def molecules(self, limit: int | None = None, start: int = 0) -> list[tuple[int, str]]:
+        """(number, molecule string) of ``limit`` candidates (all by default) from
+        the ``start``-th one (0-based), in number order."""
+        end = self.count if limit is None else min(start + limit, self.count)
         if self.numbers is None or self.atoms is None:
-            end = self.config.nb_mol if limit is None else min(limit, self.config.nb_mol)
             return [(k, molecule_string(self.config, atoms_of(self.config, k)))
-                    for k in range(1, end + 1)]
-        end = len(self.numbers) if limit is None else min(limit, len(self.numbers))
+                    for k in range(start + 1, end + 1)]
         return [(int(k), molecule_string(self.config, a))
-                for k, a in zip(self.numbers[:end], self.atoms[:end].tolist())]
+                for k, a in zip(self.numbers[start:end], self.atoms[start:end].tolist())]
 
     def batches(self, size: int) -> Iterator[np.ndarray]:
         """The candidates' atom cells, ``size`` molecules at a time."""
@@ -721,6 +768,15 @@ def probabilities(cands: Candidates) -> np.ndarray:
     return counts / cands.count if cands.count else counts.astype(float)
 
 
+def heat_token(count: int, total: int) -> str:
+    """A cell of a heat map: ``-`` never an atom, ``O`` always, else a percentage 1..99."""
+    if count == 0:
+        return "-"
+    if count == total:
+        return "O"
+    return str(min(99, max(1, round(100 * count / total))))
+
+
 def doubtful_cells(cands: Candidates) -> list[int]:
     """Cells (0-based) holding an atom in some candidates but not all."""
     counts = atom_counts(cands).ravel()
@@ -802,11 +858,18 @@ def next_shots(config: Config, game: Game, cands: Candidates, *, by: Ranking = "
             remaining=float((fractions * fractions).sum() * total),
             information=float(max(0.0, -(fractions * np.log2(fractions)).sum())),
         ))
+    return rank_shots(shots, by)
+
+
+def rank_shots(shots: Iterable[NextShot], by: Ranking) -> list[NextShot]:
+    """Next shots best first: by fewest expected candidates left (``"remaining"``)
+    or by most expected information (``"information"``); ties go to the other
+    figure, then to the lower position."""
     if by == "remaining":
-        shots.sort(key=lambda s: (round(s.remaining, 9), -round(s.information, 9), s.position))
-    else:
-        shots.sort(key=lambda s: (-round(s.information, 9), round(s.remaining, 9), s.position))
-    return shots
+        return sorted(shots, key=lambda s: (round(s.remaining, 9), -round(s.information, 9),
+                                            s.position))
+    return sorted(shots, key=lambda s: (-round(s.information, 9), round(s.remaining, 9),
+                                        s.position))
 
 
 def _result_of_code(code: int) -> Result:

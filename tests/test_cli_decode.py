@@ -96,7 +96,7 @@ def test_partial_game_prints_boards_heat_map_and_shots(capsys, tmp_path):
     assert heat.splitlines()[0] == ""  # no label above the box
     assert heat.splitlines()[1].split()[0] == "@" and len(heat.splitlines()[1].split()) == 5
     assert "Best next shots, by expected candidates left:" in out
-    assert "position      left    bits  results" in out
+    assert "position        left    bits  results" in out
 
 
 def test_heat_map_and_shots_by_hand_on_a1_b2(capsys, tmp_path):
@@ -135,12 +135,26 @@ def test_no_ray_shown_says_every_molecule(capsys, tmp_path):
     assert out.startswith("A4_B8: no ray shown.\nEvery molecule of A4_B8 (635,376) agrees; "
                           "they are not listed.\n")
     assert "number " not in out
-    assert "next shots not ranked: 635,376 candidates x 32 positions" in out
     assert out.count("  6 6 6 6 6 6 6 6\n") == 8  # 4/64 everywhere
+    # The first shot is ranked over every molecule: position 2 and its 7 images
+    # by the symmetries of the square (one cell in from a corner) are the best.
+    shots = out.split("results\n")[1].splitlines()
+    assert shots[0].split()[:3] == ["2", "112,941.31", "3.352"]
     report = decode_json(capsys, tmp_path / "none.sqlite", "A4_B8")
     assert report["every_molecule"] and report["count"] == 635_376 and report["molecules"] == []
-    assert report["probabilities"][0][0] == 4 / 64 and report["next_shots"] == []
-    assert report["next_shots_skipped"].startswith("next shots not ranked")
+    assert report["probabilities"][0][0] == 4 / 64 and report["next_shots_skipped"] is None
+    best = report["next_shots"][:8]
+    assert sorted(s["position"] for s in best) == [2, 7, 10, 15, 18, 23, 26, 31]
+    assert len({s["remaining"] for s in best}) == 1
+    assert sum(o["count"] for o in best[0]["outcomes"]) == 635_376
+
+
+def test_too_many_candidates_to_rank_next_shots_says_so(capsys, tmp_path):
+    status, out, _ = decode(capsys, tmp_path / "none.sqlite", "A5_B10")
+    assert status == 0
+    assert "next shots not ranked: 75,287,520 candidates x 40 positions is too many rays " \
+           "to trace; shoot a ray or two first." in out
+    assert "Best next shots" not in out
 
 
 def test_an_ambiguous_full_spectrum_names_the_atoms_in_doubt(capsys, tmp_path):

@@ -182,6 +182,45 @@ def test_with_result_pairs_relabels_and_clears():
     assert cleared.shown == (7,) and cleared.labels[1] == cleared.labels[2] == ""
 
 
+def test_a_draft_keeps_a_lone_exit_label_waiting():
+    labels = [""] * 16
+    labels[0], labels[2], labels[4] = "H", "12", "a"
+    game, waiting = decode.draft_game(A2_B4, labels)
+    assert game.shown == (1,) and game.result(1) == ABSORBED
+    assert waiting == (3, 5) and game.labels[2] == game.labels[4] == ""
+    labels[9] = "12"  # the other end of the ray from 3: now a constraint
+    game, waiting = decode.draft_game(A2_B4, labels)
+    assert game.result(3) == 10 and game.result(10) == 3 and waiting == (5,)
+    assert game.labels[2] == game.labels[9] == "12"
+    assert game == parse_game(decode.labels_text([lab if lab != "a" else "" for lab in labels]),
+                              A2_B4)
+
+
+def test_a_draft_refuses_what_parse_game_refuses_but_a_lone_label():
+    labels = ["a", "a", "a"] + [""] * 13
+    with pytest.raises(DecodeError, match=r"label 'a' appears 3 times \(positions 1, 2, 3\)"):
+        decode.draft_game(A2_B4, labels)
+    with pytest.raises(DecodeError, match=r"unknown label '\*' at position 2"):
+        decode.draft_game(A2_B4, ["H", "*"] + [""] * 14)
+
+
+def test_labels_text_is_a_string_or_tokens_that_parse_back():
+    labels = ["H", "", "R", "b"] + [""] * 8 + ["b", "", "", ""]
+    assert decode.labels_text(labels) == "H.Rb........b..."
+    labels[1] = labels[5] = "12"
+    text = decode.labels_text(labels)
+    assert text == "H 12 R b . 12 . . . . . . b . . ."
+    assert parse_game(text, A2_B4).labels == tuple(labels)
+
+
+def test_a_game_extends_the_games_with_fewer_of_its_rays():
+    full = parse_game(WORKED, A2_B4)
+    fewer = partial(full, [1, 3])
+    assert full.extends(fewer) and full.extends(Game.empty(4)) and full.extends(full)
+    assert not fewer.extends(full)
+    assert not Game.empty(4).with_result(1, REFLECTED).extends(fewer)  # 1 was absorbed
+
+
 # -- every malformed-input message ---------------------------------------------
 
 BAD_GAMES = [
@@ -319,6 +358,7 @@ def test_no_ray_shown_is_every_molecule_unlisted():
     assert cands.every_molecule and cands.count == 635_376 and cands.source == "all"
     assert cands.numbers is None
     assert cands.molecules(2) == [(1, "OOOO" + "-" * 60), (2, "OOO-O" + "-" * 59)]
+    assert cands.molecules(2, start=635_375) == [(635_376, "-" * 60 + "OOOO")]
     assert np.allclose(decode.probabilities(cands), 4 / 64)
     assert (decode.atom_counts(cands) == math.comb(63, 3)).all()
 
@@ -379,6 +419,10 @@ def test_within_narrows_earlier_candidates():
     narrowed = decode.candidates(A3_B4, more, within=earlier)
     assert narrowed.numbers.tolist() == decode.candidates(A3_B4, more).numbers.tolist()
     assert narrowed.count < earlier.count
+    # A page of the candidates is a slice of them all, in number order.
+    every = narrowed.molecules()
+    assert narrowed.molecules(3, start=2) == every[2:5]
+    assert narrowed.molecules(10, start=len(every) - 1) == every[-1:]
 
 
 def test_excluded_cells_come_from_exits_and_reflections():
@@ -523,6 +567,8 @@ def test_rankings_differ_by_remaining_and_by_information():
         assert shot.remaining == pytest.approx((n * n).sum() / cands.count)
         assert sum(c for _, c in shot.outcomes) == cands.count
     assert len(by_remaining) == 16 - len(game.shown)
+    assert decode.rank_shots(by_remaining, "information") == by_information
+    assert decode.rank_shots(by_information, "remaining") == by_remaining
 
 
 def test_a_full_ambiguous_spectrum_leaves_atoms_in_doubt():
