@@ -129,7 +129,8 @@ def run_decode(args: argparse.Namespace) -> int:
         progress = ProgressLine(f"decoding {config.name}")
         try:
             cands = decode.candidates(config, game, source=source, progress=progress)  # type: ignore[arg-type]
-            shots, skipped = ranked_shots(config, game, cands, args.by, progress)
+            shots, skipped = decode.ranked_shots(config, game, cands, by=args.by,
+                                                 progress=progress)
         finally:
             progress.clear()
         verdict, guess_note = judge_guess(config, game, guess, cands)
@@ -143,19 +144,6 @@ def run_decode(args: argparse.Namespace) -> int:
         sys.stdout.write(text_report(config, game, cands, shots, skipped, verdict, guess_note,
                                      limit, args.by, explored))
     return 0
-
-
-def ranked_shots(config: Config, game: Game, cands: Candidates, by: str,
-                 progress: ProgressLine) -> tuple[list[NextShot], str | None]:
-    """The next shots, or none and why they were skipped."""
-    if cands.count <= 1 or not game.unknown:
-        return [], None
-    cost = decode.shot_cost(cands, game)
-    if cost > decode.NEXT_SHOT_BUDGET:
-        return [], (f"next shots not ranked: {cands.count:,} candidates x "
-                    f"{len(game.unknown)} positions is too many rays to trace; "
-                    f"shoot a ray or two first")
-    return decode.next_shots(config, game, cands, by=by, progress=progress), None  # type: ignore[arg-type]
 
 
 def judge_guess(config: Config, game: Game, guess: tuple[int, ...] | None,
@@ -178,19 +166,13 @@ def plural(count: int, word: str) -> str:
     return f"{count:,} {word}{'' if count == 1 else 's'}"
 
 
-def outcome_text(result: Result, count: int) -> str:
-    """One outcome of a next shot: ``H 12``, ``R 3``, ``->7 20``."""
-    name = "H" if result == ABSORBED else "R" if result == REFLECTED else f"->{result}"
-    return f"{name} {count:,}"
-
-
 def shot_lines(shots: list[NextShot], by: str) -> list[str]:
     """The top next shots as a small table."""
     title = ("expected candidates left" if by == "remaining" else "expected information")
     lines = [f"Best next shots, by {title}:",
              "  position        left    bits  results"]
     for shot in shots[:TOP_SHOTS]:
-        results = ", ".join(outcome_text(r, n) for r, n in shot.outcomes[:OUTCOMES_SHOWN])
+        results = ", ".join(decode.outcome_text(r, n) for r, n in shot.outcomes[:OUTCOMES_SHOWN])
         if len(shot.outcomes) > OUTCOMES_SHOWN:
             results += f", ... ({len(shot.outcomes)} results)"
         lines.append(f"  {shot.position:>8}  {shot.remaining:>10,.2f}  {shot.information:>6.3f}  "
@@ -207,11 +189,6 @@ def heat_map(config: Config, game: Game, cands: Candidates) -> str:
         rows[line][column] = decode.heat_token(count, cands.count)
     size = max(len(token) for row in rows for token in row)
     return "\n".join(" ".join(token.rjust(size) for token in row).rstrip() for row in rows)
-
-
-def cells_text(config: Config, cells: list[int]) -> str:
-    """Cells as ``(line, column)`` pairs."""
-    return ", ".join("({}, {})".format(*cell_of(config.width, c)) for c in cells)
 
 
 def text_report(config: Config, game: Game, cands: Candidates, shots: list[NextShot],
@@ -253,11 +230,9 @@ def text_report(config: Config, game: Game, cands: Candidates, shots: list[NextS
         out += [""] + shot_lines(shots, by)
     if skipped:
         out += ["", skipped + "."]
-    if (count > 1 and not cands.every_molecule and decode.is_ambiguous(cands, shots)
-            and not skipped):
-        doubt = decode.doubtful_cells(cands)
-        out += ["", f"No ray left can tell these {count:,} molecules apart: the game is "
-                    f"ambiguous. Atoms in doubt: {cells_text(config, doubt)}."]
+    doubt = decode.ambiguity(cands, shots, skipped)
+    if doubt:
+        out += ["", doubt]
     if verdict is not None:
         out += ["", f"Guess: {verdict.message}."]
     if guess_note:
@@ -282,8 +257,7 @@ def json_report(config: Config, game: Game, cands: Candidates, shots: list[NextS
     """The ``--json`` object."""
     listed = [] if cands.every_molecule else cands.molecules(limit)
     counts = decode.atom_counts(cands)
-    ambiguous = (cands.count > 1 and not cands.every_molecule and not skipped
-                 and decode.is_ambiguous(cands, shots))
+    ambiguous = decode.ambiguity(cands, shots, skipped) is not None
     return {
         "config": config.name,
         "game": game.pattern(),

@@ -60,7 +60,7 @@ import numpy as np
 
 from bbcore.config import Config
 from bbcore.engine import ABSORBED_CODE, REFLECTED_CODE, trace_batch
-from bbcore.geometry import entry
+from bbcore.geometry import cell_of, entry
 from bbcore.numbering import (
     ATOM,
     EMPTY,
@@ -872,6 +872,30 @@ def rank_shots(shots: Iterable[NextShot], by: Ranking) -> list[NextShot]:
                                         s.position))
 
 
+def ranked_shots(config: Config, game: Game, cands: Candidates, *, by: Ranking = "remaining",
+                 progress: Progress | None = None,
+                 stop: Stop | None = None) -> tuple[list[NextShot], str | None]:
+    """``next_shots`` when there is something to rank within ``NEXT_SHOT_BUDGET``.
+
+    Returns the ranked shots and None, or no shot and why (one line, for
+    the user) when there are too many rays to trace.  With one candidate or
+    none, or every position shot, there is nothing to rank and no reason.
+    """
+    if cands.count <= 1 or not game.unknown:
+        return [], None
+    if shot_cost(cands, game) > NEXT_SHOT_BUDGET:
+        return [], (f"next shots not ranked: {cands.count:,} candidates x "
+                    f"{len(game.unknown)} positions is too many rays to trace; "
+                    f"shoot a ray or two first")
+    return next_shots(config, game, cands, by=by, progress=progress, stop=stop), None
+
+
+def outcome_text(result: Result, count: int) -> str:
+    """One outcome of a next shot: ``H 12``, ``R 3``, ``->7 20``."""
+    name = "H" if result == ABSORBED else "R" if result == REFLECTED else f"->{result}"
+    return f"{name} {count:,}"
+
+
 def _result_of_code(code: int) -> Result:
     if code == ABSORBED_CODE:
         return ABSORBED
@@ -887,6 +911,23 @@ def _outcome_order(result: Result) -> tuple[int, int]:
 def is_ambiguous(cands: Candidates, shots: Iterable[NextShot]) -> bool:
     """Whether several candidates remain and no ray left can tell them apart."""
     return cands.count > 1 and not any(shot.splits for shot in shots)
+
+
+def ambiguity(cands: Candidates, shots: Sequence[NextShot], skipped: str | None) -> str | None:
+    """When the game is ambiguous, a sentence naming the atoms in doubt; else None.
+
+    ``shots`` and ``skipped`` are what ``ranked_shots`` returned: when the
+    shots were not ranked, nothing is known.
+    """
+    if cands.every_molecule or skipped or not is_ambiguous(cands, shots):
+        return None
+    return (f"No ray left can tell these {cands.count:,} molecules apart: the game is "
+            f"ambiguous. Atoms in doubt: {cells_text(cands.config, doubtful_cells(cands))}.")
+
+
+def cells_text(config: Config, cells: Iterable[int]) -> str:
+    """Cells (0-based indexes) as ``(line, column)`` pairs."""
+    return ", ".join("({}, {})".format(*cell_of(config.width, c)) for c in cells)
 
 
 # ---------------------------------------------------------------------------

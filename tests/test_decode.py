@@ -583,6 +583,37 @@ def test_a_full_ambiguous_spectrum_leaves_atoms_in_doubt():
     assert shots == [] and decode.is_ambiguous(cands, shots)
     first, second = (set(atoms_of(A3_B4, k)) for k in group)
     assert decode.doubtful_cells(cands) == sorted(first ^ second)
+    doubt = ", ".join(f"({c // 4 + 1}, {c % 4 + 1})" for c in sorted(first ^ second))
+    assert decode.ambiguity(cands, shots, None) == (
+        f"No ray left can tell these 2 molecules apart: the game is ambiguous. "
+        f"Atoms in doubt: {doubt}.")
+
+    # With a ray left to shoot that cannot split them, the game is as ambiguous.
+    for position in range(1, 17):
+        fewer = partial(game, [p for p in range(1, 17) if p != position])
+        if decode.candidates(A3_B4, fewer).numbers.tolist() == group:
+            break
+    else:
+        pytest.fail("every ray of the group tells another molecule apart")
+    shots, skipped = decode.ranked_shots(A3_B4, fewer, decode.candidates(A3_B4, fewer))
+    assert skipped is None and [s.position for s in shots] == [position]
+    assert not shots[0].splits
+    assert decode.ambiguity(cands, shots, skipped) is not None
+    assert decode.ambiguity(cands, [], "next shots not ranked: ...") is None
+
+
+def test_ranked_shots_say_why_there_are_none():
+    every = decode.candidates(A1_B2, Game.empty(2))
+    shots, skipped = decode.ranked_shots(A1_B2, Game.empty(2), every)
+    assert skipped is None and len(shots) == 8
+    a5_b10 = parse_config("A5_B10")
+    shots, skipped = decode.ranked_shots(a5_b10, Game.empty(10),
+                                         decode.candidates(a5_b10, Game.empty(10)))
+    assert shots == [] and skipped == ("next shots not ranked: 75,287,520 candidates x 40 "
+                                       "positions is too many rays to trace; shoot a ray or "
+                                       "two first")
+    solved = parse_game(WORKED, A2_B4)
+    assert decode.ranked_shots(A2_B4, solved, decode.candidates(A2_B4, solved)) == ([], None)
 
 
 # -- checking a guess ------------------------------------------------------------
