@@ -21,7 +21,15 @@ from bbcore.geometry import TRANSFORM_NAMES
 from bbcore.numbering import atoms_of, binomial_table, molecule_string
 from bbcore.rays import STAT_FIELDS
 from bbcore.render import max_atoms_differing
-from bbcore.store import Configuration, Molecule, Spectrum, stored_count
+from bbcore.store import (
+    Configuration,
+    Molecule,
+    Spectrum,
+    config_literal,
+    has_config_indexes,
+    spectrum_index,
+    stored_count,
+)
 
 NOT_STARTED, PARTIAL, EXPLORED, COMPLETE = "not started", "partial", "explored", "complete"
 
@@ -133,16 +141,20 @@ def molecules_with_spectrum(config: Config, spectrum: str) -> list[MoleculeRecor
 
 
 def _with_spectrum(config: Config, spectrum: str):
-    """The Molecules rows of one spectrum, through the (config, spectrum) index.
+    """The Molecules rows of one spectrum, through the configuration's spectrum index.
 
     Without ANALYZE statistics SQLite prefers the primary key (config=?) as
     soon as a column outside that index is read: a scan of the whole
     configuration per spectrum (seconds each on A4_B8; a page of groups froze
-    the TUI for minutes).  INDEXED BY names the index to use.
+    the TUI for minutes).  INDEXED BY names the index to use.  A configuration
+    still being explored has no such index yet: its molecules are scanned.
     """
+    if not has_config_indexes(config):
+        return Molecule.raw('SELECT * FROM "Molecules" WHERE config = ? AND spectrum = ? '
+                            "ORDER BY number", config.name, spectrum)
     return Molecule.raw(
-        'SELECT * FROM "Molecules" INDEXED BY "molecule_config_spectrum" '
-        "WHERE config = ? AND spectrum = ? ORDER BY number", config.name, spectrum)
+        f'SELECT * FROM "Molecules" INDEXED BY "{spectrum_index(config)}" '
+        f"WHERE config = {config_literal(config)} AND spectrum = ? ORDER BY number", spectrum)
 
 
 @dataclass(frozen=True)

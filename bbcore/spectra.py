@@ -16,25 +16,27 @@ from dataclasses import dataclass
 from peewee import fn
 
 from bbcore.config import Config
-from bbcore.store import Spectrum, db
+from bbcore.store import Spectrum, config_literal, create_config_indexes, db, spectrum_index
 
 AMBIGUOUS_MOLECULES = """
-SELECT m.spectrum, m.canonical_number, m.number, m.transform
-FROM "Molecules" AS m
-JOIN (SELECT spectrum FROM "Molecules" WHERE config = ?
-      GROUP BY spectrum HAVING COUNT(*) > 1) AS shared
-  ON m.spectrum = shared.spectrum
-WHERE m.config = ?
+SELECT spectrum, canonical_number, number, transform
+FROM "Molecules" INDEXED BY "{index}"
+WHERE config = {config} AND spectrum IN (
+    SELECT spectrum FROM "Molecules" INDEXED BY "{index}"
+    WHERE config = {config} GROUP BY spectrum HAVING COUNT(*) > 1)
 """
+"""The molecules of the ambiguous spectra, both found through the spectrum index
+(a covering scan, then a look-up per spectrum: 0.15 s on A4_B8).  Without the
+INDEXED BY, SQLite grouped the whole configuration by a sort (1.2 s)."""
 
 
 def build_spectrums(config: Config) -> int:
-    """Rebuild the Spectrums rows of a configuration; returns how many."""
+    """Rebuild the Spectrums rows of a configuration (and its indexes); returns how many."""
+    create_config_indexes(config)
+    sql = AMBIGUOUS_MOLECULES.format(index=spectrum_index(config), config=config_literal(config))
     first: dict[str, tuple[int, int, str]] = {}
     count: dict[str, int] = {}
-    for spectrum, canonical, number, transform in db.execute_sql(
-        AMBIGUOUS_MOLECULES, (config.name, config.name)
-    ):
+    for spectrum, canonical, number, transform in db.execute_sql(sql):
         count[spectrum] = count.get(spectrum, 0) + 1
         if spectrum not in first or (canonical, number) < first[spectrum][:2]:
             first[spectrum] = (canonical, number, transform)

@@ -46,7 +46,7 @@ from bbcore.queries import COMPLETE, EXPLORED, NOT_STARTED, config_state
 from bbcore.rays import ABSORBED, REFLECTED, Ray, trace_all
 from bbcore.render import BLANK, max_atoms_differing, render_board
 from bbcore.spectra import AmbiguityLine, ambiguity_table
-from bbcore.store import db
+from bbcore.store import config_literal, db, spectrum_index
 
 RayClass = Literal["absorbed", "reflected", "out"]
 Measure = Literal["length", "turns"]
@@ -121,17 +121,18 @@ class AmbiguityReport:
 
 
 # Without ANALYZE statistics, SQLite prefers scanning Molecules by its primary
-# key (config=?) to the (config, spectrum) index whenever a column outside that
-# index is read: one whole-configuration scan per spectral group (over an hour
-# on A4_B8).  CROSS JOIN fixes the order: each group, its molecule numbers by
-# the covering index, then each molecule by primary key (half a second).
+# key (config=?) to the spectrum index whenever a column outside that index is
+# read: one whole-configuration scan per spectral group (over an hour on A4_B8).
+# CROSS JOIN fixes the order: each group, its molecule numbers by the covering
+# spectrum index, then each molecule by primary key (half a second).  The
+# configuration is a literal so that its partial index can be used.
 GROUP_MOLECULES = """
 SELECT s.spectrum, s.transform, m.molecule
 FROM "Spectrums" AS s
-CROSS JOIN "Molecules" AS k
+CROSS JOIN "Molecules" AS k INDEXED BY "{index}"
 CROSS JOIN "Molecules" AS m
-WHERE s.config = ?1 AND k.config = ?1 AND k.spectrum = s.spectrum
-  AND m.config = ?1 AND m.number = k.number
+WHERE s.config = {config} AND k.config = {config} AND k.spectrum = s.spectrum
+  AND m.config = {config} AND m.number = k.number
 ORDER BY s.spectrum
 """
 
@@ -143,7 +144,8 @@ def risk_lines(config: Config) -> list[RiskLine]:
     """
     families: dict[int, int] = {}
     groups: dict[int, int] = {}
-    cursor = db.execute_sql(GROUP_MOLECULES, (config.name,))
+    cursor = db.execute_sql(GROUP_MOLECULES.format(index=spectrum_index(config),
+                                                    config=config_literal(config)))
     for (_, transform), rows in itertools.groupby(cursor, key=lambda row: (row[0], row[1])):
         diff = max_atoms_differing([row[2] for row in rows])
         groups[diff] = groups.get(diff, 0) + 1

@@ -16,8 +16,9 @@ import pytest
 from bbcore import explore as explore_module
 from bbcore.config import Config
 from bbcore.explore import ALREADY_COMPLETE, COMPLETE, PAUSED, ExploreError, explore
+from bbcore.queries import group_page, molecule_record, molecules_with_spectrum
 from bbcore.spectra import ambiguity_table
-from bbcore.store import open_database
+from bbcore.store import db, open_database, reset_config
 
 ROOT = Path(__file__).resolve().parent.parent
 COLUMNS = "config, number, canonical_number, molecule, spectrum, transform, " + ", ".join(
@@ -190,3 +191,59 @@ def test_paused_run_timing_is_within_a_second(tmp_path):
 
     explore(Config(4, 5), path, progress=progress, stop=stop, range_size=500)
     assert asked and time.monotonic() - asked[0] < 5  # generous: shared CI machines
+
+
+def index_names(path: Path) -> set[str]:
+    """The names of the indexes in a database file (SQLite's own left out)."""
+    with sqlite3.connect(path) as connection:
+        return {name for (name,) in connection.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'index' AND name NOT LIKE 'sqlite_%'")}
+
+
+def test_spectrum_and_canonical_indexes_come_with_completion_and_go_with_reset(tmp_path):
+    path = tmp_path / "db.sqlite"
+    stop = threading.Event()
+    explore(Config(4, 5), path, stop=stop, range_size=500,
+            progress=lambda p: p.done > 3000 and stop.set())
+    assert not {n for n in index_names(path) if n.startswith("Molecules_A4_B5")}
+    # A configuration being explored is still looked up by spectrum, by a scan.
+    some = molecules_with_spectrum(Config(4, 5), molecule_record(Config(4, 5), 1).spectrum)
+    assert 1 in [m.number for m in some]
+    assert explore(Config(4, 5), path, range_size=500) == COMPLETE
+    assert explore(Config(3, 4), path) == COMPLETE
+    assert {"Molecules_A4_B5_spectrum", "Molecules_A4_B5_canonical",
+            "Molecules_A3_B4_spectrum", "Molecules_A3_B4_canonical"} <= index_names(path)
+    reset_config(Config(4, 5))
+    assert not {n for n in index_names(path) if n.startswith("Molecules_A4_B5")}
+    assert {"Molecules_A3_B4_spectrum", "Molecules_A3_B4_canonical"} <= index_names(path)
+
+
+def test_spectrum_look_ups_use_the_configuration_index(tmp_path):
+    path = tmp_path / "db.sqlite"
+    explore(Config(3, 4), path)
+    config = Config(3, 4)
+    sql = ('SELECT * FROM "Molecules" INDEXED BY "Molecules_A3_B4_spectrum" '
+           "WHERE config = 'A3_B4' AND spectrum = ? ORDER BY number")
+    with sqlite3.connect(path) as connection:
+        plan = " ".join(row[-1] for row in connection.execute(f"EXPLAIN QUERY PLAN {sql}", ("x",)))
+    assert "USING INDEX Molecules_A3_B4_spectrum" in plan
+    group = molecules_with_spectrum(config, "@&@&@&@&@&@&@&@&")
+    assert group == []
+    spectrum = group_page(config, 0)[0].spectrum
+    assert [m.spectrum for m in molecules_with_spectrum(config, spectrum)] == [spectrum] * 2
+
+
+def test_a_database_with_whole_table_indexes_is_upgraded(tmp_path):
+    path = tmp_path / "db.sqlite"
+    explore(Config(3, 4), path)
+    db.close()
+    with sqlite3.connect(path) as connection:  # as databases were made before
+        connection.execute('DROP INDEX "Molecules_A3_B4_spectrum"')
+        connection.execute('DROP INDEX "Molecules_A3_B4_canonical"')
+        connection.execute('CREATE INDEX molecule_config_spectrum ON "Molecules" (config, spectrum)')
+        connection.execute('CREATE INDEX molecule_config_canonical_number '
+                           'ON "Molecules" (config, canonical_number)')
+    open_database(path)
+    assert {"Molecules_A3_B4_spectrum", "Molecules_A3_B4_canonical"} <= index_names(path)
+    assert not index_names(path) & {"molecule_config_spectrum", "molecule_config_canonical_number"}
+    assert ambiguity_table(Config(3, 4))[0].groups == 4
