@@ -172,6 +172,12 @@ INSERT_MOLECULES = (
     f'INSERT INTO "Molecules" ({", ".join(store.MOLECULE_COLUMNS)}) '
     f'VALUES ({", ".join("?" * len(store.MOLECULE_COLUMNS))})'
 )
+STAGE = "staged_molecules"
+"""A connection's own temporary table where a chunk waits for its write turn."""
+CREATE_STAGE = f'CREATE TEMP TABLE IF NOT EXISTS "{STAGE}" ({", ".join(store.MOLECULE_COLUMNS)})'
+INSERT_STAGED = INSERT_MOLECULES.replace('"Molecules"', f'temp."{STAGE}"')
+COPY_STAGED = (f'INSERT INTO main."Molecules" ({", ".join(store.MOLECULE_COLUMNS)}) '
+               f'SELECT * FROM temp."{STAGE}"')
 
 
 def store_range(db_path: str, config: Config, start: int, stop: int,
@@ -203,19 +209,45 @@ def store_range(db_path: str, config: Config, start: int, stop: int,
 
 
 def _store_chunk(config: Config, low: int, high: int, rows: list[tuple], stamp: str) -> int:
-    """Write the groups with canonical numbers low..high-1 in one transaction."""
-    with _write_turn or nullcontext(), db.atomic("IMMEDIATE"):
-        overlap = ExploredRange.select().where(
-            (ExploredRange.config == config.name) & (ExploredRange.start < high)
-            & (ExploredRange.stop > low)).exists()
-        if overlap:  # stored by an orphaned worker of a killed run
-            return 0
-        # peewee's per-row query building costs more than SQLite itself here:
-        # its own connection's executemany, in the same transaction.
-        db.connection().executemany(INSERT_MOLECULES, rows)
-        ExploredRange.insert(config=config.name, start=low, stop=high,
-                             nb_mol=len(rows), dh1=stamp).execute()
+    """Write the groups with canonical numbers low..high-1 in one transaction.
+
+    peewee's per-row query building costs more than SQLite itself here: its
+    own connection's executemany does the writing, in the same transaction.
+    """
+    connection = db.connection()
+    if _write_turn is not None:
+        _stage(connection, rows)
+    try:
+        with _write_turn or nullcontext(), db.atomic("IMMEDIATE"):
+            overlap = ExploredRange.select().where(
+                (ExploredRange.config == config.name) & (ExploredRange.start < high)
+                & (ExploredRange.stop > low)).exists()
+            if overlap:  # stored by an orphaned worker of a killed run
+                return 0
+            if _write_turn is not None:
+                connection.execute(COPY_STAGED)
+            else:
+                connection.executemany(INSERT_MOLECULES, rows)
+            ExploredRange.insert(config=config.name, start=low, stop=high,
+                                 nb_mol=len(rows), dh1=stamp).execute()
+    finally:
+        if _write_turn is not None:
+            connection.execute(f'DELETE FROM temp."{STAGE}"')
     return len(rows)
+
+
+def _stage(connection, rows: list[tuple]) -> None:
+    """Bind a worker's rows into its connection's temporary table, before its write turn.
+
+    Binding 25 Python values a row is most of what executemany costs; done
+    here, the workers do it at the same time, and the write turn only copies
+    rows inside SQLite.  A4_B8 (5 fresh runs each, alternating): 7.14 s
+    direct, 6.60 s staged (0.92x).  In a single process, staging is pure
+    extra work (A4_B6: 1.12x), so only workers stage.
+    """
+    connection.execute(CREATE_STAGE)
+    with db.atomic():  # writes the temporary database only: no lock on the file
+        connection.executemany(INSERT_STAGED, rows)
 
 
 def keep_freed_memory() -> None:

@@ -96,6 +96,14 @@ def test_pause_keeps_work_and_resume_equals_an_uninterrupted_run(tmp_path, refer
     assert table_rows(path, "A4_B5") == reference_a4_b5
 
 
+def test_worker_processes_store_the_same_rows_as_one_process(tmp_path, reference_a4_b5, monkeypatch):
+    # Workers stage their rows and take turns to copy them: the result is the same.
+    monkeypatch.setattr(explore_module, "IN_PROCESS_BELOW", 0)
+    path = tmp_path / "db.sqlite"
+    assert explore(Config(4, 5), path, workers=2, range_size=700) == COMPLETE
+    assert table_rows(path, "A4_B5") == reference_a4_b5
+
+
 CHILD = """
 import sys
 from bbcore.config import Config
