@@ -14,9 +14,16 @@ are dense among low numbers (a range of 8,192 numbers of A4_B8 can hold
 59,000 molecules) and absent among high ones.
 
 Ranges are computed in worker processes (``spawn``, all cores by default),
-and each worker writes its own transactions, so that SQLite's single writer
-overlaps with the other workers' numpy work.  Ranges are independent: a
-distributed engine could take them as they are.
+and each worker writes its own transactions.  A worker binds its rows into
+a temporary table of its own connection first, then takes the write turn
+(a lock shared by the workers) only to copy them inside SQLite: the
+workers trace rays and bind rows at the same time, and the file's single
+writer is never the bottleneck.  Ranges are independent: a distributed
+engine could take them as they are.
+
+When every range is stored, the configuration gets its spectrum and
+canonical_number indexes (``store.create_config_indexes``), then its
+spectral groups (``spectra.build_spectrums``), then ``complete``.
 
 Only one process explores a configuration at a time: an exclusive byte-range
 lock (``fcntl``) on ``<database>.lock`` is held for the run and released by
