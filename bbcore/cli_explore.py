@@ -370,7 +370,10 @@ def run_groups(args: argparse.Namespace) -> int:
     open_store(args)
     require_complete(config)
     count = queries.group_count(config, all_rows=args.all, size=args.size)
-    what = "spectral groups" if args.all else "families of spectral groups (transform id)"
+    if args.all:
+        what = "spectral group" if count == 1 else "spectral groups"
+    else:
+        what = ("family" if count == 1 else "families") + " of spectral groups (transform id)"
     header = [f"{config.name}: {count:,} {what}" + (f" of size {args.size}" if args.size else ""),
               "size  canonical  transf. atoms  spectrum",
               "                         differ"]

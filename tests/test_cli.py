@@ -78,6 +78,9 @@ def test_groups_and_status(capsys, explored):
     assert main(["--db", str(explored), "groups", "A4_B4", "--all", "--size", "3"]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[0] == "A4_B4: 8 spectral groups of size 3"
+    assert main(["--db", str(explored), "groups", "A3_B4"]) == 0
+    assert capsys.readouterr().out.splitlines()[0] == (
+        "A3_B4: 1 family of spectral groups (transform id)")
     assert all(line.split()[0] == "3" for line in out[3:])
     assert main(["--db", str(explored), "status"]) == 0
     out = capsys.readouterr().out
