@@ -7,12 +7,12 @@ loop and update the screens.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from textual.message import Message
 
 from bbcore.config import Config
-from bbcore.decode import Candidates, Game
+from bbcore.decode import Candidates, Game, NextShot
 from bbcore.explore import Progress
 
 
@@ -50,8 +50,11 @@ class DecodeProgress(Message):
 
 @dataclass
 class DecodeFinished(Message):
-    """The decode worker found the candidates of a game (or failed: ``error``)."""
+    """The decode worker found the candidates of a game and ranked the next shots
+    (``skipped`` says why they were not), or failed (``error``)."""
 
     game: Game
     candidates: Candidates | None
+    shots: list[NextShot] = field(default_factory=list)
+    skipped: str | None = None
     error: str | None = None

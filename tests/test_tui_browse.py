@@ -148,6 +148,7 @@ async def decode(app: BlackBoxApp, pilot: Pilot, spectrum: str) -> DecodeScreen:
         await pilot.press("escape", "d")  # out of the Explore screen's input, if focused
     screen = app.screen
     assert isinstance(screen, DecodeScreen)
+    await wait_for(pilot, lambda: screen.answer is not None)  # the game with no ray shot
     screen.spectrum_input.value = ""
     screen.spectrum_input.focus()
     result = screen.query_one("#decode-result", Label)
@@ -165,13 +166,15 @@ async def test_decode_to_one_several_and_no_molecule(explored: Path) -> None:
         swapped = unique.translate(str.maketrans("abcdefgh", "hgfedcba"))
         screen = await decode(app, pilot, swapped)
         assert text_of(app, "#decode-result") == "Unique: one molecule gives this spectrum."
-        boards = list(screen.query(Board))
-        assert len(boards) == 1 and boards[0].labels == list(unique)
+        boards = list(screen.query("#decode-boards Board"))
+        assert len(boards) == 1 and boards[0].labels == list(swapped)  # as the player wrote them
+        assert boards[0].molecule == molecules_with_spectrum(A4_B4, unique)[0].molecule
 
         screen = await decode(app, pilot, ambiguous)
         members = molecules_with_spectrum(A4_B4, ambiguous)
         assert text_of(app, "#decode-result").startswith(f"Ambiguous: {len(members)} molecules")
-        assert [b.molecule for b in screen.query(Board)] == [m.molecule for m in members]
+        assert [b.molecule for b in screen.query("#decode-boards Board")] == [
+            m.molecule for m in members]
 
         await decode(app, pilot, "@" * 16)
         assert text_of(app, "#decode-result") == "No molecule gives this spectrum."
@@ -183,7 +186,7 @@ async def test_decode_an_unexplored_configuration(tmp_path: Path) -> None:
     app = BlackBoxApp(tmp_path / "empty.sqlite", config)
     async with app.run_test(size=(100, 30)) as pilot:
         screen = await decode(app, pilot, spectrum)
-        numbers = [b.border_title for b in screen.query(Board)]
+        numbers = [b.border_title for b in screen.query("#decode-boards Board")]
         assert "#100 " in " ".join(numbers) + " "
         assert "computed" in text_of(app, "#decode-message")
 

@@ -1,43 +1,101 @@
-"""The Decode screen: which molecules give a spectrum.
+"""The Decode screen: a player's assistant.
 
-Type a configuration and a spectrum in the spec's notation (``@`` absorbed,
-``&`` reflected, a letter at both ends of each ray that came out; letters
-need not be normalised) or the traditional one (``H``, ``R``, labels).  The
-input is checked as you type with ``bbcore.decode``'s messages.  A full
-spectrum decodes to no molecule, one (unique) or several (ambiguous, shown
-side by side); a partial one (``.`` for a ray not shot) lists every
-molecule that agrees.
+Write a game and see which molecules agree with it, where the atoms may be,
+and where to shoot next.
 
-The candidates come from the store when the configuration is explored, and
-are computed otherwise, in a thread worker that can be interrupted.
+- The game: type it in the game input in any of ``bbcore.decode``'s
+  notations (``@``/``H`` absorbed, ``&``/``R`` reflected, a label at both
+  ends of an exit, ``.`` not shot; whitespace-separated tokens for
+  multi-digit labels), checked as you type, Enter decodes; or paste a board
+  diagram (the spec's style or Emacs'); or build it on the game board
+  (``bbtui.widgets.game_board``): the arrow keys move a cursor round the box
+  and typing writes that position's result.
+- The game board's box is the heat map of the atom probabilities; beside it,
+  the five best next shots with their figures, ranked by expected candidates
+  left (the sum of n^2/N) or by expected information (bits), ``ctrl+r``
+  switching; when no ray left can split the candidates, the game is
+  ambiguous and the atoms in doubt are named.
+- Below, the candidates a page at a time (``<`` ``>``, or ``n`` ``p`` on a
+  candidate), each with the game's labels round it and the shown rays drawn;
+  the cursor of any board draws its ray on every candidate.
+- A guess (a molecule number or string, or the atoms drawn in a pasted
+  diagram) is checked against the shown rays.
+
+Every change of the game decodes again in a thread worker, which the next
+change interrupts: the candidates come from ``bbcore.decode.candidates``
+with ``source="auto"`` (a full spectrum from the store when the
+configuration is explored, a partial game computed, which is faster),
+narrowed from an earlier game's when the new one only adds rays; then the
+next shots are ranked.  The last few games' answers are kept, so that
+erasing a result shows the previous answer at once.
 """
 
 from __future__ import annotations
 
 import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, cast
 
+from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, VerticalScroll
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, Label, ProgressBar
 
 from bbcore.config import Config, parse_config, validation_error
-from bbcore.decode import DecodeCancelled, DecodeError, Game, candidates, parse_game
-from bbcore.queries import config_state, molecule_record
-from bbcore.render import differing_atoms
+from bbcore.decode import (
+    BATCH,
+    Candidates,
+    DecodeCancelled,
+    DecodeError,
+    Game,
+    NextShot,
+    Ranking,
+    Result,
+    ambiguity,
+    atom_counts,
+    candidates,
+    check_guess,
+    doubtful_cells,
+    labels_text,
+    outcome_text,
+    parse_game,
+    parse_guess,
+    rank_shots,
+    ranked_shots,
+)
+from bbcore.queries import molecule_record
 from bbtui.messages import DecodeFinished, DecodeProgress
-from bbtui.widgets.board import Board, BoardGrid, record_board
-from bbtui.widgets.inputs import ConfigBoundValidator, ConfigValidator
+from bbtui.widgets.board import Board, BoardGrid, RaySelected, record_board
+from bbtui.widgets.game_board import DraftChanged, DraftRefused, GameBoard
+from bbtui.widgets.inputs import ConfigBoundValidator, ConfigValidator, GameInput, GamePasted
 from bbtui.widgets.stats_table import StatsTable
 
 if TYPE_CHECKING:
     from bbtui.app import BlackBoxApp
 
-SHOWN = 24
-"""The most candidate boards drawn at once."""
+PAGE = 24
+"""Candidate boards drawn at once."""
+TOP_SHOTS = 5
+OUTCOMES_SHOWN = 4
+KEPT_ANSWERS = 16
+"""Games whose candidates and next shots are kept (undoing a result is instant)."""
+RANKINGS: dict[str, str] = {"remaining": "expected candidates left",
+                            "information": "expected information"}
+
+
+@dataclass(frozen=True)
+class Answer:
+    """A decoded game: its candidates, its next shots (ranked), and why they were not."""
+
+    game: Game
+    found: Candidates
+    shots: list[NextShot]
+    skipped: str | None
 
 
 class GameValidator(ConfigBoundValidator):
@@ -48,24 +106,45 @@ class GameValidator(ConfigBoundValidator):
         parse_game(value, config)
 
 
+class GuessValidator(ConfigBoundValidator):
+    """A guessed molecule of a configuration: its number or its string."""
+
+    def check(self, config: Config, value: str) -> None:
+        """The value must be a molecule of the configuration."""
+        parse_guess(value, config)
+
+
 class DecodeScreen(Screen):
-    """Type a spectrum, see the molecules that give it."""
+    """Write a game, see the molecules that agree, the atom heat map and the best next shots."""
 
     BINDINGS = [
         Binding("escape", "back", "Back"),
-        Binding("slash", "edit", "Spectrum", key_display="/"),
+        Binding("slash", "edit", "Game", key_display="/"),
+        Binding("ctrl+r", "ranking", "Rank by"),
+        Binding("less_than_sign", "page(-1)", "Page", key_display="<", group=Binding.Group("Page")),
+        Binding("greater_than_sign", "page(1)", "Page", key_display=">",
+                group=Binding.Group("Page")),
+        Binding("p", "page(-1)", "Previous page", show=False),
+        Binding("n", "page(1)", "Next page", show=False),
         Binding("o", "open_molecule", "Molecule"),
     ]
 
     def __init__(self, config: Config | None = None, spectrum: str = "") -> None:
-        """Decode ``spectrum`` of ``config`` (default: the app's configuration)."""
+        """Decode ``spectrum`` (any notation) of ``config`` (default: the app's configuration)."""
         super().__init__()
         # The input to type in gets the focus as soon as the screen is composed.
         self.AUTO_FOCUS = "#decode-spectrum" if config is not None else "#decode-config"
         self.config = config
         self.initial = spectrum
         self.stop = threading.Event()
+        self.game: Game | None = None  # the game last written, maybe not decoded yet
+        self.answer: Answer | None = None  # the answer shown
+        self.answers: OrderedDict[tuple[Result | None, ...], Answer] = OrderedDict()
+        self.ranking: Ranking = "remaining"
+        self.page = 0
+        self.guess: tuple[int, ...] | None = None
         self.shown_numbers: list[int] = []
+        self.bindings_state: tuple[bool | None, ...] = ()
 
     @property
     def bb_app(self) -> BlackBoxApp:
@@ -74,48 +153,73 @@ class DecodeScreen(Screen):
 
     @property
     def spectrum_input(self) -> Input:
-        """The spectrum input."""
+        """The game input."""
         return self.query_one("#decode-spectrum", Input)
 
+    @property
+    def game_board(self) -> GameBoard | None:
+        """The game board of the configuration, once one is chosen."""
+        boards = self.query(GameBoard)
+        return boards.first() if boards else None
+
+    @property
+    def found(self) -> Candidates | None:
+        """The candidates shown."""
+        return self.answer.found if self.answer else None
+
     def compose(self) -> ComposeResult:
-        """Inputs, message, result."""
+        """Inputs, message; the game board beside the next shots; the candidates."""
         yield Header()
         with Horizontal(id="decode-inputs", classes="inputs"):
             yield Input(placeholder="A4_B8", id="decode-config", validators=[ConfigValidator()],
                         classes="config-input")
-            yield Input(placeholder="spectrum: @ & and letters, or H R and labels; . not shot",
-                        id="decode-spectrum", validators=[GameValidator(None)])
+            yield GameInput(placeholder="game: @ & and letters, or H R and labels; . not shot",
+                            id="decode-spectrum", validators=[GameValidator(None)])
+            yield Input(placeholder="guess: number or O/- string", id="decode-guess",
+                        validators=[GuessValidator(None)])
         yield Label("", id="decode-message", classes="message")
         yield ProgressBar(total=1, show_eta=False, id="decode-progress")
-        yield Label("", id="decode-result", classes="heading")
         with VerticalScroll(id="decode-body"):
+            with Horizontal(id="decode-top"):
+                yield Vertical(id="decode-game")
+                with Vertical(id="decode-side"):
+                    yield Label("", id="decode-result", classes="heading")
+                    yield Label("", id="decode-shots")
+                    yield Label("", id="decode-verdict", classes="message")
+            yield Label("", id="decode-page", classes="heading")
             yield BoardGrid(id="decode-boards")
             yield StatsTable(id="decode-stats")
         yield Footer(compact=True)
 
-    def on_mount(self) -> None:
-        """Start from the app's configuration."""
-        self.title = "Decode a spectrum"
+    async def on_mount(self) -> None:
+        """Start from the app's configuration: no ray shot, or the game asked for."""
+        self.title = "Decode a game"
         self.query_one("#decode-progress").display = False
-        self.config = self.config or self.bb_app.config
-        if self.config is not None:
-            self.query_one("#decode-config", Input).value = self.config.name
-            self.spectrum_input.validators = [GameValidator(self.config)]
-            self.spectrum_input.focus()
-            if self.initial:
-                self.spectrum_input.value = self.initial
-                self.decode(self.initial)
-        else:
-            self.query_one("#decode-config", Input).focus()
-        self.hint()
+        config = self.config or self.bb_app.config
+        if config is None:
+            self.say("Choose a configuration (AN_BW, e.g. A4_B8), then write a game.")
+            return
+        self.query_one("#decode-config", Input).value = config.name
+        await self.set_config(config)
+        if self.initial:
+            self.spectrum_input.value = self.initial
+            self.read_game(self.initial)
 
-    def hint(self) -> None:
-        """What to type."""
-        if self.config is None:
-            self.say("Choose a configuration (AN_BW, e.g. A4_B8), then type a spectrum.")
-        else:
-            self.say(f"{self.config}: type {self.config.positions} results, position 1 first "
-                     f"(? explains the notation), then Enter.")
+    async def set_config(self, config: Config) -> None:
+        """Work on ``config``: a fresh game board, no ray shot (decoded at once)."""
+        self.config = config
+        self.spectrum_input.validators = [GameValidator(config)]
+        self.spectrum_input.validate(self.spectrum_input.value)
+        guess_input = self.query_one("#decode-guess", Input)
+        guess_input.validators = [GuessValidator(config)]
+        guess_input.validate(guess_input.value)
+        self.guess = self.guess_of(guess_input.value)
+        self.answers.clear()
+        self.answer = None
+        slot = self.query_one("#decode-game", Vertical)
+        await slot.remove_children()
+        await slot.mount(GameBoard(config))
+        self.decode(Game.empty(config.width))
 
     def say(self, text: str, *, error: bool = False) -> None:
         """The line under the inputs."""
@@ -123,39 +227,42 @@ class DecodeScreen(Screen):
         message.update(text)
         message.set_class(error, "error")
 
-    # -- inputs ----------------------------------------------------------------
+    # -- the inputs --------------------------------------------------------------
 
     @on(Input.Changed, "#decode-config")
-    def config_typed(self, event: Input.Changed) -> None:
-        """A valid configuration is taken at once; the spectrum is checked against it."""
-        error = validation_error(event.value) if event.value.strip() else None
+    async def config_typed(self, event: Input.Changed) -> None:
+        """A valid configuration is taken at once."""
+        if not event.value.strip():
+            return
+        error = validation_error(event.value)
         if error:
             self.say(error, error=True)
             return
-        if not event.value.strip():
-            return
-        self.config = parse_config(event.value)
-        self.spectrum_input.validators = [GameValidator(self.config)]
-        self.spectrum_input.validate(self.spectrum_input.value)
-        self.check_spectrum(self.spectrum_input.value)
+        config = parse_config(event.value)
+        if config != self.config or self.game_board is None:
+            await self.set_config(config)
 
     @on(Input.Submitted, "#decode-config")
     def config_submitted(self) -> None:
-        """On to the spectrum."""
+        """On to the game."""
         self.spectrum_input.focus()
 
     @on(Input.Changed, "#decode-spectrum")
     def spectrum_typed(self, event: Input.Changed) -> None:
-        """Check the spectrum as it is typed."""
+        """Say what the game reads as, or exactly what is wrong (not for the board's own echo)."""
+        board = self.game_board
+        if board is not None and event.value == labels_text(board.game.labels) and event.value:
+            return
         self.check_spectrum(event.value)
 
     def check_spectrum(self, text: str) -> None:
-        """Say exactly what is wrong, or what the spectrum reads as."""
+        """Say exactly what is wrong, or what the game reads as."""
         if self.config is None:
             self.say("Choose a configuration first.", error=True)
             return
         if not text.strip():
-            self.hint()
+            self.say(f"{self.config}: type {self.config.positions} results, position 1 first "
+                     f"(? explains the notation), then Enter; or write them on the board.")
             return
         try:
             game = parse_game(text, self.config)
@@ -165,101 +272,290 @@ class DecodeScreen(Screen):
         if game.complete:
             self.say(f"Full spectrum, normalised {game.pattern()}: Enter decodes it.")
         else:
-            self.say(f"{len(game.shown)} of {game.positions} positions shown "
-                     f"(a full spectrum has all {game.positions}): Enter lists the molecules that agree.")
+            self.say(f"{len(game.shown)} of {game.positions} positions shown: Enter lists the "
+                     f"molecules that agree.")
 
     @on(Input.Submitted, "#decode-spectrum")
     def spectrum_submitted(self, event: Input.Submitted) -> None:
-        """Enter decodes."""
-        self.decode(event.value)
+        """Enter decodes the game typed, and shows it on the board."""
+        if self.read_game(event.value) and self.game_board is not None:
+            self.game_board.focus()
 
-    def decode(self, text: str) -> None:
-        """Parse ``text`` and start the decode worker."""
-        if self.config is None:
+    @on(GamePasted)
+    def game_pasted(self, event: GamePasted) -> None:
+        """A diagram pasted in the game input or on the board."""
+        self.read_game(event.text)
+
+    def read_game(self, text: str) -> bool:
+        """Decode a game given as text (any notation); False when it does not parse."""
+        board = self.game_board
+        if self.config is None or board is None:
             self.say("Choose a configuration first.", error=True)
-            return
+            return False
         try:
             game = parse_game(text, self.config)
         except DecodeError as error:
             self.say(str(error), error=True)
+            return False
+        board.set_draft(game.labels)
+        self.spectrum_input.value = labels_text(game.labels) if game.shown else ""
+        if game.guess is not None:
+            self.take_diagram_guess(game.guess)
+        self.decode(game)
+        return True
+
+    def take_diagram_guess(self, atoms: tuple[int, ...]) -> None:
+        """The atoms drawn in a pasted diagram become the guess (when they are as many as N)."""
+        assert self.config is not None
+        guess_input = self.query_one("#decode-guess", Input)
+        if len(atoms) != self.config.atoms:
+            self.guess = None
+            guess_input.value = ""
+            self.notify(f"The diagram has {len(atoms)} atoms, {self.config} has "
+                        f"{self.config.atoms}: its guess is not checked.", severity="warning")
             return
-        if not game.shown:
-            self.say("Type at least one result: with no ray shot, every molecule agrees.", error=True)
+        cells = set(atoms)
+        guess_input.value = "".join("O" if c in cells else "-" for c in range(self.config.cells))
+        self.guess = tuple(sorted(cells))
+
+    @on(Input.Changed, "#decode-guess")
+    def guess_typed(self, event: Input.Changed) -> None:
+        """A valid guess is checked at once; a wrong one says why."""
+        if not event.value.strip():
+            self.guess = None
+            self.show_verdict()
             return
+        if self.config is None:
+            return
+        try:
+            self.guess = tuple(parse_guess(event.value, self.config))
+        except DecodeError as error:
+            self.guess = None
+            self.say(str(error), error=True)
+            return
+        self.show_verdict()
+
+    def guess_of(self, text: str) -> tuple[int, ...] | None:
+        """The guess typed, if it is a molecule of the configuration."""
+        if self.config is None or not text.strip():
+            return None
+        try:
+            return tuple(parse_guess(text, self.config))
+        except DecodeError:
+            return None
+
+    # -- the board --------------------------------------------------------------------
+
+    @on(DraftChanged)
+    def draft_changed(self, event: DraftChanged) -> None:
+        """A result written on the board: the game input follows, and the game is decoded."""
+        self.spectrum_input.value = labels_text(event.game.labels) if event.game.shown else ""
+        if event.waiting:
+            where = event.waiting[-1]
+            label = event.board.draft[where - 1]
+            self.say(f"Label {label!r} at position {where} waits for its other end: type it "
+                     f"where that ray came out.")
+        if event.game != self.game:
+            self.decode(event.game)
+
+    @on(DraftRefused)
+    def draft_refused(self, event: DraftRefused) -> None:
+        """Say why a result could not be written."""
+        self.say(event.reason, error=True)
+
+    @on(RaySelected)
+    def ray_selected(self, event: RaySelected) -> None:
+        """The game board's cursor draws its ray on every candidate."""
+        if isinstance(event.board, GameBoard):
+            self.query_one("#decode-boards", BoardGrid).set_position(event.position)
+
+    # -- decoding ------------------------------------------------------------------------
+
+    def decode(self, game: Game) -> None:
+        """Find the candidates of ``game`` and rank the next shots (kept answers at once)."""
+        if self.config is None:
+            return
+        self.game = game
         self.stop.set()
         self.stop = threading.Event()
-        explored = config_state(self.config).complete
-        if not explored:
-            self.say(f"{self.config} is not explored: computing every molecule's rays "
-                     f"(explore it for instant answers)...")
-            bar = self.query_one("#decode-progress", ProgressBar)
-            bar.update(total=self.config.nb_mol, progress=0)
-            bar.display = True
-        self.run_decode(self.config, game, "store" if explored else "compute", self.stop)
+        kept = self.answers.get(game.results)
+        if kept is not None:
+            self.answers.move_to_end(game.results)
+            self.post_message(DecodeFinished(game, kept.found, kept.shots, kept.skipped))
+            return
+        # The candidates of a game with fewer of the same rays hold those of this one.
+        earlier = [kept.found for kept in self.answers.values()
+                   if not kept.found.every_molecule and game.extends(kept.game)]
+        within = min(earlier, key=lambda found: found.count, default=None)
+        if within is None and game.shown:
+            self.say(f"Decoding {game.pattern()}...")
+        self.run_decode(self.config, game, within, self.ranking, self.stop)
 
     @work(thread=True, exclusive=True, group="decode")
-    def run_decode(self, config: Config, game: Game, source: str, stop: threading.Event) -> None:
-        """Find the candidates in a thread (the database side is per-thread in peewee)."""
+    def run_decode(self, config: Config, game: Game, within: Candidates | None,
+                   ranking: Ranking, stop: threading.Event) -> None:
+        """Candidates, then next shots, in a thread (the database side is per-thread in peewee)."""
+
+        def progress(done: int, total: int) -> None:
+            if total >= 4 * BATCH:
+                self.post_message(DecodeProgress(done, total))
+
         try:
-            found = candidates(config, game, source=source, stop=stop,  # type: ignore[arg-type]
-                               progress=lambda done, total: self.post_message(DecodeProgress(done, total)))
+            found = candidates(config, game, within=within, progress=progress, stop=stop)
+            shots, skipped = ranked_shots(config, game, found, by=ranking, progress=progress,
+                                          stop=stop)
         except DecodeCancelled:
             return
         except DecodeError as error:
-            self.post_message(DecodeFinished(game, None, str(error)))
+            self.post_message(DecodeFinished(game, None, error=str(error)))
             return
-        self.post_message(DecodeFinished(game, found))
+        self.post_message(DecodeFinished(game, found, shots, skipped))
 
     def on_decode_progress(self, message: DecodeProgress) -> None:
         """Move the bar."""
-        self.query_one("#decode-progress", ProgressBar).update(total=message.total, progress=message.done)
+        bar = self.query_one("#decode-progress", ProgressBar)
+        bar.display = True
+        bar.update(total=message.total, progress=message.done)
 
     async def on_decode_finished(self, message: DecodeFinished) -> None:
-        """Show the molecules found."""
+        """Show the answer for the game on the board (an older game's is dropped)."""
+        if message.game != self.game:
+            return
         self.query_one("#decode-progress").display = False
-        found = message.candidates
-        if found is None or self.config is None:
+        if message.candidates is None:
             self.say(message.error or "decoding failed", error=True)
             return
-        game = message.game
-        result = self.query_one("#decode-result", Label)
-        count = found.count
-        if count == 0:
-            result.update("No molecule gives this spectrum." if game.complete
-                          else "No molecule agrees with these rays.")
-        elif count == 1:
-            result.update("Unique: one molecule gives this spectrum." if game.complete
-                          else "One molecule agrees with these rays.")
+        answer = Answer(message.game, message.candidates, rank_shots(message.shots, self.ranking),
+                        message.skipped)
+        self.answers[message.game.results] = answer
+        while len(self.answers) > KEPT_ANSWERS:
+            self.answers.popitem(last=False)
+        self.answer = answer
+        self.page = 0
+        await self.show_answer()
+
+    async def show_answer(self) -> None:
+        """Heat map, next shots, verdicts, the first page of candidates."""
+        assert self.answer is not None and self.config is not None
+        game, found = self.answer.game, self.answer.found
+        board = self.game_board
+        if board is not None:
+            board.show_heat(atom_counts(found), found.count)
+            board.show_shots(self.answer.shots)
+        self.query_one("#decode-result", Label).update(result_sentence(self.config, game, found))
+        self.show_shots()
+        self.show_verdict()
+        await self.show_page()
+        if found.every_molecule:
+            self.say(f"{self.config}: no ray shot yet. On the board, the arrows pick a position; "
+                     f"type H, R or a label for what its ray did.")
         else:
-            more = f" (the first {SHOWN} shown)" if count > SHOWN else ""
-            result.update(f"Ambiguous: {count:,} molecules give this spectrum{more}." if game.complete
-                          else f"{count:,} molecules agree with these rays{more}.")
-        numbers = [number for number, _ in found.molecules(SHOWN)]
-        records = [molecule_record(self.config, number) for number in numbers]
-        self.shown_numbers = numbers
-        labels = game.pattern(" ")
-        marked = differing_atoms([r.molecule for r in records]) if len(records) > 1 else set()
-        boards = [record_board(r, marked, labels) for r in records]
-        await self.query_one("#decode-boards", BoardGrid).show(boards)
-        self.query_one("#decode-stats", StatsTable).show(records if game.complete else [])
-        source = "from the store" if found.source == "store" else "computed"
-        self.say(f"{game.pattern()}: {count:,} molecule{'s' * (count != 1)} ({source}).")
-        if boards:
-            boards[0].focus()
-        self.refresh_bindings()
+            where = "from the store" if found.source == "store" else "computed"
+            self.say(f"{game.pattern()}: {found.count:,} molecule{'s' * (found.count != 1)} "
+                     f"({where}).")
+        self.update_bindings()
+
+    def show_shots(self) -> None:
+        """The top next shots with their figures, or why there are none."""
+        label = self.query_one("#decode-shots", Label)
+        answer = self.answer
+        label.update(shots_text(answer.shots, answer.skipped, self.ranking) if answer else "")
+
+    def show_verdict(self) -> None:
+        """Whether the game is ambiguous, and what the guess is worth."""
+        lines = []
+        answer = self.answer
+        if answer is not None:
+            doubt = ambiguity(answer.found, answer.shots, answer.skipped)
+            if doubt:
+                lines.append(doubt)
+            if self.guess is not None:
+                verdict = check_guess(answer.found.config, answer.game, self.guess, answer.found)
+                lines.append(f"Guess: {verdict.message}.")
+        self.query_one("#decode-verdict", Label).update("\n".join(lines))
+
+    async def show_page(self) -> None:
+        """The current page of candidates, the game's labels round them, its rays drawn."""
+        assert self.config is not None
+        grid = self.query_one("#decode-boards", BoardGrid)
+        heading = self.query_one("#decode-page", Label)
+        found = self.found
+        game = self.answer.game if self.answer else None
+        if found is None or game is None or found.every_molecule or not found.count:
+            self.shown_numbers = []
+            heading.update("")
+            await grid.update([])
+            self.query_one("#decode-stats", StatsTable).show([])
+            return
+        molecules = found.molecules(PAGE, self.page * PAGE)
+        self.shown_numbers = [number for number, _ in molecules]
+        marked = doubtful_cells(found)
+        drawn = [position for position, _ in game.rays()]
+        # A full spectrum's few molecules get their records (statistics, transform);
+        # a partial game's only their boards: pages must turn quickly.
+        records = ([molecule_record(self.config, number) for number in self.shown_numbers]
+                   if game.complete else [])
+        boards = ([record_board(r, marked, game.labels, drawn) for r in records] if records else
+                  [Board(self.config.width, molecule, game.labels, marked=marked, drawn=drawn,
+                         title=f"#{number:,}") for number, molecule in molecules])
+        await grid.update(boards)
+        board = self.game_board
+        grid.set_position(board.position if board is not None else None)
+        heading.update(page_heading(found.count, self.page))
+        self.query_one("#decode-stats", StatsTable).show(records)
+
+    # -- actions --------------------------------------------------------------------------
+
+    def update_bindings(self) -> None:
+        """Refresh the footer when a key comes or goes (it is rebuilt each time: not on every
+        result written)."""
+        state = tuple(self.check_action(action, parameters) for action, parameters in (
+            ("page", (-1,)), ("page", (1,)), ("ranking", ()), ("open_molecule", ())))
+        if state != self.bindings_state:
+            self.bindings_state = state
+            self.refresh_bindings()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """Open a molecule only when some are shown."""
+        """Pages when there are several, a ranking when there are shots, a molecule when shown."""
+        if action == "page":
+            found = self.found
+            if found is None or found.every_molecule or found.count <= PAGE:
+                return False
+            delta = cast(int, parameters[0])
+            return 0 <= self.page + delta <= (found.count - 1) // PAGE or None
+        if action == "ranking":
+            return bool(self.answer and self.answer.shots)
         if action == "open_molecule":
             return bool(self.shown_numbers)
         return True
 
+    async def action_page(self, delta: int) -> None:
+        """The next or previous page of candidates."""
+        found = self.found
+        if found is None or found.every_molecule:
+            return
+        page = self.page + delta
+        if 0 <= page <= (found.count - 1) // PAGE:
+            self.page = page
+            await self.show_page()
+            self.update_bindings()
+
+    def action_ranking(self) -> None:
+        """Rank the next shots by the other figure."""
+        if self.answer is None:
+            return
+        self.ranking = "information" if self.ranking == "remaining" else "remaining"
+        self.answer = replace(self.answer, shots=rank_shots(self.answer.shots, self.ranking))
+        if self.game_board is not None:
+            self.game_board.show_shots(self.answer.shots)
+        self.show_shots()
+
     def action_edit(self) -> None:
-        """Back to the spectrum input."""
+        """Back to the game input."""
         self.spectrum_input.focus()
 
     def action_open_molecule(self) -> None:
-        """The Molecule screen of the focused board."""
+        """The Molecule screen of the focused candidate."""
         focused = self.focused
         grid = self.query_one("#decode-boards", BoardGrid)
         if isinstance(focused, Board) and focused in grid.children and self.config is not None:
@@ -267,10 +563,58 @@ class DecodeScreen(Screen):
             self.bb_app.open_molecule(self.config, number)
 
     def action_back(self) -> None:
-        """Escape leaves an input first (when there is a result), then the screen."""
-        boards = self.query(Board)
-        if isinstance(self.focused, Input) and boards:
-            boards.first().focus()
+        """Escape leaves an input for the game board first, then the screen."""
+        board = self.game_board
+        if isinstance(self.focused, Input) and board is not None:
+            board.focus()
         else:
             self.stop.set()
             self.app.pop_screen()
+
+
+# -- text ----------------------------------------------------------------------------------
+
+def result_sentence(config: Config, game: Game, found: Candidates) -> str:
+    """How many molecules agree, in words."""
+    count = found.count
+    if found.every_molecule:
+        return f"No ray shot: every molecule of {config} ({count:,}) agrees; they are not listed."
+    if game.complete:
+        if count == 0:
+            return "No molecule gives this spectrum."
+        if count == 1:
+            return "Unique: one molecule gives this spectrum."
+        return f"Ambiguous: {count:,} molecules give this spectrum."
+    if count == 0:
+        return "No molecule agrees with these rays."
+    if count == 1:
+        return "Solved: one molecule agrees with these rays."
+    return f"{count:,} molecules agree with these rays."
+
+
+def shots_text(shots: Sequence[NextShot], skipped: str | None, ranking: Ranking) -> Text:
+    """The top next shots as a small table, or why there is none."""
+    if skipped:
+        return Text(skipped[0].upper() + skipped[1:] + ".")
+    if not shots:
+        return Text("")
+    text = Text(no_wrap=True, overflow="ellipsis")
+    text.append(f"Best next shots, by {RANKINGS[ranking]} (* on the board):\n", style="bold")
+    text.append(" pos        left    bits  results", style="dim")
+    for shot in shots[:TOP_SHOTS]:
+        outcomes = ", ".join(outcome_text(r, n) for r, n in shot.outcomes[:OUTCOMES_SHOWN])
+        if len(shot.outcomes) > OUTCOMES_SHOWN:
+            outcomes += f", ... ({len(shot.outcomes)})"
+        text.append(f"\n{shot.position:>4}  {shot.remaining:>10,.2f}  {shot.information:>6.3f}  "
+                    f"{outcomes}")
+    return text
+
+
+def page_heading(count: int, page: int) -> str:
+    """Which candidates the boards below are."""
+    if count <= PAGE:
+        return f"The {count:,} candidate{'s' * (count != 1)}, the shown rays drawn:"
+    start = page * PAGE
+    pages = (count - 1) // PAGE + 1
+    return (f"Candidates {start + 1:,}-{min(start + PAGE, count):,} of {count:,} "
+            f"(page {page + 1:,} of {pages:,}: < > turn pages), the shown rays drawn:")

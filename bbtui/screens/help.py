@@ -82,8 +82,22 @@ molecules of a group.
   one per family, Enter opens the group.
 - **Group**: a group's molecules side by side; `n` `p` next and previous
   group, arrows a ray, `o` the molecule of the focused board.
-- **Decode** (`d`): type a configuration and a spectrum, Enter; `/` edit
-  the spectrum, `o` the molecule of the focused board.
+- **Decode** (`d`): write a game, see the molecules that agree with it
+  (the *candidates*), the atom heat map and the best next shots.  Type the
+  game in the game input (`@`/`H`, `&`/`R`, labels, `.` not shot; tokens
+  for multi-digit labels) and Enter, paste a diagram, or build it on the
+  game board: the arrows move the cursor round the box, then `H` or `@`
+  absorbed, `R` or `&` reflected, a letter or digit an exit label (the
+  same label at two positions pairs the two ends of one ray; digits typed
+  in a row make one number, `12`); backspace erases, `del` or space clears.
+  A label at one end only *waits* (highlighted) for the other end.  Each
+  cell shows the % of candidates with an atom there; `*` marks the best
+  next shot and the caption gives the cursor position's figures.  `ctrl+r`
+  ranks the shots by expected candidates left (the sum of n²/N) or by
+  information (bits).  Below, the candidates with the shown rays drawn
+  (and the cursor's ray): `<` `>` (or `n` `p` on a candidate) turn the
+  pages, `o` opens the focused one.  Type a guess (a number or the
+  molecule as `O` and `-`) to check it; `/` back to the game input.
 - **Molecule** (`m`): one molecule, its statistics and its enantiomers;
   `/` another number, `n` `p` next and previous number, `c` canonical,
   `s` its spectral group.

@@ -1,8 +1,13 @@
-"""Validators for the inputs, with ``bbcore``'s own messages."""
+"""The inputs: validators with ``bbcore``'s own messages, and the game input."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+from textual import events
+from textual.message import Message
 from textual.validation import ValidationResult, Validator
+from textual.widgets import Input
 
 from bbcore.config import Config, validation_error
 from bbcore.numbering import atoms_from_string, number_of
@@ -66,10 +71,23 @@ class MoleculeValidator(ConfigBoundValidator):
     def check(self, config: Config, value: str) -> None:
         """A number in range or a molecule string of the right size."""
         molecule_number(config, value)
-        if self.config is None:
-            return self.failure("choose a configuration first")
-        try:
-            molecule_number(self.config, value)
-        except ValueError as error:
-            return self.failure(str(error))
-        return self.success()
+
+
+@dataclass
+class GamePasted(Message):
+    """Text of several lines (a board diagram) was pasted to be read as a game."""
+
+    text: str
+
+
+class GameInput(Input):
+    """The game input: one line is typed or pasted as usual; a pasted diagram
+    (several lines, which an Input cannot hold) is handed on as ``GamePasted``."""
+
+    def _on_paste(self, event: events.Paste) -> None:
+        """A diagram goes to the screen; one line is left to Input's own handler
+        (Textual calls every class's handler in turn unless the default is prevented)."""
+        if len(event.text.strip().splitlines()) > 1:
+            event.prevent_default()
+            event.stop()
+            self.post_message(GamePasted(event.text))
