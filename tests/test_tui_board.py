@@ -48,3 +48,13 @@ def test_every_ray_draws_its_cells_and_turns(atoms: tuple[int, ...]) -> None:
         assert set(glyphs) == set(ray.path)
         if len(set(ray.path)) == len(ray.path):  # no cell crossed twice
             assert sum(glyph in CORNERS for glyph in glyphs.values()) == ray.turns
+
+
+def test_rays_drawn_together_join_where_they_cross() -> None:
+    # No atom: the ray from 2 crosses line 2 eastward, the ray from 7 climbs column 3.
+    across, up = trace(4, (), 2), trace(4, (), 7)
+    glyphs = path_glyphs(4, across, up)
+    assert glyphs[(2, 3)] == "┼"
+    assert set(glyphs) == set(across.path) | set(up.path)
+    assert {cell: glyphs[cell] for cell in across.path if cell != (2, 3)} == {
+        cell: "─" for cell in across.path if cell != (2, 3)}
