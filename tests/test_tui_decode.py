@@ -121,7 +121,7 @@ async def test_no_ray_shot_is_every_molecule_a_flat_heat_map_and_the_best_first_
         assert board_text(board).splitlines()[1].split() == ["6"] * 8  # 4/64 = 6%
         # The first shot is ranked over every molecule: one cell in from a corner.
         shots = text_of(app, "#decode-shots").splitlines()
-        assert shots[0].startswith("Best next shots, by expected candidates left")
+        assert shots[0] == "Best next shots (*), by expected candidates left:"
         assert shots[2].split()[:3] == ["2", "112,941.31", "3.352"]
         assert board.best == 2 and "*" in board_text(board).splitlines()[2]
 
@@ -168,6 +168,7 @@ async def test_results_typed_on_the_board_are_decoded_as_you_go(tmp_path: Path) 
         assert screen.found.numbers.tolist() == expected.numbers.tolist()
         assert (board.counts == decode.atom_counts(expected).ravel()).all()
         assert text_of(app, "#decode-result") == f"{expected.count} molecules agree with these rays."
+        assert text_of(app, "#decode-message").endswith("(computed: A3_B4 is not explored).")
 
         # An exit: its label at one end waits, at the other end pairs them.
         p, q = next((p, r) for p, r in enumerate(full.results, 1) if isinstance(r, int) and p > 1)
@@ -256,7 +257,7 @@ async def test_next_shots_are_ranked_either_way(tmp_path: Path) -> None:
             expected = decode.next_shots(A3_B4, game, cands, by=ranking)
             lines = text_of(app, "#decode-shots").splitlines()
             title = "expected candidates left" if ranking == "remaining" else "expected information"
-            assert lines[0].startswith(f"Best next shots, by {title}")
+            assert lines[0] == f"Best next shots (*), by {title}:"
             assert [int(line.split()[0]) for line in lines[2:]] == [s.position for s in expected[:5]]
             first = lines[2].split()
             assert first[1:3] == [f"{expected[0].remaining:,.2f}", f"{expected[0].information:.3f}"]
@@ -371,11 +372,13 @@ async def test_a_full_spectrum_comes_from_the_store_and_a_partial_game_is_comput
         screen.read_game(spectrum)
         await settled(pilot, screen)
         assert screen.found.source == "store" and 123 in screen.found.numbers
-        assert "(from the store)" in text_of(app, "#decode-message")
+        assert "(read from the explored A3_B4)" in text_of(app, "#decode-message")
         partial = spectrum[:6] + "." * 10
         partial = decode.labels_text(decode.draft_game(A3_B4, list(partial))[0].labels)
         screen.read_game(partial)
         await settled(pilot, screen)
         assert screen.found.source == "computed"
+        assert "(computed: quicker than scanning the store for a partial game)" in text_of(
+            app, "#decode-message")
         computed = decode.candidates(A3_B4, parse_game(partial, A3_B4), source="store")
         assert np.array_equal(screen.found.numbers, computed.numbers)

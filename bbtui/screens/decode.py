@@ -68,7 +68,7 @@ from bbcore.decode import (
     rank_shots,
     ranked_shots,
 )
-from bbcore.queries import molecule_record
+from bbcore.queries import config_state, molecule_record
 from bbtui.messages import DecodeFinished, DecodeProgress
 from bbtui.widgets.board import Board, BoardGrid, RaySelected, record_board
 from bbtui.widgets.game_board import DraftChanged, DraftRefused, GameBoard
@@ -175,7 +175,7 @@ class DecodeScreen(Screen):
                         classes="config-input")
             yield GameInput(placeholder="game: @ & and letters, or H R and labels; . not shot",
                             id="decode-spectrum", validators=[GameValidator(None)])
-            yield Input(placeholder="guess: number or O/- string", id="decode-guess",
+            yield Input(placeholder="guess: number or O-", id="decode-guess",
                         validators=[GuessValidator(None)])
         yield Label("", id="decode-message", classes="message")
         yield ProgressBar(total=1, show_eta=False, id="decode-progress")
@@ -450,7 +450,12 @@ class DecodeScreen(Screen):
             self.say(f"{self.config}: no ray shot yet. On the board, the arrows pick a position; "
                      f"type H, R or a label for what its ray did.")
         else:
-            where = "from the store" if found.source == "store" else "computed"
+            if found.source == "store":
+                where = f"read from the explored {self.config}"
+            elif config_state(self.config).complete:
+                where = "computed: quicker than scanning the store for a partial game"
+            else:
+                where = f"computed: {self.config} is not explored"
             self.say(f"{game.pattern()}: {found.count:,} molecule{'s' * (found.count != 1)} "
                      f"({where}).")
         self.update_bindings()
@@ -599,7 +604,7 @@ def shots_text(shots: Sequence[NextShot], skipped: str | None, ranking: Ranking)
     if not shots:
         return Text("")
     text = Text(no_wrap=True, overflow="ellipsis")
-    text.append(f"Best next shots, by {RANKINGS[ranking]} (* on the board):\n", style="bold")
+    text.append(f"Best next shots (*), by {RANKINGS[ranking]}:\n", style="bold")
     text.append(" pos        left    bits  results", style="dim")
     for shot in shots[:TOP_SHOTS]:
         outcomes = ", ".join(outcome_text(r, n) for r, n in shot.outcomes[:OUTCOMES_SHOWN])
