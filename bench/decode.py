@@ -9,10 +9,13 @@ rays (positions picked at random, with the other ends of their exits), the
 same games are decoded ``--runs`` times each by ``bbcore.decode.candidates``
 with ``source="compute"`` and, when the configuration is explored, with
 ``source="store"``; the next-shot ranking is timed on the computed
-candidates.  It prints, per number of shown rays, the median over the games
-of each game's median time, and the slowest game.  The first call (loading
-numba's compiled kernels) is timed apart.  A numpy reference operation is
-timed too: the machines are shared, and it tells how loaded this one was.
+candidates, and so is narrowing: the candidates of a game with one more
+ray, found among those of the game (``within=``, what the TUI does as the
+player writes a result).  It prints, per number of shown rays, the median
+over the games of each game's median time, the slowest game, and the median
+as a multiple of a numpy reference operation timed in the same run (the
+machines are shared: the ratio says more than the seconds).  The first call
+(loading numba's compiled kernels) is timed apart.
 """
 
 from __future__ import annotations
@@ -41,13 +44,13 @@ SHOWN = (1, 2, 3, 5, 8, 12, 0)
 
 
 def numpy_reference() -> float:
-    """Median milliseconds of adding 1 to a million int32 (about 0.3 ms on an idle machine)."""
-    a = np.arange(1_000_000, dtype=np.int32)
-    b = np.empty_like(a)
+    """Median milliseconds of sorting a million random int64 with numpy: a fixed piece of
+    CPU work of the same order as a decode, timed in the same run as the baseline."""
+    values = np.random.default_rng(0).integers(0, 1 << 62, 1_000_000)
     times = []
-    for _ in range(31):
+    for _ in range(9):
         start = time.perf_counter()
-        np.add(a, 1, out=b)
+        np.sort(values)
         times.append(time.perf_counter() - start)
     return statistics.median(times) * 1000
 
@@ -78,13 +81,28 @@ def timed(function, runs: int) -> tuple[float, object]:
     return statistics.median(times), result
 
 
-def report(title: str, rows: list[tuple[int, list[float], list[int]]]) -> None:
-    """One line per number of shown rays: median and slowest game, candidates."""
+def report(title: str, rows: list[tuple[int, list[float], list[int]]], reference: float) -> None:
+    """One line per number of shown rays: median and slowest game, the median over the
+    reference, candidates."""
     print(f"\n{title}")
-    print("  rays shown   median game   slowest game   candidates (median)")
+    print("  rays shown   median game   slowest game   / reference   candidates (median)")
     for shown, times, counts in rows:
-        print(f"  {shown or 'all':>10}   {statistics.median(times):>9.3f} s   {max(times):>10.3f} s"
-              f"   {int(statistics.median(counts)):>12,}")
+        median = statistics.median(times)
+        print(f"  {shown or 'all':>10}   {median:>9.3f} s   {max(times):>10.3f} s"
+              f"   {median * 1000 / reference:>11,.2f}   {int(statistics.median(counts)):>12,}")
+
+
+def one_more_ray(config: Config, game: Game, rng: np.random.Generator) -> Game:
+    """``game`` and one more ray of the same molecule's, drawn among those not shown."""
+    full = decode.parse_game(rays.spectrum(config, game_molecule(config, game)), config)
+    position = int(rng.choice(game.unknown))
+    return game.with_result(position, full.result(position))
+
+
+def game_molecule(config: Config, game: Game) -> tuple[int, ...]:
+    """A molecule agreeing with ``game`` (the first candidate)."""
+    cands = decode.candidates(config, game)
+    return tuple(int(cell) for cell in cands.atoms[0])
 
 
 def main() -> None:
@@ -99,8 +117,9 @@ def main() -> None:
     config: Config = args.config
     keep_freed_memory()  # as the CLI does
 
-    print(f"{config.name}: {config.nb_mol:,} molecules; numpy reference "
-          f"{numpy_reference():.2f} ms (about 0.3 on an idle machine)")
+    reference = numpy_reference()
+    print(f"{config.name}: {config.nb_mol:,} molecules; reference (numpy sort of 1M int64) "
+          f"{reference:.1f} ms")
     rng = np.random.default_rng(2024)
     games = {shown: random_games(config, shown, args.games, rng) for shown in SHOWN}
 
@@ -108,10 +127,10 @@ def main() -> None:
     decode.candidates(config, games[0][0], source="compute")
     print(f"first decode (loads numba's kernels): {time.perf_counter() - start:.2f} s")
 
-    computed, shots = [], []
+    computed, shots, narrowed = [], [], []
     found: dict[tuple[int, int], np.ndarray] = {}
     for shown, chosen in games.items():
-        times, counts, shot_times = [], [], []
+        times, counts, shot_times, shot_counts, narrow_times, narrow_counts = [], [], [], [], [], []
         for i, game in enumerate(chosen):
             seconds, cands = timed(lambda g=game: decode.candidates(config, g, source="compute"),
                                    args.runs)
@@ -122,11 +141,27 @@ def main() -> None:
                 seconds, _ = timed(lambda g=game, c=cands: decode.next_shots(config, g, c),
                                    max(1, args.runs // 2))
                 shot_times.append(seconds)
+                shot_counts.append(cands.count)
+            if game.unknown and cands.count:
+                more = one_more_ray(config, game, rng)
+                seconds, fewer = timed(lambda g=more, c=cands: decode.candidates(config, g, within=c),
+                                       args.runs)
+                narrow_times.append(seconds)
+                narrow_counts.append(fewer.count)
         computed.append((shown, times, counts))
         if shot_times:
-            shots.append((shown, shot_times, counts))
-    report("candidates, computed directly (not explored):", computed)
-    report("next-shot ranking on those candidates (games within the budget):", shots)
+            shots.append((shown, shot_times, shot_counts))
+        if narrow_times:
+            narrowed.append((shown, narrow_times, narrow_counts))
+    report("candidates, computed directly (not explored):", computed, reference)
+    report("next-shot ranking on those candidates (games within the budget):", shots, reference)
+    report("one more ray, narrowing those candidates (within=):", narrowed, reference)
+    every = decode.candidates(config, Game.empty(config.width))
+    if decode.shot_cost(every, Game.empty(config.width)) <= decode.NEXT_SHOT_BUDGET:
+        seconds, _ = timed(lambda: decode.next_shots(config, Game.empty(config.width), every),
+                           max(1, args.runs // 2))
+        print(f"\nfirst shot ranked over every molecule: {seconds:.3f} s "
+              f"({seconds * 1000 / reference:,.1f} x the reference)")
 
     if args.no_store:
         return
@@ -153,7 +188,7 @@ def main() -> None:
             times.append(seconds)
             counts.append(cands.count)
         stored.append((shown, times, counts))
-    report("candidates, read from the store (explored):", stored)
+    report("candidates, read from the store (explored):", stored, reference)
 
 
 if __name__ == "__main__":
