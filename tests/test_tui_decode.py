@@ -240,6 +240,12 @@ async def test_the_cursor_draws_its_ray_on_every_candidate_with_the_shown_rays(
         assert {b.position for b in boards} == {1}
         for b in boards:
             assert board_text(b).splitlines()[-2:] == list(ray_caption(rays.trace(4, b.atoms, 1)))
+        assert "the shown rays drawn (ctrl+t)" in text_of(app, "#decode-page")
+        await pilot.press("ctrl+t")  # only the cursor's ray
+        assert all(b.drawn_rays == () for b in candidate_boards(screen))
+        assert "the cursor's ray drawn (ctrl+t)" in text_of(app, "#decode-page")
+        await pilot.press("ctrl+t")
+        assert all(len(b.drawn_rays) == 4 for b in candidate_boards(screen))
 
 
 # -- next shots, ambiguity, guesses ---------------------------------------------------
@@ -284,6 +290,8 @@ async def test_an_ambiguous_game_names_the_atoms_in_doubt(tmp_path: Path) -> Non
         assert [b.molecule for b in candidate_boards(screen)] == [
             molecule_string(A3_B4, atoms_of(A3_B4, k)) for k in group]
         assert all(b.marked == first ^ second for b in candidate_boards(screen))
+        # Every ray of a full spectrum would cover the box: only the cursor's is drawn.
+        assert all(b.drawn_rays == () for b in candidate_boards(screen))
 
 
 async def test_a_guess_is_checked_against_the_shown_rays(tmp_path: Path) -> None:
@@ -325,6 +333,27 @@ async def test_a_pasted_diagram_is_read_with_its_guess(tmp_path: Path) -> None:
             "Guess: the guess agrees with every shown ray and is the only molecule that does.")
         assert screen.query_one("#decode-guess", Input).value == molecule_string(
             A4_B8, (17, 28, 30, 63))
+
+
+async def test_a_new_configuration_keeps_a_game_that_fits_and_drops_one_that_does_not(
+        tmp_path: Path) -> None:
+    app = BlackBoxApp(tmp_path / "empty.sqlite", A3_B4)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_decode(app, pilot)
+        screen.read_game("H" + "." * 15)
+        await settled(pilot, screen)
+        config_input = screen.query_one("#decode-config", Input)
+        config_input.value = "A2_B4"  # the same box: the game is decoded for 2 atoms
+        await wait_for(pilot, lambda: screen.config == parse_config("A2_B4"))
+        await settled(pilot, screen)
+        assert screen.game.results == parse_game("H" + "." * 15, screen.config).results
+        assert screen.found.count == decode.candidates(screen.config, screen.game).count
+        assert game_board(screen).draft[0] == "H"
+        config_input.value = "A2_B5"  # another box: the game goes
+        await wait_for(pilot, lambda: screen.config == parse_config("A2_B5"))
+        await settled(pilot, screen)
+        assert screen.spectrum_input.value == "" and not screen.game.shown
+        assert game_board(screen).box_width == 5 and screen.found.every_molecule
 
 
 # -- pages and where the candidates come from ---------------------------------------

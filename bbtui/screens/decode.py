@@ -121,6 +121,7 @@ class DecodeScreen(Screen):
         Binding("escape", "back", "Back"),
         Binding("slash", "edit", "Game", key_display="/"),
         Binding("ctrl+r", "ranking", "Rank by"),
+        Binding("ctrl+t", "shown_rays", "Shown rays"),
         Binding("less_than_sign", "page(-1)", "Page", key_display="<", group=Binding.Group("Page")),
         Binding("greater_than_sign", "page(1)", "Page", key_display=">",
                 group=Binding.Group("Page")),
@@ -145,6 +146,9 @@ class DecodeScreen(Screen):
         self.guess: tuple[int, ...] | None = None
         self.shown_numbers: list[int] = []
         self.bindings_state: tuple[bool | None, ...] = ()
+        # Draw the shown rays on the candidates: None follows the game (not for a full
+        # spectrum, whose 4W rays would cover the box), ctrl+t decides.
+        self.draw_shown: bool | None = None
 
     @property
     def bb_app(self) -> BlackBoxApp:
@@ -219,6 +223,12 @@ class DecodeScreen(Screen):
         slot = self.query_one("#decode-game", Vertical)
         await slot.remove_children()
         await slot.mount(GameBoard(config))
+        # The game input mirrors the board: a game written for another box goes.
+        text = self.spectrum_input.value
+        if text.strip() and self.spectrum_input.is_valid:
+            self.read_game(text)
+            return
+        self.spectrum_input.value = ""
         self.decode(Game.empty(config.width))
 
     def say(self, text: str, *, error: bool = False) -> None:
@@ -495,7 +505,7 @@ class DecodeScreen(Screen):
         molecules = found.molecules(PAGE, self.page * PAGE)
         self.shown_numbers = [number for number, _ in molecules]
         marked = doubtful_cells(found)
-        drawn = [position for position, _ in game.rays()]
+        drawn = [position for position, _ in game.rays()] if self.drawing_shown(game) else []
         # A full spectrum's few molecules get their records (statistics, transform);
         # a partial game's only their boards: pages must turn quickly.
         records = ([molecule_record(self.config, number) for number in self.shown_numbers]
@@ -506,7 +516,7 @@ class DecodeScreen(Screen):
         await grid.update(boards)
         board = self.game_board
         grid.set_position(board.position if board is not None else None)
-        heading.update(page_heading(found.count, self.page))
+        heading.update(page_heading(found.count, self.page, bool(drawn)))
         self.query_one("#decode-stats", StatsTable).show(records)
 
     # -- actions --------------------------------------------------------------------------
@@ -515,13 +525,15 @@ class DecodeScreen(Screen):
         """Refresh the footer when a key comes or goes (it is rebuilt each time: not on every
         result written)."""
         state = tuple(self.check_action(action, parameters) for action, parameters in (
-            ("page", (-1,)), ("page", (1,)), ("ranking", ()), ("open_molecule", ())))
+            ("page", (-1,)), ("page", (1,)), ("ranking", ()), ("open_molecule", ()),
+            ("shown_rays", ())))
         if state != self.bindings_state:
             self.bindings_state = state
             self.refresh_bindings()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """Pages when there are several, a ranking when there are shots, a molecule when shown."""
+        """Pages when there are several, a ranking when there are shots, a molecule and the
+        shown rays when candidates are shown."""
         if action == "page":
             found = self.found
             if found is None or found.every_molecule or found.count <= PAGE:
@@ -530,7 +542,7 @@ class DecodeScreen(Screen):
             return 0 <= self.page + delta <= (found.count - 1) // PAGE or None
         if action == "ranking":
             return bool(self.answer and self.answer.shots)
-        if action == "open_molecule":
+        if action in ("open_molecule", "shown_rays"):
             return bool(self.shown_numbers)
         return True
 
@@ -544,6 +556,16 @@ class DecodeScreen(Screen):
             self.page = page
             await self.show_page()
             self.update_bindings()
+
+    def drawing_shown(self, game: Game) -> bool:
+        """Whether the candidates draw the shown rays of ``game``."""
+        return (not game.complete) if self.draw_shown is None else self.draw_shown
+
+    async def action_shown_rays(self) -> None:
+        """Draw the shown rays on the candidates, or only the cursor's ray."""
+        if self.answer is not None:
+            self.draw_shown = not self.drawing_shown(self.answer.game)
+            await self.show_page()
 
     def action_ranking(self) -> None:
         """Rank the next shots by the other figure."""
@@ -615,11 +637,12 @@ def shots_text(shots: Sequence[NextShot], skipped: str | None, ranking: Ranking)
     return text
 
 
-def page_heading(count: int, page: int) -> str:
-    """Which candidates the boards below are."""
+def page_heading(count: int, page: int, drawn: bool) -> str:
+    """Which candidates the boards below are, and what they draw."""
+    rays = "the shown rays drawn" if drawn else "the cursor's ray drawn"
     if count <= PAGE:
-        return f"The {count:,} candidate{'s' * (count != 1)}, the shown rays drawn:"
+        return f"The {count:,} candidate{'s' * (count != 1)}, {rays} (ctrl+t):"
     start = page * PAGE
     pages = (count - 1) // PAGE + 1
     return (f"Candidates {start + 1:,}-{min(start + PAGE, count):,} of {count:,} "
-            f"(page {page + 1:,} of {pages:,}: < > turn pages), the shown rays drawn:")
+            f"(page {page + 1:,} of {pages:,}: < > turn pages), {rays} (ctrl+t):")

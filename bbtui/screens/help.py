@@ -95,8 +95,8 @@ molecules of a group.
   next shot and the caption gives the cursor position's figures.  `ctrl+r`
   ranks the shots by expected candidates left (the sum of n²/N) or by
   information (bits).  Below, the candidates with the shown rays drawn
-  (and the cursor's ray): `<` `>` (or `n` `p` on a candidate) turn the
-  pages, `o` opens the focused one.  Type a guess (a number or the
+  (`ctrl+t`: only the cursor's ray), `<` `>` (or `n` `p` on a candidate)
+  turn the pages, `o` opens the focused one.  Type a guess (a number or the
   molecule as `O` and `-`) to check it; `/` back to the game input.
 - **Molecule** (`m`): one molecule, its statistics and its enantiomers;
   `/` another number, `n` `p` next and previous number, `c` canonical,
