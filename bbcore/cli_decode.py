@@ -172,11 +172,8 @@ def shot_lines(shots: list[NextShot], by: str) -> list[str]:
     lines = [f"Best next shots, by {title}:",
              "  position        left    bits  results"]
     for shot in shots[:TOP_SHOTS]:
-        results = ", ".join(decode.outcome_text(r, n) for r, n in shot.outcomes[:OUTCOMES_SHOWN])
-        if len(shot.outcomes) > OUTCOMES_SHOWN:
-            results += f", ... ({len(shot.outcomes)} results)"
         lines.append(f"  {shot.position:>8}  {shot.remaining:>10,.2f}  {shot.information:>6.3f}  "
-                     f"{results}")
+                     f"{decode.outcomes_text(shot, OUTCOMES_SHOWN)}")
     return lines
 
 

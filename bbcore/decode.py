@@ -896,6 +896,14 @@ def outcome_text(result: Result, count: int) -> str:
     return f"{name} {count:,}"
 
 
+def outcomes_text(shot: NextShot, limit: int) -> str:
+    """A next shot's ``limit`` most frequent outcomes: ``H 12, R 3, ... (9 results)``."""
+    text = ", ".join(outcome_text(r, n) for r, n in shot.outcomes[:limit])
+    if len(shot.outcomes) > limit:
+        text += f", ... ({len(shot.outcomes)} results)"
+    return text
+
+
 def _result_of_code(code: int) -> Result:
     if code == ABSORBED_CODE:
         return ABSORBED

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+from test_decode import EMACS
 
 from bbcore import rays
 from bbcore.cli import main
@@ -16,21 +17,6 @@ from bbcore.numbering import atoms_of, number_of
 from bbcore.store import db
 
 A3_B4 = Config(3, 4)
-
-EMACS = (
-    "\t\t             R   3\n"
-    "\t\t 1 - - - - - - - - 1\n"
-    "\t\t   - - - - - - - -\n"
-    "\t\t   - O - - - - - - 3\n"
-    "\t\t 2 - - - - O - O -\n"
-    "\t\t 4 - - - - - - - -\n"
-    "\t\t 5 - - - - - - - - 5\n"
-    "\t\t   - - - - - - - - R\n"
-    "\t\t H - - - - - - - O\n"
-    "\t\t   2   H 4       H\n"
-    "\n"
-    "There are 4 balls in the box\n"
-)
 
 
 def decode(capsys, db_path: Path, *args: str, stdin: str | None = None,

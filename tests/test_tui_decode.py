@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from rich.text import Text
+from test_decode import EMACS, EMACS_ATOMS
 from test_tui_browse import text_of, wait_for
 from textual import events
 from textual.pilot import Pilot
@@ -31,23 +32,6 @@ from bbtui.widgets.game_board import GameBoard
 
 A3_B4 = parse_config("A3_B4")
 A4_B8 = parse_config("A4_B8")
-
-# The example of Emacs' blackbox.el (its commentary), pasted with its tabs: one
-# molecule agrees, the one drawn.
-EMACS = (
-    "\t\t             R   3\n"
-    "\t\t 1 - - - - - - - - 1\n"
-    "\t\t   - - - - - - - -\n"
-    "\t\t   - O - - - - - - 3\n"
-    "\t\t 2 - - - - O - O -\n"
-    "\t\t 4 - - - - - - - -\n"
-    "\t\t 5 - - - - - - - - 5\n"
-    "\t\t   - - - - - - - - R\n"
-    "\t\t H - - - - - - - O\n"
-    "\t\t   2   H 4       H\n"
-    "\n"
-    "There are 4 balls in the box\n"
-)
 
 
 @pytest.fixture(autouse=True)
@@ -332,7 +316,7 @@ async def test_a_pasted_diagram_is_read_with_its_guess(tmp_path: Path) -> None:
         assert text_of(app, "#decode-verdict") == (
             "Guess: the guess agrees with every shown ray and is the only molecule that does.")
         assert screen.query_one("#decode-guess", Input).value == molecule_string(
-            A4_B8, (17, 28, 30, 63))
+            A4_B8, EMACS_ATOMS)
 
 
 async def test_a_new_configuration_keeps_a_game_that_fits_and_drops_one_that_does_not(

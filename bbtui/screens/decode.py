@@ -62,7 +62,7 @@ from bbcore.decode import (
     check_guess,
     doubtful_cells,
     labels_text,
-    outcome_text,
+    outcomes_text,
     parse_game,
     parse_guess,
     rank_shots,
@@ -629,11 +629,8 @@ def shots_text(shots: Sequence[NextShot], skipped: str | None, ranking: Ranking)
     text.append(f"Best next shots (*), by {RANKINGS[ranking]}:\n", style="bold")
     text.append(" pos        left    bits  results", style="dim")
     for shot in shots[:TOP_SHOTS]:
-        outcomes = ", ".join(outcome_text(r, n) for r, n in shot.outcomes[:OUTCOMES_SHOWN])
-        if len(shot.outcomes) > OUTCOMES_SHOWN:
-            outcomes += f", ... ({len(shot.outcomes)})"
         text.append(f"\n{shot.position:>4}  {shot.remaining:>10,.2f}  {shot.information:>6.3f}  "
-                    f"{outcomes}")
+                    f"{outcomes_text(shot, OUTCOMES_SHOWN)}")
     return text
 
 
