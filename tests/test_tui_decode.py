@@ -319,6 +319,21 @@ async def test_a_pasted_diagram_is_read_with_its_guess(tmp_path: Path) -> None:
             A4_B8, EMACS_ATOMS)
 
 
+async def test_without_a_configuration_the_screen_asks_for_one(tmp_path: Path) -> None:
+    app = BlackBoxApp(tmp_path / "empty.sqlite")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("escape", "d")
+        screen = app.screen
+        assert isinstance(screen, DecodeScreen) and screen.game_board is None
+        assert text_of(app, "#decode-message").startswith("Choose a configuration")
+        await pilot.press(*"A3_B")
+        assert text_of(app, "#decode-message").startswith("invalid configuration 'A3_B'")
+        await pilot.press("4", "enter")
+        await wait_for(pilot, lambda: screen.answer is not None)
+        assert screen.config == A3_B4 and screen.focused is screen.spectrum_input
+        assert text_of(app, "#decode-result").startswith("No ray shot: every molecule of A3_B4 (560)")
+
+
 async def test_a_new_configuration_keeps_a_game_that_fits_and_drops_one_that_does_not(
         tmp_path: Path) -> None:
     app = BlackBoxApp(tmp_path / "empty.sqlite", A3_B4)

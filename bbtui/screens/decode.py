@@ -16,7 +16,8 @@ and where to shoot next.
   switching; when no ray left can split the candidates, the game is
   ambiguous and the atoms in doubt are named.
 - Below, the candidates a page at a time (``<`` ``>``, or ``n`` ``p`` on a
-  candidate), each with the game's labels round it and the shown rays drawn;
+  candidate), each with the game's labels round it and the shown rays drawn
+  (not a full spectrum's, which would cover the box; ``ctrl+t`` switches);
   the cursor of any board draws its ray on every candidate.
 - A guess (a molecule number or string, or the atoms drawn in a pasted
   diagram) is checked against the shown rays.
