@@ -718,27 +718,28 @@ def is_explored(config: Config) -> bool:
 def _stored_candidates(config: Config, game: Game) -> Candidates:
     """Candidates read from the Molecules table of an explored configuration.
 
-    A full spectrum is one lookup in the (config, spectrum) index.  A partial
-    one is a scan of that covering index: ``GLOB`` fixes the absorbed and
+    A full spectrum is one lookup in the configuration's spectrum index.  A
+    partial one is a scan of that index: ``GLOB`` fixes the absorbed and
     reflected positions and puts a letter at exits, and ``substr`` makes
     both ends of each exit pair carry the same letter, so that only the
-    numbers of the candidates leave SQLite.
+    matching rows are read and only their numbers leave SQLite.  The
+    configuration is a literal and the index is named, as in
+    ``bbcore.queries``: the planner would otherwise scan by primary key.
     """
-    from peewee import Expression, fn
+    from bbcore.store import config_literal, db, has_config_indexes, spectrum_index
 
-    from bbcore.store import Molecule, db
-
-    where = Molecule.config == config.name
     if game.complete:
-        where &= Molecule.spectrum == game.pattern()
+        conditions, params = ["spectrum = ?"], [game.pattern()]
     else:
         pattern = "".join("?" if r is None else "[a-z]" if isinstance(r, int) else r
                           for r in game.results)
-        where &= Expression(Molecule.spectrum, "GLOB", pattern)
-        for p, q in game.rays():
-            if isinstance(q, int):
-                where &= fn.substr(Molecule.spectrum, p, 1) == fn.substr(Molecule.spectrum, q, 1)
-    rows = db.execute(Molecule.select(Molecule.number).where(where)).fetchall()
+        conditions, params = ["spectrum GLOB ?"], [pattern]
+        conditions += [f"substr(spectrum, {p}, 1) = substr(spectrum, {q}, 1)"
+                       for p, q in game.rays() if isinstance(q, int)]
+    index = f' INDEXED BY "{spectrum_index(config)}"' if has_config_indexes(config) else ""
+    sql = (f'SELECT number FROM "Molecules"{index} WHERE config = {config_literal(config)} AND '
+           + " AND ".join(conditions))
+    rows = db.execute_sql(sql, params).fetchall()
     numbers = np.sort(np.array([row[0] for row in rows], dtype=np.int64))
     atoms = atoms_of_numbers(config, numbers).astype(np.uint8)
     return Candidates(config, numbers, atoms, "store")
