@@ -145,6 +145,24 @@ async def test_explore_to_completion_then_open_the_groups(tmp_path: Path) -> Non
         assert groups.row_count == 4  # four with symmetry
 
 
+async def test_the_configuration_given_at_launch_is_kept_when_it_is_not_in_the_table(
+        tmp_path: Path) -> None:
+    path = tmp_path / "bb.sqlite"
+    explore_module.explore(parse_config("A3_B4"), path)
+    app = BlackBoxApp(path, parse_config("A4_B4"))
+    async with app.run_test() as pilot:
+        await pilot.pause()
+        new_config = app.screen.query_one("#new-config")
+        assert new_config.value == "A4_B4" and new_config.has_focus  # Enter explores it
+        assert app.config == parse_config("A4_B4")
+        await pilot.press("escape")  # back to the table: nothing picked yet
+        await pilot.pause()
+        assert app.config == parse_config("A4_B4")
+        await pilot.press("enter")  # the user picks the row: it becomes current
+        await wait_for(pilot, lambda: isinstance(app.screen, GroupsScreen) and app.screen.count)
+        assert app.config == parse_config("A3_B4")
+
+
 async def test_restart_asks_first_then_explores_from_scratch(tmp_path: Path) -> None:
     path = tmp_path / "bb.sqlite"
     explore_module.explore(parse_config("A3_B4"), path)

@@ -39,6 +39,9 @@ INPUT_HINT = "Type AN_BW (A4_B8: 4 atoms in an 8 x 8 box), Enter explores it; Es
 class ExploreScreen(Screen):
     """Configurations, and the exploration: start, pause, resume, restart."""
 
+    AUTO_FOCUS = ""
+    """``on_mount`` chooses: focusing the table would make its first row current."""
+
     BINDINGS = [
         Binding("s", "start", "Start", tooltip="Start or resume the selected configuration"),
         Binding("p", "pause", "Pause"),
@@ -86,13 +89,15 @@ class ExploreScreen(Screen):
             self.table.add_column(label, key=key)
         self.refresh_table()
         config = self.bb_app.config
+        new_config = self.query_one("#new-config", Input)
         if config is not None and not self.select(config):
-            self.query_one("#new-config", Input).value = config.name
+            new_config.value = config.name
         self.clock = self.set_interval(0.5, self.tick, pause=True)
         self.watch(self.app, "progress", self.progress_changed)
         self.watch(self.app, "exploring", self.exploring_changed)
-        # An empty database starts in the input: there is nothing to select yet.
-        (self.table if self.table.row_count else self.query_one("#new-config", Input)).focus()
+        # An empty database, or a configuration asked for at launch that it does
+        # not hold yet, starts in the input: Enter explores what it shows.
+        (self.table if self.table.row_count and not new_config.value else new_config).focus()
 
     # -- the table -------------------------------------------------------------
 
@@ -137,11 +142,20 @@ class ExploreScreen(Screen):
 
     @on(DataTable.RowHighlighted, "#configs")
     def row_highlighted(self, event: DataTable.RowHighlighted) -> None:
-        """The highlighted configuration becomes the app's current one."""
-        if event.row_key.value:
-            self.bb_app.config = parse_config(event.row_key.value)
+        """The highlighted configuration becomes the app's current one.
+
+        Only while the table has the focus: filling the table highlights its
+        first row, which must not replace a configuration given at launch.
+        """
+        if self.table.has_focus:
+            self.adopt_selected()
         self.tick()
         self.refresh_bindings()
+
+    def adopt_selected(self) -> None:
+        """The configuration under the table's cursor becomes the app's current one."""
+        if self.selected is not None:
+            self.bb_app.config = self.selected
 
     @on(DataTable.RowSelected, "#configs")
     def row_selected(self, event: DataTable.RowSelected) -> None:
@@ -149,6 +163,7 @@ class ExploreScreen(Screen):
         config = self.selected
         if config is None:
             return
+        self.adopt_selected()
         if config_state(config).complete:
             self.bb_app.action_groups()
         else:
