@@ -66,10 +66,28 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def parse_arguments(parser: argparse.ArgumentParser, argv: list[str] | None) -> argparse.Namespace:
+    """``parse_args``, except that a game's words may also follow the options.
+
+    Python 3.11's argparse gives a ``nargs="*"`` positional its words only where
+    they first appear: ``decode A4_B8 --guess 1 GAME`` left GAME unrecognized.
+    Words left over (not options) are added to the command's ``game``.
+    """
+    args, extra = parser.parse_known_args(argv)
+    unknown = [word for word in extra if word.startswith("-") and word != "-"]
+    if not isinstance(getattr(args, "game", None), list):
+        unknown = extra
+    if unknown:
+        parser.error(f"unrecognized arguments: {' '.join(unknown)}")
+    if extra:
+        args.game += extra
+    return args
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``bbcore`` console script."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parse_arguments(parser, argv)
     try:
         return int(args.handler(args) or 0)
     except USER_ERRORS as error:

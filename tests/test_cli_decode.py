@@ -195,6 +195,16 @@ def test_guess_by_number_contradiction_and_not_proved(capsys, tmp_path):
     assert report["guess"]["others"] == report["count"] - 1
 
 
+def test_options_may_come_before_the_game(capsys, tmp_path):
+    after = decode(capsys, tmp_path / "none.sqlite", "A2_B4", "@&ab@&@cbac@&@&@", "--guess", "1")
+    before = decode(capsys, tmp_path / "none.sqlite", "A2_B4", "--guess", "1", "@&ab@&@cbac@&@&@")
+    assert before == after and before[0] == 0 and "contradicts position 6" in before[1]
+    with pytest.raises(SystemExit) as exit_:
+        decode(capsys, tmp_path / "none.sqlite", "A2_B4", "--json", "@&ab", "--nope")
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2 and err.count("\n") == 1 and "unrecognized arguments: --nope" in err
+
+
 def test_a_diagram_with_too_few_atoms_is_decoded_and_the_guess_left_unchecked(
         capsys, tmp_path, monkeypatch):
     partly = EMACS.replace("- O - - - - - - 3", "- - - - - - - - 3")
