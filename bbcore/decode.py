@@ -33,7 +33,7 @@ normalised spectrum of 8 exit pairs).
 How candidates are found (both ways give the same answer, by the tests):
 
 - from the ``Molecules`` table of an explored configuration: a full
-  spectrum is one lookup of its normalised string in the (config, spectrum)
+  spectrum is one lookup of its normalised string in the configuration's spectrum
   index; a partial game is a scan of that index, ``GLOB`` fixing the
   absorbed and reflected positions and putting a letter at exits, and
   ``substr`` giving both ends of each exit pair the same letter (stored
