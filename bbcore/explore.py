@@ -47,7 +47,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -222,25 +222,31 @@ def _store_chunk(config: Config, low: int, high: int, rows: list[tuple], stamp: 
     own connection's executemany does the writing, in the same transaction.
     """
     connection = db.connection()
-    if _write_turn is not None:
-        _stage(connection, rows)
+    if _write_turn is None:
+        return _commit_chunk(config, low, high, len(rows), stamp,
+                             lambda: connection.executemany(INSERT_MOLECULES, rows))
+    _stage(connection, rows)
     try:
-        with _write_turn or nullcontext(), db.atomic("IMMEDIATE"):
-            overlap = ExploredRange.select().where(
-                (ExploredRange.config == config.name) & (ExploredRange.start < high)
-                & (ExploredRange.stop > low)).exists()
-            if overlap:  # stored by an orphaned worker of a killed run
-                return 0
-            if _write_turn is not None:
-                connection.execute(COPY_STAGED)
-            else:
-                connection.executemany(INSERT_MOLECULES, rows)
-            ExploredRange.insert(config=config.name, start=low, stop=high,
-                                 nb_mol=len(rows), dh1=stamp).execute()
+        with _write_turn:
+            return _commit_chunk(config, low, high, len(rows), stamp,
+                                 lambda: connection.execute(COPY_STAGED))
     finally:
-        if _write_turn is not None:
-            connection.execute(f'DELETE FROM temp."{STAGE}"')
-    return len(rows)
+        connection.execute(f'DELETE FROM temp."{STAGE}"')
+
+
+def _commit_chunk(config: Config, low: int, high: int, count: int, stamp: str,
+                  write: Callable[[], object]) -> int:
+    """``write()`` the chunk's molecules and record its interval, in one transaction."""
+    with db.atomic("IMMEDIATE"):
+        overlap = ExploredRange.select().where(
+            (ExploredRange.config == config.name) & (ExploredRange.start < high)
+            & (ExploredRange.stop > low)).exists()
+        if overlap:  # stored by an orphaned worker of a killed run
+            return 0
+        write()
+        ExploredRange.insert(config=config.name, start=low, stop=high,
+                             nb_mol=count, dh1=stamp).execute()
+    return count
 
 
 def _stage(connection, rows: list[tuple]) -> None:
