@@ -10,14 +10,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import cache
+from pathlib import Path
 
 import pytest
 from hypothesis import strategies as st
 
 from bbcore import engine, rays
 from bbcore.config import Config
+from bbcore.explore import explore as explore_configuration
 from bbcore.geometry import TRANSFORM_NAMES, transform_atoms
 from bbcore.numbering import atoms_of, molecule_string, number_of
+from bbcore.store import open_database
 
 Record = tuple
 """config, number, canonical_number, molecule, spectrum, transform, 17 statistics."""
@@ -158,3 +161,19 @@ def compiled_engine() -> None:
     not pay for that.
     """
     engine.explore_range(Config(2, 3), 1, 4)
+
+
+@pytest.fixture(scope="session")
+def explored(tmp_path_factory) -> Path:
+    """A database where A2_B4, A3_B4 and A4_B4 are complete, shared by tests that only read."""
+    path = tmp_path_factory.mktemp("explored") / "small.sqlite"
+    for config in (Config(2, 4), Config(3, 4), Config(4, 4)):
+        explore_configuration(config, path)
+    return path
+
+
+@pytest.fixture
+def store(explored: Path) -> Path:
+    """The shared database, opened (other tests may have pointed ``db`` elsewhere)."""
+    open_database(explored)
+    return explored

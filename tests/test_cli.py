@@ -34,15 +34,6 @@ def one_line_error(result, *words: str) -> None:
         assert word in result.stderr, result.stderr
 
 
-@pytest.fixture(scope="module")
-def explored(tmp_path_factory) -> Path:
-    """A database with A3_B4 and A4_B4 explored."""
-    path = tmp_path_factory.mktemp("cli") / "db.sqlite"
-    explore(Config(3, 4), path)
-    explore(Config(4, 4), path)
-    return path
-
-
 def test_show_prints_the_spec_worked_example(capsys, tmp_path):
     assert main(["--db", str(tmp_path / "none.sqlite"), "show", "A2_B4", "2"]) == 0
     out = capsys.readouterr().out

@@ -6,35 +6,17 @@ import csv
 import io
 import json
 import tracemalloc
-from pathlib import Path
 
 import pytest
 
 from bbcore import export as export_module
 from bbcore.config import Config
-from bbcore.explore import explore
 from bbcore.export import COLUMNS, export, export_to_file, iter_rows
 from bbcore.statistics import StatisticsError
-from bbcore.store import Molecule, Spectrum, open_database
+from bbcore.store import Molecule, Spectrum
 
 A2_B4, A3_B4, A4_B4 = Config(2, 4), Config(3, 4), Config(4, 4)
 TEXT_COLUMNS = {"config", "molecule", "spectrum", "transform", "dh1", "dh2"}
-
-
-@pytest.fixture(scope="module")
-def explored(tmp_path_factory) -> Path:
-    """A database holding A2_B4 and A4_B4, complete."""
-    path = tmp_path_factory.mktemp("export") / "x.sqlite"
-    for config in (A2_B4, A4_B4):
-        explore(config, path)
-    return path
-
-
-@pytest.fixture
-def store(explored: Path) -> Path:
-    """The explored database, opened."""
-    open_database(explored)
-    return explored
 
 
 def database_rows(config: Config, table: str) -> list[dict]:
@@ -165,5 +147,5 @@ def test_failed_export_leaves_the_old_file(store, tmp_path, monkeypatch):
 
 def test_incomplete_configuration_is_refused(store):
     """Only complete configurations are exported."""
-    with pytest.raises(StatisticsError, match="A3_B4 is not explored"):
-        export_text(A3_B4, "molecules", "csv")
+    with pytest.raises(StatisticsError, match="A3_B5 is not explored"):
+        export_text(Config(3, 5), "molecules", "csv")

@@ -10,7 +10,6 @@ from __future__ import annotations
 import itertools
 import threading
 from collections import Counter, defaultdict
-from pathlib import Path
 
 import pytest
 
@@ -42,22 +41,6 @@ from bbcore.statistics import (
 from bbcore.store import Configuration, open_database
 
 A2_B4, A3_B4, A4_B4 = Config(2, 4), Config(3, 4), Config(4, 4)
-
-
-@pytest.fixture(scope="module")
-def explored(tmp_path_factory) -> Path:
-    """A database holding A2_B4, A3_B4 and A4_B4, complete."""
-    path = tmp_path_factory.mktemp("stats") / "x.sqlite"
-    for config in (A2_B4, A3_B4, A4_B4):
-        explore(config, path)
-    return path
-
-
-@pytest.fixture
-def store(explored: Path) -> Path:
-    """The explored database, opened (other tests may have pointed ``db`` elsewhere)."""
-    open_database(explored)
-    return explored
 
 
 BRUTE: dict[Config, list[list[rays.Ray]]] = {}
