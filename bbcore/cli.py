@@ -57,7 +57,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"bbcore {__version__}")
     parser.add_argument(
-        "--db", type=Path, default=None, metavar="PATH",
+        "--db",
+        type=Path,
+        default=None,
+        metavar="PATH",
         help="SQLite database file (default: $BBTUI_DB or ~/.local/share/bbtui/blackbox.sqlite)",
     )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
@@ -101,4 +104,3 @@ def main(argv: list[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 0
-

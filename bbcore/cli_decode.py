@@ -47,25 +47,38 @@ OUTCOMES_SHOWN = 5
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``decode`` command."""
     parser = subparsers.add_parser(
-        "decode", help="molecules agreeing with a game, atom probabilities, best next shots",
+        "decode",
+        help="molecules agreeing with a game, atom probabilities, best next shots",
         description="Decode a game: list the molecules that agree with every shown ray, the "
-                    "probability of an atom in each cell, and the best next shots. The game is "
-                    "a spectrum string (@ or H absorbed, & or R reflected, . ? or - not shot, "
-                    "a letter or digit at both ends of an exit), whitespace-separated tokens "
-                    "(multi-digit labels), or a board diagram read from stdin with '-'. "
-                    "With no game, no ray is shown.")
-    parser.add_argument("config", type=config_arg, metavar="CONFIG",
-                        help="a configuration, e.g. A4_B8")
-    parser.add_argument("game", nargs="*", metavar="GAME",
-                        help="the game as a string or tokens, or '-' to read it from stdin")
-    parser.add_argument("--by", choices=("remaining", "information"), default="remaining",
-                        help="rank next shots by expected candidates left (default) or by "
-                             "expected information in bits")
-    parser.add_argument("--guess", metavar="N|MOLECULE", default=None,
-                        help="check a guessed molecule, by number or as its W*W string")
-    parser.add_argument("--limit", type=int, default=None, metavar="N",
-                        help=f"candidates listed (default: {BOARDS_SHOWN} boards, "
-                             f"every molecule with --json)")
+        "probability of an atom in each cell, and the best next shots. The game is "
+        "a spectrum string (@ or H absorbed, & or R reflected, . ? or - not shot, "
+        "a letter or digit at both ends of an exit), whitespace-separated tokens "
+        "(multi-digit labels), or a board diagram read from stdin with '-'. "
+        "With no game, no ray is shown.",
+    )
+    parser.add_argument("config", type=config_arg, metavar="CONFIG", help="a configuration, e.g. A4_B8")
+    parser.add_argument(
+        "game", nargs="*", metavar="GAME", help="the game as a string or tokens, or '-' to read it from stdin"
+    )
+    parser.add_argument(
+        "--by",
+        choices=("remaining", "information"),
+        default="remaining",
+        help="rank next shots by expected candidates left (default) or by expected information in bits",
+    )
+    parser.add_argument(
+        "--guess",
+        metavar="N|MOLECULE",
+        default=None,
+        help="check a guessed molecule, by number or as its W*W string",
+    )
+    parser.add_argument(
+        "--limit",
+        type=int,
+        default=None,
+        metavar="N",
+        help=f"candidates listed (default: {BOARDS_SHOWN} boards, every molecule with --json)",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.set_defaults(handler=run_decode)
 
@@ -129,30 +142,32 @@ def run_decode(args: argparse.Namespace) -> int:
         progress = ProgressLine(f"decoding {config.name}")
         try:
             cands = decode.candidates(config, game, source=source, progress=progress)  # type: ignore[arg-type]
-            shots, skipped = decode.ranked_shots(config, game, cands, by=args.by,
-                                                 progress=progress)
+            shots, skipped = decode.ranked_shots(config, game, cands, by=args.by, progress=progress)
         finally:
             progress.clear()
         verdict, guess_note = judge_guess(config, game, guess, cands)
     except DecodeError as error:
         raise CLIError(str(error)) from None
     if args.json:
-        print(json.dumps(json_report(config, game, cands, shots, skipped, verdict, guess_note,
-                                     args.limit)))
+        print(json.dumps(json_report(config, game, cands, shots, skipped, verdict, guess_note, args.limit)))
     else:
         limit = BOARDS_SHOWN if args.limit is None else args.limit
-        sys.stdout.write(text_report(config, game, cands, shots, skipped, verdict, guess_note,
-                                     limit, args.by, explored))
+        sys.stdout.write(
+            text_report(config, game, cands, shots, skipped, verdict, guess_note, limit, args.by, explored)
+        )
     return 0
 
 
-def judge_guess(config: Config, game: Game, guess: tuple[int, ...] | None,
-                cands: Candidates) -> tuple[Verdict | None, str | None]:
+def judge_guess(
+    config: Config, game: Game, guess: tuple[int, ...] | None, cands: Candidates
+) -> tuple[Verdict | None, str | None]:
     """The verdict on the guess (``--guess`` or atoms drawn in the diagram), or why none."""
     if guess is None and game.guess is not None:
         if len(game.guess) != config.atoms:
-            return None, (f"guess not checked: the diagram has {len(game.guess)} atoms, "
-                          f"{config.name} has {config.atoms}")
+            return None, (
+                f"guess not checked: the diagram has {len(game.guess)} atoms, "
+                f"{config.name} has {config.atoms}"
+            )
         guess = game.guess
     if guess is None:
         return None, None
@@ -161,6 +176,7 @@ def judge_guess(config: Config, game: Game, guess: tuple[int, ...] | None,
 
 # -- text ----------------------------------------------------------------------
 
+
 def plural(count: int, word: str) -> str:
     """``1 molecule``, ``2 molecules``."""
     return f"{count:,} {word}{'' if count == 1 else 's'}"
@@ -168,12 +184,13 @@ def plural(count: int, word: str) -> str:
 
 def shot_lines(shots: list[NextShot], by: str) -> list[str]:
     """The top next shots as a small table."""
-    title = ("expected candidates left" if by == "remaining" else "expected information")
-    lines = [f"Best next shots, by {title}:",
-             "  position        left    bits  results"]
+    title = "expected candidates left" if by == "remaining" else "expected information"
+    lines = [f"Best next shots, by {title}:", "  position        left    bits  results"]
     for shot in shots[:TOP_SHOTS]:
-        lines.append(f"  {shot.position:>8}  {shot.remaining:>10,.2f}  {shot.information:>6.3f}  "
-                     f"{decode.outcomes_text(shot, OUTCOMES_SHOWN)}")
+        lines.append(
+            f"  {shot.position:>8}  {shot.remaining:>10,.2f}  {shot.information:>6.3f}  "
+            f"{decode.outcomes_text(shot, OUTCOMES_SHOWN)}"
+        )
     return lines
 
 
@@ -188,9 +205,18 @@ def heat_map(config: Config, game: Game, cands: Candidates) -> str:
     return "\n".join(" ".join(token.rjust(size) for token in row).rstrip() for row in rows)
 
 
-def text_report(config: Config, game: Game, cands: Candidates, shots: list[NextShot],
-                skipped: str | None, verdict: Verdict | None, guess_note: str | None,
-                limit: int, by: str, explored: bool) -> str:
+def text_report(
+    config: Config,
+    game: Game,
+    cands: Candidates,
+    shots: list[NextShot],
+    skipped: str | None,
+    verdict: Verdict | None,
+    guess_note: str | None,
+    limit: int,
+    by: str,
+    explored: bool,
+) -> str:
     """The whole text output of ``bbcore decode``."""
     count = cands.count
     if cands.source == "store":
@@ -199,11 +225,15 @@ def text_report(config: Config, game: Game, cands: Candidates, shots: list[NextS
         source = "computed directly (quicker than scanning the store for a partial game)"
     else:
         source = f"computed directly ({config.name} is not explored)"
-    heading = (f"{config.name}: {plural(len(game.rays()), 'ray')} shown on "
-               f"{plural(len(game.shown), 'position')}; {source}.")
+    heading = (
+        f"{config.name}: {plural(len(game.rays()), 'ray')} shown on "
+        f"{plural(len(game.shown), 'position')}; {source}."
+    )
     if cands.every_molecule:
-        out = [f"{config.name}: no ray shown.",
-               f"Every molecule of {config.name} ({count:,}) agrees; they are not listed."]
+        out = [
+            f"{config.name}: no ray shown.",
+            f"Every molecule of {config.name} ({count:,}) agrees; they are not listed.",
+        ]
     elif count == 0:
         out = [heading, f"No molecule of {config.name} agrees with the shown rays."]
     elif count == 1:
@@ -213,16 +243,21 @@ def text_report(config: Config, game: Game, cands: Candidates, shots: list[NextS
 
     if not cands.every_molecule and count and limit:
         width = shutil.get_terminal_size((100, 24)).columns
-        boards = [f"number {number}\n" + render_board(config.width, molecule, game.labels)
-                  for number, molecule in cands.molecules(limit)]
+        boards = [
+            f"number {number}\n" + render_board(config.width, molecule, game.labels)
+            for number, molecule in cands.molecules(limit)
+        ]
         out += ["", side_by_side(boards, max_width=width)]
         if count > limit:
-            out.append(f"... and {count - limit:,} more (--limit N to show more, "
-                       f"--json to list them all)")
+            out.append(f"... and {count - limit:,} more (--limit N to show more, --json to list them all)")
 
     if count > 1:
-        out += ["", f"Atom probabilities, % of the {plural(count, 'candidate')} "
-                    f"(O: an atom in every one, -: in none):", heat_map(config, game, cands)]
+        out += [
+            "",
+            f"Atom probabilities, % of the {plural(count, 'candidate')} "
+            f"(O: an atom in every one, -: in none):",
+            heat_map(config, game, cands),
+        ]
     if shots:
         out += [""] + shot_lines(shots, by)
     if skipped:
@@ -239,6 +274,7 @@ def text_report(config: Config, game: Game, cands: Candidates, shots: list[NextS
 
 # -- JSON ----------------------------------------------------------------------
 
+
 def result_json(result: Result) -> dict:
     """A result for JSON: ``{"result": "absorbed"}`` or ``{"result": "out", "exit": 7}``."""
     if result == ABSORBED:
@@ -248,9 +284,16 @@ def result_json(result: Result) -> dict:
     return {"result": "out", "exit": result}
 
 
-def json_report(config: Config, game: Game, cands: Candidates, shots: list[NextShot],
-                skipped: str | None, verdict: Verdict | None, guess_note: str | None,
-                limit: int | None) -> dict:
+def json_report(
+    config: Config,
+    game: Game,
+    cands: Candidates,
+    shots: list[NextShot],
+    skipped: str | None,
+    verdict: Verdict | None,
+    guess_note: str | None,
+    limit: int | None,
+) -> dict:
     """The ``--json`` object."""
     listed = [] if cands.every_molecule else cands.molecules(limit)
     counts = decode.atom_counts(cands)
@@ -266,17 +309,26 @@ def json_report(config: Config, game: Game, cands: Candidates, shots: list[NextS
         "atom_counts": counts.tolist(),
         "probabilities": decode.probabilities(cands).tolist(),
         "next_shots": [
-            {"position": s.position, "remaining": s.remaining, "information": s.information,
-             "outcomes": [{**result_json(r), "count": n} for r, n in s.outcomes]}
+            {
+                "position": s.position,
+                "remaining": s.remaining,
+                "information": s.information,
+                "outcomes": [{**result_json(r), "count": n} for r, n in s.outcomes],
+            }
             for s in shots
         ],
         "next_shots_skipped": skipped,
         "ambiguous": ambiguous,
-        "doubtful_cells": ([list(cell_of(config.width, c)) for c in decode.doubtful_cells(cands)]
-                           if ambiguous else []),
-        "guess": None if verdict is None else {
+        "doubtful_cells": (
+            [list(cell_of(config.width, c)) for c in decode.doubtful_cells(cands)] if ambiguous else []
+        ),
+        "guess": None
+        if verdict is None
+        else {
             "consistent": verdict.consistent,
-            "contradiction": None if verdict.contradiction is None else {
+            "contradiction": None
+            if verdict.contradiction is None
+            else {
                 "position": verdict.contradiction[0],
                 "shown": result_json(verdict.contradiction[1]),
                 "guess": result_json(verdict.contradiction[2]),

@@ -42,16 +42,27 @@ CONFIG_HELP = "a configuration AN_BW, e.g. A4_B8 (N atoms in a W x W box)"
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add explore, reset, spectrums, status, show and groups."""
-    p = subparsers.add_parser("explore", help="explore a configuration (create or resume)",
-                              description="Compute and store every molecule of a configuration, "
-                              "then its spectral groups. Ctrl-C pauses; run again to resume.")
+    p = subparsers.add_parser(
+        "explore",
+        help="explore a configuration (create or resume)",
+        description="Compute and store every molecule of a configuration, "
+        "then its spectral groups. Ctrl-C pauses; run again to resume.",
+    )
     p.add_argument("config", type=config_arg, help=CONFIG_HELP)
-    p.add_argument("--workers", type=positive_int, default=None, metavar="N",
-                   help="worker processes (default: all cores)")
+    p.add_argument(
+        "--workers",
+        type=positive_int,
+        default=None,
+        metavar="N",
+        help="worker processes (default: all cores)",
+    )
     p.set_defaults(handler=run_explore)
 
-    p = subparsers.add_parser("reset", help="delete a configuration's rows",
-                              description="Delete every stored row of a configuration.")
+    p = subparsers.add_parser(
+        "reset",
+        help="delete a configuration's rows",
+        description="Delete every stored row of a configuration.",
+    )
     p.add_argument("config", type=config_arg, help=CONFIG_HELP)
     p.add_argument("--yes", action="store_true", help="do not ask for confirmation")
     p.set_defaults(handler=run_reset)
@@ -64,21 +75,27 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(handler=run_status)
 
     p = subparsers.add_parser(
-        "show", help="molecules as board diagrams with their statistics",
+        "show",
+        help="molecules as board diagrams with their statistics",
         description="Show molecules by number, by a range of numbers, or by spectrum. "
-        "Numbers work on unexplored configurations too (computed).")
+        "Numbers work on unexplored configurations too (computed).",
+    )
     p.add_argument("config", type=config_arg, help=CONFIG_HELP)
     p.add_argument("numbers", type=positive_int, nargs="*", metavar="N", help="molecule numbers")
     p.add_argument("--from", dest="first", type=positive_int, metavar="A", help="first number")
     p.add_argument("--to", dest="last", type=positive_int, metavar="B", help="last number")
     p.add_argument("--spectrum", metavar="S", help="the molecules with this full spectrum")
-    p.add_argument("--ray", type=positive_int, metavar="P",
-                   help="draw the path of the ray shot from position P")
+    p.add_argument(
+        "--ray", type=positive_int, metavar="P", help="draw the path of the ray shot from position P"
+    )
     p.set_defaults(handler=run_show)
 
-    p = subparsers.add_parser("groups", help="list the spectral groups, one line each",
-                              description="List spectral groups: one per family of symmetric "
-                              "groups (transform id) unless --all. Paged on a terminal.")
+    p = subparsers.add_parser(
+        "groups",
+        help="list the spectral groups, one line each",
+        description="List spectral groups: one per family of symmetric "
+        "groups (transform id) unless --all. Paged on a terminal.",
+    )
     p.add_argument("config", type=config_arg, help=CONFIG_HELP)
     p.add_argument("--size", type=positive_int, metavar="K", help="only groups of K molecules")
     p.add_argument("--all", action="store_true", help="every spectral group, not one per family")
@@ -99,6 +116,7 @@ def positive_int(text: str) -> int:
 
 # -- explore -----------------------------------------------------------------
 
+
 def clock(seconds: float | None) -> str:
     """Seconds as ``h:mm:ss`` or ``m:ss``; ``?`` when unknown."""
     if seconds is None:
@@ -111,8 +129,10 @@ def clock(seconds: float | None) -> str:
 
 def progress_line(p: Progress) -> str:
     """One line: done/total, percentage, rate, elapsed, ETA."""
-    return (f"{p.config} {p.phase}: {p.done:,}/{p.total:,} ({100 * p.fraction:.1f}%)  "
-            f"{p.rate:,.0f} mol/s  elapsed {clock(p.elapsed)}  ETA {clock(p.eta)}")
+    return (
+        f"{p.config} {p.phase}: {p.done:,}/{p.total:,} ({100 * p.fraction:.1f}%)  "
+        f"{p.rate:,.0f} mol/s  elapsed {clock(p.elapsed)}  ETA {clock(p.eta)}"
+    )
 
 
 class ProgressPrinter:
@@ -165,11 +185,15 @@ def run_explore(args: argparse.Namespace) -> int:
         return 0
     if status == COMPLETE:
         state = queries.config_state(config)
-        print(f"{config.name} complete: {state.done:,} molecules, {state.ambiguous:,} ambiguous "
-              f"spectra ({state.families:,} up to symmetry) in {path}")
+        print(
+            f"{config.name} complete: {state.done:,} molecules, {state.ambiguous:,} ambiguous "
+            f"spectra ({state.families:,} up to symmetry) in {path}"
+        )
         return 0
-    print(f"{config.name} paused at {stored_count(config):,}/{config.nb_mol:,} molecules; "
-          f"run 'bbcore explore {config.name}' again to resume")
+    print(
+        f"{config.name} paused at {stored_count(config):,}/{config.nb_mol:,} molecules; "
+        f"run 'bbcore explore {config.name}' again to resume"
+    )
     return 130
 
 
@@ -182,8 +206,9 @@ def run_reset(args: argparse.Namespace) -> int:
     if not args.yes:
         if not sys.stdin.isatty():
             raise CLIError("refusing to delete without confirmation: pass --yes")
-        answer = input(f"Delete all {stored_count(config):,} stored molecules of {config.name} "
-                       f"from {path}? [y/N] ")
+        answer = input(
+            f"Delete all {stored_count(config):,} stored molecules of {config.name} from {path}? [y/N] "
+        )
         if answer.strip().lower() not in ("y", "yes"):
             print("nothing deleted")
             return 1
@@ -204,11 +229,13 @@ def run_spectrums(args: argparse.Namespace) -> int:
     try:
         with exploration_lock(path, config):
             if missing_ranges(config):
-                raise CLIError(f"{config.name} is not fully explored: run 'bbcore explore "
-                               f"{config.name}' first")
+                raise CLIError(
+                    f"{config.name} is not fully explored: run 'bbcore explore {config.name}' first"
+                )
             count = build_spectrums(config)
             Configuration.update(complete=True, dh2=now()).where(
-                Configuration.config == config.name).execute()
+                Configuration.config == config.name
+            ).execute()
     except ExploreError as error:
         raise CLIError(str(error)) from None
     print(f"{config.name}: {count:,} ambiguous spectra")
@@ -223,15 +250,25 @@ def run_status(args: argparse.Namespace) -> int:
     if not states:
         print("no configuration yet: try 'bbcore explore A4_B6'")
         return 0
-    rows = [(s.config.name, f"{s.total:,}", f"{s.done:,}", s.label,
-             f"{s.ambiguous:,}" if s.complete else "", f"{s.families:,}" if s.complete else "")
-            for s in states]
-    print(format_table(("config", "molecules", "stored", "state", "ambiguous spectra",
-                        "up to symmetry"), rows))
+    rows = [
+        (
+            s.config.name,
+            f"{s.total:,}",
+            f"{s.done:,}",
+            s.label,
+            f"{s.ambiguous:,}" if s.complete else "",
+            f"{s.families:,}" if s.complete else "",
+        )
+        for s in states
+    ]
+    print(
+        format_table(("config", "molecules", "stored", "state", "ambiguous spectra", "up to symmetry"), rows)
+    )
     return 0
 
 
 # -- show and groups -----------------------------------------------------------
+
 
 def require_stored(config: Config) -> None:
     """Raise CLIError unless the configuration is in the open database."""
@@ -243,8 +280,9 @@ def require_complete(config: Config) -> None:
     """Raise CLIError unless the configuration's exploration is complete."""
     require_stored(config)
     if not queries.config_state(config).complete:
-        raise CLIError(f"{config.name} is not completely explored: run 'bbcore explore "
-                       f"{config.name}' to finish it")
+        raise CLIError(
+            f"{config.name} is not completely explored: run 'bbcore explore {config.name}' to finish it"
+        )
 
 
 def stats_lines(record: queries.MoleculeRecord) -> list[str]:
@@ -252,8 +290,10 @@ def stats_lines(record: queries.MoleculeRecord) -> list[str]:
     s = record.stats
 
     def figures(name: str) -> str:
-        return (f"max length {s[name + '_max_length']}, max turns {s[name + '_max_turns']}, "
-                f"total length {s[name + '_tot_length']}, total turns {s[name + '_tot_turns']}")
+        return (
+            f"max length {s[name + '_max_length']}, max turns {s[name + '_max_turns']}, "
+            f"total length {s[name + '_tot_length']}, total turns {s[name + '_tot_turns']}"
+        )
 
     return [
         f"absorbed  {s['absorbed_number']:2d}  ({figures('absorbed')})",
@@ -267,8 +307,10 @@ def molecule_block(record: queries.MoleculeRecord, ray_position: int | None, sto
     """A molecule's heading, board and statistics (and a drawn ray)."""
     config = record.config
     source = "" if stored else "  (computed, not stored)"
-    lines = [f"{config.name} #{record.number}  canonical {record.canonical_number} "
-             f"({record.transform})  spectrum {record.spectrum}{source}"]
+    lines = [
+        f"{config.name} #{record.number}  canonical {record.canonical_number} "
+        f"({record.transform})  spectrum {record.spectrum}{source}"
+    ]
     if ray_position is not None:
         ray = trace(config.width, record.atoms, ray_position)
         lines.append(ray_board(config.width, record.molecule, ray))
@@ -331,23 +373,23 @@ def record_is_stored(config: Config, number: int) -> bool:
     """Whether molecule ``number`` is in the open database."""
     from bbcore.store import Molecule
 
-    return Molecule.select().where((Molecule.config == config.name)
-                                   & (Molecule.number == number)).exists()
+    return Molecule.select().where((Molecule.config == config.name) & (Molecule.number == number)).exists()
 
 
 def checked_spectrum(config: Config, text: str) -> str:
     """A full spectrum, validated and normalised, or CLIError naming what is wrong."""
     text = text.strip()
     if len(text) != config.positions:
-        raise CLIError(f"a {config.name} spectrum has {config.positions} characters, "
-                       f"not {len(text)}")
+        raise CLIError(f"a {config.name} spectrum has {config.positions} characters, not {len(text)}")
     for i, ch in enumerate(text, 1):
         if not (ch in "@&" or ch.isalpha() and ch.islower()):
             raise CLIError(f"position {i}: {ch!r} is not '@', '&' or a lowercase letter")
     for letter in sorted(set(text) - set("@&")):
         if text.count(letter) != 2:
-            raise CLIError(f"letter {letter!r} is used {text.count(letter)} times: "
-                           "each exit letter is used exactly twice")
+            raise CLIError(
+                f"letter {letter!r} is used {text.count(letter)} times: "
+                "each exit letter is used exactly twice"
+            )
     return normalise(text)
 
 
@@ -359,8 +401,9 @@ def group_lines(config: Config, *, all_rows: bool, size: int | None, order: str)
         if not rows:
             return
         for g in rows:
-            yield (f"{g.nb_mol:4d}  #{g.canonical_number:<9d} {g.transform:<7s} "
-                   f"{g.max_diff:5d}  {g.spectrum}")
+            yield (
+                f"{g.nb_mol:4d}  #{g.canonical_number:<9d} {g.transform:<7s} {g.max_diff:5d}  {g.spectrum}"
+            )
         page += 1
 
 
@@ -374,9 +417,11 @@ def run_groups(args: argparse.Namespace) -> int:
         what = "spectral group" if count == 1 else "spectral groups"
     else:
         what = ("family" if count == 1 else "families") + " of spectral groups (transform id)"
-    header = [f"{config.name}: {count:,} {what}" + (f" of size {args.size}" if args.size else ""),
-              "size  canonical  transf. atoms  spectrum",
-              "                         differ"]
+    header = [
+        f"{config.name}: {count:,} {what}" + (f" of size {args.size}" if args.size else ""),
+        "size  canonical  transf. atoms  spectrum",
+        "                         differ",
+    ]
     order = "size" if args.by_size else "canonical"
     emit_lines(header, group_lines(config, all_rows=args.all, size=args.size, order=order))
     return 0

@@ -40,26 +40,34 @@ CONFIG_HELP = "a configuration, e.g. A4_B8"
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``report`` and ``export`` commands."""
     report = subparsers.add_parser(
-        "report", help="ambiguity report, ray records and distributions of a configuration",
+        "report",
+        help="ambiguity report, ray records and distributions of a configuration",
         description="Print the ambiguity report of a complete configuration (the spec's table "
-                    "with totals), the ray records with their boards, and the distributions.")
+        "with totals), the ray records with their boards, and the distributions.",
+    )
     report.add_argument("config", type=config_arg, metavar="CONFIG", help=CONFIG_HELP)
     report.set_defaults(handler=run_report)
 
     export_parser = subparsers.add_parser(
-        "export", help="export a table as CSV or JSON, streamed",
-        description="Stream a table of a complete configuration as CSV or JSON.")
+        "export",
+        help="export a table as CSV or JSON, streamed",
+        description="Stream a table of a complete configuration as CSV or JSON.",
+    )
     export_parser.add_argument("config", type=config_arg, metavar="CONFIG", help=CONFIG_HELP)
-    export_parser.add_argument("--table", choices=TABLES, default="molecules",
-                               help="molecules (default), spectrums or report")
-    export_parser.add_argument("--format", choices=FORMATS, default="csv", dest="fmt",
-                               help="csv (default) or json")
-    export_parser.add_argument("--output", "-o", metavar="FILE", default=None,
-                               help="write to FILE instead of stdout")
+    export_parser.add_argument(
+        "--table", choices=TABLES, default="molecules", help="molecules (default), spectrums or report"
+    )
+    export_parser.add_argument(
+        "--format", choices=FORMATS, default="csv", dest="fmt", help="csv (default) or json"
+    )
+    export_parser.add_argument(
+        "--output", "-o", metavar="FILE", default=None, help="write to FILE instead of stdout"
+    )
     export_parser.set_defaults(handler=run_export)
 
 
 # -- report ------------------------------------------------------------------
+
 
 def plural(count: int, word: str) -> str:
     """``1 cell``, ``2 cells``."""
@@ -73,7 +81,8 @@ def format_table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> st
     widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
     return "\n".join(
         "  ".join(c.ljust(w) if lft else c.rjust(w) for c, w, lft in zip(row, widths, left)).rstrip()
-        for row in cells)
+        for row in cells
+    )
 
 
 def format_ambiguity(report: AmbiguityReport) -> str:
@@ -81,19 +90,31 @@ def format_ambiguity(report: AmbiguityReport) -> str:
     config = report.config
     lines = [f"{config.name}: ambiguity report ({config.nb_mol:,} molecules)", ""]
     if not report.lines:
-        lines.append(f"{config.name} has no ambiguous spectrum: every molecule can be told apart "
-                     "by shooting every ray.")
+        lines.append(
+            f"{config.name} has no ambiguous spectrum: every molecule can be told apart "
+            "by shooting every ray."
+        )
         return "\n".join(lines)
     rows = [(f"size {x.size}", x.families, x.groups, x.molecules) for x in report.lines]
     total = report.total
     rows.append(("total", total.families, total.groups, total.molecules))
     lines.append(format_table(("", "up to symmetry", "spectra", "molecules"), rows))
-    lines += ["", f"Ambiguous molecules: {total.molecules:,} of {config.nb_mol:,} "
-                  f"({100 * report.share:.2f}%); {report.unique:,} have a spectrum of their own.", ""]
-    lines.append("Spectral groups by the most atoms differing between two of their molecules "
-                 f"(a wrong guess costs {POINTS_PER_WRONG_ATOM} points per atom):")
-    lines.append(format_table(("atoms differing", "points at risk", "up to symmetry", "spectra"),
-                              [(r.max_diff, r.points, r.families, r.groups) for r in report.risk]))
+    lines += [
+        "",
+        f"Ambiguous molecules: {total.molecules:,} of {config.nb_mol:,} "
+        f"({100 * report.share:.2f}%); {report.unique:,} have a spectrum of their own.",
+        "",
+    ]
+    lines.append(
+        "Spectral groups by the most atoms differing between two of their molecules "
+        f"(a wrong guess costs {POINTS_PER_WRONG_ATOM} points per atom):"
+    )
+    lines.append(
+        format_table(
+            ("atoms differing", "points at risk", "up to symmetry", "spectra"),
+            [(r.max_diff, r.points, r.families, r.groups) for r in report.risk],
+        )
+    )
     return "\n".join(lines)
 
 
@@ -102,16 +123,21 @@ def record_block(record: RayRecord) -> str:
     ray = record.ray
     word = "longest" if record.measure == "length" else "most turns,"
     route = f"{ray.position} to {ray.exit}" if ray.result == "out" else f"from {ray.position}"
-    caption = [f"{word} {record.ray_class}",
-               f"{plural(ray.length, 'cell')}, {plural(ray.turns, 'turn')}, {route}",
-               f"molecule {record.number:,} ({record.molecules:,} reach it)"]
+    caption = [
+        f"{word} {record.ray_class}",
+        f"{plural(ray.length, 'cell')}, {plural(ray.turns, 'turn')}, {route}",
+        f"molecule {record.number:,} ({record.molecules:,} reach it)",
+    ]
     return "\n".join(caption) + "\n" + ray_board(record.config.width, record.molecule, ray)
 
 
 def format_records(records: Sequence[RayRecord], claim: str, max_width: int) -> str:
     """The ray records with their boards, side by side, then the claim statement."""
-    lines = ["Ray records (the lowest-numbered molecule reaching each; arrows give the ray's heading, "
-             "a change of arrow is a turn, + a cell crossed twice):", ""]
+    lines = [
+        "Ray records (the lowest-numbered molecule reaching each; arrows give the ray's heading, "
+        "a change of arrow is a turn, + a cell crossed twice):",
+        "",
+    ]
     blocks = [record_block(r) for r in records]
     lines.append(side_by_side(blocks, max_width=max_width) if blocks else "(no ray)")
     lines += ["", claim]
@@ -122,14 +148,18 @@ def format_distribution(distribution: Distribution) -> str:
     """A distribution as a table: one row per value, one column per series."""
     rows = [(key, *counts) for key, counts in distribution.rows]
     return f"{distribution.title.capitalize()}:\n" + format_table(
-        (distribution.key_label, *distribution.series), rows)
+        (distribution.key_label, *distribution.series), rows
+    )
 
 
 def format_report(report: StatisticsReport, max_width: int = 100) -> str:
     """The whole report as text."""
-    parts = [format_ambiguity(report.ambiguity),
-             format_records(report.records, report.claim, max_width),
-             "Distributions", *(format_distribution(d) for d in report.distributions)]
+    parts = [
+        format_ambiguity(report.ambiguity),
+        format_records(report.records, report.claim, max_width),
+        "Distributions",
+        *(format_distribution(d) for d in report.distributions),
+    ]
     return "\n\n".join(parts) + "\n"
 
 
@@ -146,6 +176,7 @@ def run_report(args: argparse.Namespace) -> int:
 
 
 # -- export ------------------------------------------------------------------
+
 
 def run_export(args: argparse.Namespace) -> int:
     """``bbcore export CONFIG --table T --format F [--output FILE]``; count of rows on stderr."""

@@ -184,12 +184,14 @@ class Game:
         Then this game's candidates are among ``earlier``'s (see ``candidates(within=...)``).
         """
         return self.width == earlier.width and all(
-            old is None or old == new for old, new in zip(earlier.results, self.results))
+            old is None or old == new for old, new in zip(earlier.results, self.results)
+        )
 
     def rays(self) -> list[tuple[int, Result]]:
         """The shown rays, one per exit pair (at its first end), in position order."""
         return [
-            (p, r) for p, r in enumerate(self.results, 1)
+            (p, r)
+            for p, r in enumerate(self.results, 1)
             if r is not None and (not isinstance(r, int) or p < r)
         ]
 
@@ -232,8 +234,9 @@ class Game:
                     f"where it entered is reflected (R or &)"
                 )
         elif result not in (ABSORBED, REFLECTED, None):
-            raise DecodeError(f"unknown result {result!r}: expected {ABSORBED!r}, "
-                              f"{REFLECTED!r}, an exit position or None")
+            raise DecodeError(
+                f"unknown result {result!r}: expected {ABSORBED!r}, {REFLECTED!r}, an exit position or None"
+            )
         for p in touched:
             old = results[p - 1]
             if isinstance(old, int):
@@ -272,8 +275,9 @@ def parse_game(text: str, config: Config) -> Game:
     return _parse_diagram(lines, config)
 
 
-def _game_from_labels(config: Config, labels: Sequence[str], unit: str,
-                      guess: tuple[int, ...] | None = None) -> Game:
+def _game_from_labels(
+    config: Config, labels: Sequence[str], unit: str, guess: tuple[int, ...] | None = None
+) -> Game:
     """A game from one label per position (``""`` or ``.?-`` for not shot)."""
     return _read_labels(config, labels, unit, guess, waiting_ok=False)[0]
 
@@ -299,8 +303,9 @@ def labels_text(labels: Sequence[str]) -> str:
     return " ".join(label or "." for label in labels)
 
 
-def _read_labels(config: Config, labels: Sequence[str], unit: str,
-                 guess: tuple[int, ...] | None, *, waiting_ok: bool) -> tuple[Game, tuple[int, ...]]:
+def _read_labels(
+    config: Config, labels: Sequence[str], unit: str, guess: tuple[int, ...] | None, *, waiting_ok: bool
+) -> tuple[Game, tuple[int, ...]]:
     """The game of one label per position, and the positions whose exit label
     appears once (an error unless ``waiting_ok``)."""
     n = config.positions
@@ -365,13 +370,12 @@ def _parse_diagram(lines: list[str], config: Config) -> Game:
     """Read a board diagram (see the module docstring)."""
     w = config.width
     numbered = list(enumerate(lines, 1))
-    box = [(i, line) for i, line in numbered
-           if any(t.text in CELL_TOKENS for t in _tokens(line))]
+    box = [(i, line) for i, line in numbered if any(t.text in CELL_TOKENS for t in _tokens(line))]
     if not box:
         raise DecodeError("no box found in the diagram: its rows are cells '-' or 'O'")
     first, last = box[0][0], box[-1][0]
     if last - first + 1 != len(box):
-        gap = next(i for i, _ in numbered[first - 1:last] if i not in {j for j, _ in box})
+        gap = next(i for i, _ in numbered[first - 1 : last] if i not in {j for j, _ in box})
         raise DecodeError(f"line {gap} interrupts the box: every box row has cells '-' or 'O'")
     size = len(box)
 
@@ -383,7 +387,7 @@ def _parse_diagram(lines: list[str], config: Config) -> Game:
     for row, (i, line) in enumerate(box):
         tokens = _tokens(line)
         cells = [k for k, t in enumerate(tokens) if t.text in CELL_TOKENS]
-        inside = tokens[cells[0]:cells[-1] + 1]
+        inside = tokens[cells[0] : cells[-1] + 1]
         stray = next((t for t in inside if t.text not in CELL_TOKENS), None)
         if stray is not None:
             raise DecodeError(
@@ -395,15 +399,14 @@ def _parse_diagram(lines: list[str], config: Config) -> Game:
             columns = here
             if len(columns) != size:
                 raise DecodeError(
-                    f"the box has {size} rows but line {i} has {len(columns)} cells: "
-                    f"a box is square"
+                    f"the box has {size} rows but line {i} has {len(columns)} cells: a box is square"
                 )
         elif here != columns:
             raise DecodeError(
                 f"the rows of the diagram do not line up: the cells of line {i} are not "
                 f"under those of line {first}"
             )
-        for side, part in (("left", tokens[:cells[0]]), ("right", tokens[cells[-1] + 1:])):
+        for side, part in (("left", tokens[: cells[0]]), ("right", tokens[cells[-1] + 1 :])):
             if len(part) > 1:
                 raise DecodeError(
                     f"line {i}: {len(part)} labels {side} of the box "
@@ -415,7 +418,7 @@ def _parse_diagram(lines: list[str], config: Config) -> Game:
     if size != w:
         raise DecodeError(f"the diagram is a {size} x {size} box, {config.name} is {w} x {w}")
 
-    above = [(i, line) for i, line in numbered[:first - 1] if line.strip()]
+    above = [(i, line) for i, line in numbered[: first - 1] if line.strip()]
     below = [(i, line) for i, line in numbered[last:] if line.strip()]
     balls = [(i, m) for i, line in below if (m := BALLS_RE.match(line))]
     if balls:
@@ -430,18 +433,17 @@ def _parse_diagram(lines: list[str], config: Config) -> Game:
     for where, extra in (("above", above[:-1]), ("below", below[1:])):
         if extra:
             raise DecodeError(
-                f"line {extra[0][0]}: unexpected text {where} the box: "
-                f"one line of labels goes {where} it"
+                f"line {extra[0][0]}: unexpected text {where} the box: one line of labels goes {where} it"
             )
     top = _label_row(above[-1] if above else None, columns, "above")
     bottom = _label_row(below[0] if below else None, columns, "below")
 
     labels = [""] * (4 * w)
     for k in range(w):
-        labels[k] = left_labels[k]                 # left side, line k+1
-        labels[w + k] = bottom[k]                  # bottom side, column k+1
-        labels[3 * w - 1 - k] = right_labels[k]    # right side, line k+1
-        labels[4 * w - 1 - k] = top[k]             # top side, column k+1
+        labels[k] = left_labels[k]  # left side, line k+1
+        labels[w + k] = bottom[k]  # bottom side, column k+1
+        labels[3 * w - 1 - k] = right_labels[k]  # right side, line k+1
+        labels[4 * w - 1 - k] = top[k]  # top side, column k+1
     return _game_from_labels(config, labels, "label", tuple(guess) if guess else None)
 
 
@@ -482,8 +484,9 @@ def parse_guess(text: str, config: Config) -> Atoms:
 # Enumerating molecules in number order
 
 
-def molecule_batches(config: Config, size: int = BATCH,
-                     cells: Sequence[int] | np.ndarray | None = None) -> Iterator[np.ndarray]:
+def molecule_batches(
+    config: Config, size: int = BATCH, cells: Sequence[int] | np.ndarray | None = None
+) -> Iterator[np.ndarray]:
     """Atom cells (uint8, shape (k, N), k <= size) of every molecule, in number order.
 
     With ``cells`` (sorted), only the molecules whose atoms are all among
@@ -567,10 +570,13 @@ class Candidates:
         the ``start``-th one (0-based), in number order."""
         end = self.count if limit is None else min(start + limit, self.count)
         if self.numbers is None or self.atoms is None:
-            return [(k, molecule_string(self.config, atoms_of(self.config, k)))
-                    for k in range(start + 1, end + 1)]
-        return [(int(k), molecule_string(self.config, a))
-                for k, a in zip(self.numbers[start:end], self.atoms[start:end].tolist())]
+            return [
+                (k, molecule_string(self.config, atoms_of(self.config, k))) for k in range(start + 1, end + 1)
+            ]
+        return [
+            (int(k), molecule_string(self.config, a))
+            for k, a in zip(self.numbers[start:end], self.atoms[start:end].tolist())
+        ]
 
     def batches(self, size: int) -> Iterator[np.ndarray]:
         """The candidates' atom cells, ``size`` molecules at a time."""
@@ -578,7 +584,7 @@ class Candidates:
             yield from molecule_batches(self.config, size)
         else:
             for i in range(0, len(self.atoms), size):
-                yield self.atoms[i:i + size]
+                yield self.atoms[i : i + size]
 
     def contains(self, atoms: Iterable[int]) -> bool:
         """Whether the molecule with these atom cells is a candidate."""
@@ -591,8 +597,10 @@ class Candidates:
 
 def _check(game: Game, config: Config) -> None:
     if game.width != config.width:
-        raise DecodeError(f"the game is for a {game.width} x {game.width} box, "
-                          f"{config.name} is {config.width} x {config.width}")
+        raise DecodeError(
+            f"the game is for a {game.width} x {game.width} box, "
+            f"{config.name} is {config.width} x {config.width}"
+        )
 
 
 def _tick(stop: Stop | None, progress: Progress | None, done: int, total: int) -> None:
@@ -602,9 +610,15 @@ def _tick(stop: Stop | None, progress: Progress | None, done: int, total: int) -
         progress(done, total)
 
 
-def candidates(config: Config, game: Game, *, source: Source = "auto",
-               within: Candidates | None = None, progress: Progress | None = None,
-               stop: Stop | None = None) -> Candidates:
+def candidates(
+    config: Config,
+    game: Game,
+    *,
+    source: Source = "auto",
+    within: Candidates | None = None,
+    progress: Progress | None = None,
+    stop: Stop | None = None,
+) -> Candidates:
     """Every molecule of ``config`` whose rays agree with every shown ray of ``game``.
 
     ``source``: ``"store"`` reads the explored configuration from the open
@@ -642,8 +656,11 @@ def _agreeing(config: Config, atoms: np.ndarray, rays: list[tuple[int, Result]])
     for position, result in rays:
         if len(keep) == 0:
             break
-        code = result - 1 if isinstance(result, int) else (
-            ABSORBED_CODE if result == ABSORBED else REFLECTED_CODE)
+        code = (
+            result - 1
+            if isinstance(result, int)
+            else (ABSORBED_CODE if result == ABSORBED else REFLECTED_CODE)
+        )
         partner = trace_batch(config, atoms[keep], np.array([position - 1]))[0][:, 0]
         keep = keep[partner == code]
     return keep
@@ -664,15 +681,23 @@ def excluded_cells(config: Config, game: Game) -> list[int]:
             continue
         (line, column), (dl, dc) = entry(w, position)
         first = (line + dl, column + dc)
-        near = [first] if result == REFLECTED else [
-            first, (first[0] + dc, first[1] + dl), (first[0] - dc, first[1] - dl),
-            (first[0] + dl, first[1] + dc)]
+        near = (
+            [first]
+            if result == REFLECTED
+            else [
+                first,
+                (first[0] + dc, first[1] + dl),
+                (first[0] - dc, first[1] - dl),
+                (first[0] + dl, first[1] + dc),
+            ]
+        )
         excluded.update((l - 1) * w + c - 1 for l, c in near if 1 <= l <= w and 1 <= c <= w)
     return sorted(excluded)
 
 
-def _computed_candidates(config: Config, game: Game, progress: Progress | None,
-                         stop: Stop | None) -> Candidates:
+def _computed_candidates(
+    config: Config, game: Game, progress: Progress | None, stop: Stop | None
+) -> Candidates:
     allowed = np.setdiff1d(np.arange(config.cells), excluded_cells(config, game))
     total = comb(len(allowed), config.atoms)
     if total > DIRECT_LIMIT:
@@ -731,14 +756,18 @@ def _stored_candidates(config: Config, game: Game) -> Candidates:
     if game.complete:
         conditions, params = ["spectrum = ?"], [game.pattern()]
     else:
-        pattern = "".join("?" if r is None else "[a-z]" if isinstance(r, int) else r
-                          for r in game.results)
+        pattern = "".join("?" if r is None else "[a-z]" if isinstance(r, int) else r for r in game.results)
         conditions, params = ["spectrum GLOB ?"], [pattern]
-        conditions += [f"substr(spectrum, {p}, 1) = substr(spectrum, {q}, 1)"
-                       for p, q in game.rays() if isinstance(q, int)]
+        conditions += [
+            f"substr(spectrum, {p}, 1) = substr(spectrum, {q}, 1)"
+            for p, q in game.rays()
+            if isinstance(q, int)
+        ]
     index = f' INDEXED BY "{spectrum_index(config)}"' if has_config_indexes(config) else ""
-    sql = (f'SELECT number FROM "Molecules"{index} WHERE config = {config_literal(config)} AND '
-           + " AND ".join(conditions))
+    sql = (
+        f'SELECT number FROM "Molecules"{index} WHERE config = {config_literal(config)} AND '
+        + " AND ".join(conditions)
+    )
     rows = db.execute_sql(sql, params).fetchall()
     numbers = np.sort(np.array([row[0] for row in rows], dtype=np.int64))
     atoms = atoms_of_numbers(config, numbers).astype(np.uint8)
@@ -814,8 +843,15 @@ def shot_cost(cands: Candidates, game: Game) -> int:
     return cands.count * len(game.unknown)
 
 
-def next_shots(config: Config, game: Game, cands: Candidates, *, by: Ranking = "remaining",
-               progress: Progress | None = None, stop: Stop | None = None) -> list[NextShot]:
+def next_shots(
+    config: Config,
+    game: Game,
+    cands: Candidates,
+    *,
+    by: Ranking = "remaining",
+    progress: Progress | None = None,
+    stop: Stop | None = None,
+) -> list[NextShot]:
     """Every position not shot yet, best first, with its outcomes over the candidates.
 
     ``by="remaining"`` ranks by the expected number of candidates left
@@ -849,16 +885,20 @@ def next_shots(config: Config, game: Game, cands: Candidates, *, by: Ranking = "
     total = cands.count
     shots = []
     for i, position in enumerate(unknown + 1):
-        row = counts[i * width:(i + 1) * width]
-        outcomes = sorted(((_result_of_code(code - 2), int(n)) for code, n in enumerate(row) if n),
-                          key=lambda o: (-o[1], _outcome_order(o[0])))
+        row = counts[i * width : (i + 1) * width]
+        outcomes = sorted(
+            ((_result_of_code(code - 2), int(n)) for code, n in enumerate(row) if n),
+            key=lambda o: (-o[1], _outcome_order(o[0])),
+        )
         fractions = np.array([n for _, n in outcomes], dtype=float) / total
-        shots.append(NextShot(
-            position=int(position),
-            outcomes=tuple(outcomes),
-            remaining=float((fractions * fractions).sum() * total),
-            information=float(max(0.0, -(fractions * np.log2(fractions)).sum())),
-        ))
+        shots.append(
+            NextShot(
+                position=int(position),
+                outcomes=tuple(outcomes),
+                remaining=float((fractions * fractions).sum() * total),
+                information=float(max(0.0, -(fractions * np.log2(fractions)).sum())),
+            )
+        )
     return rank_shots(shots, by)
 
 
@@ -867,15 +907,19 @@ def rank_shots(shots: Iterable[NextShot], by: Ranking) -> list[NextShot]:
     or by most expected information (``"information"``); ties go to the other
     figure, then to the lower position."""
     if by == "remaining":
-        return sorted(shots, key=lambda s: (round(s.remaining, 9), -round(s.information, 9),
-                                            s.position))
-    return sorted(shots, key=lambda s: (-round(s.information, 9), round(s.remaining, 9),
-                                        s.position))
+        return sorted(shots, key=lambda s: (round(s.remaining, 9), -round(s.information, 9), s.position))
+    return sorted(shots, key=lambda s: (-round(s.information, 9), round(s.remaining, 9), s.position))
 
 
-def ranked_shots(config: Config, game: Game, cands: Candidates, *, by: Ranking = "remaining",
-                 progress: Progress | None = None,
-                 stop: Stop | None = None) -> tuple[list[NextShot], str | None]:
+def ranked_shots(
+    config: Config,
+    game: Game,
+    cands: Candidates,
+    *,
+    by: Ranking = "remaining",
+    progress: Progress | None = None,
+    stop: Stop | None = None,
+) -> tuple[list[NextShot], str | None]:
     """``next_shots`` when there is something to rank within ``NEXT_SHOT_BUDGET``.
 
     Returns the ranked shots and None, or no shot and why (one line, for
@@ -885,9 +929,11 @@ def ranked_shots(config: Config, game: Game, cands: Candidates, *, by: Ranking =
     if cands.count <= 1 or not game.unknown:
         return [], None
     if shot_cost(cands, game) > NEXT_SHOT_BUDGET:
-        return [], (f"next shots not ranked: {cands.count:,} candidates x "
-                    f"{len(game.unknown)} positions is too many rays to trace; "
-                    f"shoot a ray or two first")
+        return [], (
+            f"next shots not ranked: {cands.count:,} candidates x "
+            f"{len(game.unknown)} positions is too many rays to trace; "
+            f"shoot a ray or two first"
+        )
     return next_shots(config, game, cands, by=by, progress=progress, stop=stop), None
 
 
@@ -930,8 +976,10 @@ def ambiguity(cands: Candidates, shots: Sequence[NextShot], skipped: str | None)
     """
     if cands.every_molecule or skipped or not is_ambiguous(cands, shots):
         return None
-    return (f"No ray left can tell these {cands.count:,} molecules apart: the game is "
-            f"ambiguous. Atoms in doubt: {cells_text(cands.config, doubtful_cells(cands))}.")
+    return (
+        f"No ray left can tell these {cands.count:,} molecules apart: the game is "
+        f"ambiguous. Atoms in doubt: {cells_text(cands.config, doubtful_cells(cands))}."
+    )
 
 
 def cells_text(config: Config, cells: Iterable[int]) -> str:
@@ -958,8 +1006,7 @@ class Verdict:
     message: str
 
 
-def check_guess(config: Config, game: Game, guess: Iterable[int],
-                cands: Candidates | None = None) -> Verdict:
+def check_guess(config: Config, game: Game, guess: Iterable[int], cands: Candidates | None = None) -> Verdict:
     """Check a guessed molecule (atom cells) against every shown ray of ``game``.
 
     With ``cands`` (the game's candidates), a consistent guess is also told
@@ -973,19 +1020,29 @@ def check_guess(config: Config, game: Game, guess: Iterable[int],
         raise DecodeError(f"a guess's cells are in 0..{config.cells - 1}")
     for position, shown in game.rays():
         ray = trace(config.width, cells, position)
-        actual: Result = (ABSORBED if ray.result == "absorbed" else
-                          REFLECTED if ray.result == "reflected" else int(ray.exit or 0))
+        actual: Result = (
+            ABSORBED
+            if ray.result == "absorbed"
+            else REFLECTED
+            if ray.result == "reflected"
+            else int(ray.exit or 0)
+        )
         if actual != shown:
-            return Verdict(False, (position, shown, actual), None,
-                           f"the guess contradicts position {position}: the game shows "
-                           f"{describe(shown)}, the guess gives {describe(actual)}")
+            return Verdict(
+                False,
+                (position, shown, actual),
+                None,
+                f"the guess contradicts position {position}: the game shows "
+                f"{describe(shown)}, the guess gives {describe(actual)}",
+            )
     if cands is None:
         return Verdict(True, None, None, "the guess agrees with every shown ray")
     others = cands.count - 1
     if others == 0:
         message = "the guess agrees with every shown ray and is the only molecule that does"
     else:
-        message = (f"the guess agrees with every shown ray, but so do {others:,} other "
-                   f"molecule{'s' if others > 1 else ''}: it is not proved yet")
+        message = (
+            f"the guess agrees with every shown ray, but so do {others:,} other "
+            f"molecule{'s' if others > 1 else ''}: it is not proved yet"
+        )
     return Verdict(True, None, others, message)
-

@@ -131,8 +131,18 @@ def geometry(width: int) -> Geometry:
                 exit_position[flat(l, c)] = position_at(width, (l, c)) - 1
     box_cell = np.array([flat(i // width + 1, i % width + 1) for i in range(width * width)])
     neighbour_step = np.array([flat(dl, dc) for dl, dc in _NEIGHBOURS], dtype=np.int64)
-    return Geometry(width, side, step, start_cell, start_dir, exit_position, outside, box_cell,
-                    neighbour_step, *_step_tables())
+    return Geometry(
+        width,
+        side,
+        step,
+        start_cell,
+        start_dir,
+        exit_position,
+        outside,
+        box_cell,
+        neighbour_step,
+        *_step_tables(),
+    )
 
 
 UNKNOWN = -3
@@ -154,9 +164,25 @@ def compiled(kernel):
 _COMPILED: dict = {}
 
 
-def _trace_kernel(atoms, box_cell, neighbour_step, outside, start_cell, start_dir, step, action,
-                  heading, turned, entry_action, exit_position, max_steps, reversible,
-                  partner, length, turns):  # pragma: no cover
+def _trace_kernel(
+    atoms,
+    box_cell,
+    neighbour_step,
+    outside,
+    start_cell,
+    start_dir,
+    step,
+    action,
+    heading,
+    turned,
+    entry_action,
+    exit_position,
+    max_steps,
+    reversible,
+    partner,
+    length,
+    turns,
+):  # pragma: no cover
     """Trace every selected position of every molecule (compiled by numba).
 
     Each molecule's neighbourhood codes are built in one reused buffer: each
@@ -236,10 +262,23 @@ def trace_batch(config: Config, atoms: np.ndarray, positions: np.ndarray | None 
     length = np.zeros(shape, dtype=np.int32)
     turns = np.zeros(shape, dtype=np.int32)
     lost = compiled(_trace_kernel)(
-        np.ascontiguousarray(atoms, dtype=np.int64), geo.box_cell, geo.neighbour_step, geo.outside,
-        geo.start_cell[positions], geo.start_dir[positions], geo.step,
-        geo.action, geo.heading, geo.turned, geo.entry_action, geo.exit_position,
-        2 * config.cells, reversible, partner, length, turns,
+        np.ascontiguousarray(atoms, dtype=np.int64),
+        geo.box_cell,
+        geo.neighbour_step,
+        geo.outside,
+        geo.start_cell[positions],
+        geo.start_dir[positions],
+        geo.step,
+        geo.action,
+        geo.heading,
+        geo.turned,
+        geo.entry_action,
+        geo.exit_position,
+        2 * config.cells,
+        reversible,
+        partner,
+        length,
+        turns,
     )
     if lost:
         raise RayLoopError(f"{config.name}: {lost} rays did not end")
@@ -271,9 +310,7 @@ def _symmetry_tables(width: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 def image_numbers(config: Config, atoms: np.ndarray, table: np.ndarray) -> np.ndarray:
     """Numbers of the 8 images of each molecule, shape (k, 8), in transform order."""
     cells, _, _ = _symmetry_tables(config.width)
-    return np.stack(
-        [numbers_of(config, np.sort(cells[t][atoms], axis=1), table) for t in range(8)], axis=1
-    )
+    return np.stack([numbers_of(config, np.sort(cells[t][atoms], axis=1), table) for t in range(8)], axis=1)
 
 
 @dataclass
@@ -304,11 +341,18 @@ class GroupBatch:
         ``CAST(? AS TEXT)`` doubled the writer's time (bench/explore.py).
         """
         names = np.array(TRANSFORM_NAMES, dtype=object)
-        return list(zip(
-            [self.config.name] * len(self), self.number.tolist(), self.canonical_number.tolist(),
-            _ascii(self.molecule), _ascii(self.spectrum), names[self.transform].tolist(),
-            *self.stats.T.tolist(), *([value] * len(self) for value in constants),
-        ))
+        return list(
+            zip(
+                [self.config.name] * len(self),
+                self.number.tolist(),
+                self.canonical_number.tolist(),
+                _ascii(self.molecule),
+                _ascii(self.spectrum),
+                names[self.transform].tolist(),
+                *self.stats.T.tolist(),
+                *([value] * len(self) for value in constants),
+            )
+        )
 
 
 def _ascii(chars: np.ndarray) -> list[str]:
@@ -316,8 +360,24 @@ def _ascii(chars: np.ndarray) -> list[str]:
     return [row.decode("ascii") for row in chars.view(f"S{chars.shape[1]}").ravel().tolist()]
 
 
-def _groups_kernel(atoms, own, partner, length, turns, cell_perm, source, inverse, table, nb_mol,
-                   number, canonical, transform, molecule, spectrum, stats):  # pragma: no cover
+def _groups_kernel(
+    atoms,
+    own,
+    partner,
+    length,
+    turns,
+    cell_perm,
+    source,
+    inverse,
+    table,
+    nb_mol,
+    number,
+    canonical,
+    transform,
+    molecule,
+    spectrum,
+    stats,
+):  # pragma: no cover
     """Expand traced canonical molecules into their whole enantiomer groups (numba).
 
     For each canonical molecule: its 17 statistics; then each distinct image
@@ -425,7 +485,9 @@ def explore_range(config: Config, start: int, stop: int) -> GroupBatch:
     cells, source, inverse = _symmetry_tables(config.width)
     rows = 8 * len(atoms)
     out = GroupBatch(
-        config=config, start=start, stop=stop,
+        config=config,
+        start=start,
+        stop=stop,
         number=np.empty(rows, dtype=np.int64),
         canonical_number=np.empty(rows, dtype=np.int64),
         transform=np.empty(rows, dtype=np.int8),
@@ -433,9 +495,24 @@ def explore_range(config: Config, start: int, stop: int) -> GroupBatch:
         spectrum=np.empty((rows, config.positions), dtype=np.uint8),
         stats=np.empty((rows, len(STAT_FIELDS)), dtype=np.int64),
     )
-    count = compiled(_groups_kernel)(atoms, own, partner, length, turns, cells, source, inverse, table,
-                           config.nb_mol, out.number, out.canonical_number, out.transform,
-                           out.molecule, out.spectrum, out.stats)
+    count = compiled(_groups_kernel)(
+        atoms,
+        own,
+        partner,
+        length,
+        turns,
+        cells,
+        source,
+        inverse,
+        table,
+        config.nb_mol,
+        out.number,
+        out.canonical_number,
+        out.transform,
+        out.molecule,
+        out.spectrum,
+        out.stats,
+    )
     for name in ("number", "canonical_number", "transform", "molecule", "spectrum", "stats"):
         setattr(out, name, getattr(out, name)[:count])
     return out

@@ -116,9 +116,12 @@ ProgressCallback = Callable[[Progress], None]
 
 def stored_intervals(config: Config) -> list[tuple[int, int]]:
     """The stored intervals ``(start, stop)`` of canonical numbers, sorted."""
-    return sorted((row.start, row.stop) for row in ExploredRange
-                  .select(ExploredRange.start, ExploredRange.stop)
-                  .where(ExploredRange.config == config.name))
+    return sorted(
+        (row.start, row.stop)
+        for row in ExploredRange.select(ExploredRange.start, ExploredRange.stop).where(
+            ExploredRange.config == config.name
+        )
+    )
 
 
 def missing_ranges(config: Config, size: int = RANGE_SIZE) -> list[tuple[int, int]]:
@@ -144,8 +147,7 @@ def exploration_lock(db_path: Path, config: Config) -> Iterator[None]:
     """Hold the exclusive right to write ``config`` in ``db_path``, or raise ExploreError."""
     key = (str(Path(db_path).resolve()), config.name)
     busy = ExploreError(
-        f"{config.name} is being explored by another process on {db_path}; "
-        "wait for it or stop it first"
+        f"{config.name} is being explored by another process on {db_path}; wait for it or stop it first"
     )
     with _held_guard:
         # fcntl locks do not exclude threads of one process: guard those here.
@@ -177,18 +179,20 @@ _worker_db: str | None = None
 
 INSERT_MOLECULES = (
     f'INSERT INTO "Molecules" ({", ".join(store.MOLECULE_COLUMNS)}) '
-    f'VALUES ({", ".join("?" * len(store.MOLECULE_COLUMNS))})'
+    f"VALUES ({', '.join('?' * len(store.MOLECULE_COLUMNS))})"
 )
 STAGE = "staged_molecules"
 """A connection's own temporary table where a chunk waits for its write turn."""
 CREATE_STAGE = f'CREATE TEMP TABLE IF NOT EXISTS "{STAGE}" ({", ".join(store.MOLECULE_COLUMNS)})'
 INSERT_STAGED = INSERT_MOLECULES.replace('"Molecules"', f'temp."{STAGE}"')
-COPY_STAGED = (f'INSERT INTO main."Molecules" ({", ".join(store.MOLECULE_COLUMNS)}) '
-               f'SELECT * FROM temp."{STAGE}"')
+COPY_STAGED = (
+    f'INSERT INTO main."Molecules" ({", ".join(store.MOLECULE_COLUMNS)}) SELECT * FROM temp."{STAGE}"'
+)
 
 
-def store_range(db_path: str, config: Config, start: int, stop: int,
-                halt: threading.Event | None = None) -> int:
+def store_range(
+    db_path: str, config: Config, start: int, stop: int, halt: threading.Event | None = None
+) -> int:
     """Compute one range and store it chunk by chunk; returns molecules written.
 
     ``halt`` (set to pause) is checked between chunks: what is written is
@@ -223,29 +227,35 @@ def _store_chunk(config: Config, low: int, high: int, rows: list[tuple], stamp: 
     """
     connection = db.connection()
     if _write_turn is None:
-        return _commit_chunk(config, low, high, len(rows), stamp,
-                             lambda: connection.executemany(INSERT_MOLECULES, rows))
+        return _commit_chunk(
+            config, low, high, len(rows), stamp, lambda: connection.executemany(INSERT_MOLECULES, rows)
+        )
     _stage(connection, rows)
     try:
         with _write_turn:
-            return _commit_chunk(config, low, high, len(rows), stamp,
-                                 lambda: connection.execute(COPY_STAGED))
+            return _commit_chunk(config, low, high, len(rows), stamp, lambda: connection.execute(COPY_STAGED))
     finally:
         connection.execute(f'DELETE FROM temp."{STAGE}"')
 
 
-def _commit_chunk(config: Config, low: int, high: int, count: int, stamp: str,
-                  write: Callable[[], object]) -> int:
+def _commit_chunk(
+    config: Config, low: int, high: int, count: int, stamp: str, write: Callable[[], object]
+) -> int:
     """``write()`` the chunk's molecules and record its interval, in one transaction."""
     with db.atomic("IMMEDIATE"):
-        overlap = ExploredRange.select().where(
-            (ExploredRange.config == config.name) & (ExploredRange.start < high)
-            & (ExploredRange.stop > low)).exists()
+        overlap = (
+            ExploredRange.select()
+            .where(
+                (ExploredRange.config == config.name)
+                & (ExploredRange.start < high)
+                & (ExploredRange.stop > low)
+            )
+            .exists()
+        )
         if overlap:  # stored by an orphaned worker of a killed run
             return 0
         write()
-        ExploredRange.insert(config=config.name, start=low, stop=high,
-                             nb_mol=count, dh1=stamp).execute()
+        ExploredRange.insert(config=config.name, start=low, stop=high, nb_mol=count, dh1=stamp).execute()
     return count
 
 
@@ -314,6 +324,7 @@ def _worker_range(db_path: str, config: Config, start: int, stop: int) -> int:
 
 # -- the run -------------------------------------------------------------------
 
+
 def explore(
     config: Config,
     db_path: Path | str | None = None,
@@ -367,19 +378,20 @@ def explore(
             return PAUSED
         report("spectrums")
         build_spectrums(config)
-        Configuration.update(complete=True, dh2=now()).where(
-            Configuration.config == config.name).execute()
+        Configuration.update(complete=True, dh2=now()).where(Configuration.config == config.name).execute()
         report("complete")
         return COMPLETE
 
 
-def _run_pool(path: Path, config: Config, todo: list[tuple[int, int]], workers: int,
-              stop: threading.Event) -> Iterator[None]:
+def _run_pool(
+    path: Path, config: Config, todo: list[tuple[int, int]], workers: int, stop: threading.Event
+) -> Iterator[None]:
     """Store ``todo`` ranges in worker processes, yielding every PROGRESS_EVERY seconds."""
     context = multiprocessing.get_context("spawn")
     halt = context.Event()
-    pool = ProcessPoolExecutor(workers, mp_context=context, initializer=_worker_init,
-                               initargs=(os.getpid(), halt, context.Lock()))
+    pool = ProcessPoolExecutor(
+        workers, mp_context=context, initializer=_worker_init, initargs=(os.getpid(), halt, context.Lock())
+    )
     queue = list(reversed(todo))
     running: set[Future] = set()
     try:

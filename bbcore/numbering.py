@@ -63,9 +63,7 @@ def molecule_string(config: Config, atoms: Iterable[int]) -> str:
 def atoms_from_string(config: Config, molecule: str) -> Atoms:
     """The atom cells of a molecule string (``O`` atom, ``-`` empty)."""
     if len(molecule) != config.cells or set(molecule) - {ATOM, EMPTY}:
-        raise ValueError(
-            f"a {config.name} molecule is {config.cells} characters of 'O' and '-'"
-        )
+        raise ValueError(f"a {config.name} molecule is {config.cells} characters of 'O' and '-'")
     atoms = tuple(i for i, ch in enumerate(molecule) if ch == ATOM)
     if len(atoms) != config.atoms:
         raise ValueError(f"a {config.name} molecule has {config.atoms} atoms, not {len(atoms)}")
@@ -74,6 +72,7 @@ def atoms_from_string(config: Config, molecule: str) -> Atoms:
 
 # Vectorised versions for the fast engine: int64 arrays, configurations
 # whose molecule count fits in int64 only.
+
 
 def binomial_table(config: Config) -> np.ndarray:
     """``table[x, i] = C(x, i)`` for x in 0..W*W and i in 0..N, as int64."""

@@ -104,8 +104,15 @@ class MoleculeRecord:
 
 
 def _record(config: Config, row: Molecule) -> MoleculeRecord:
-    return MoleculeRecord(config, row.number, row.canonical_number, row.molecule, row.spectrum,
-                          row.transform, {name: getattr(row, name) for name in STAT_FIELDS})
+    return MoleculeRecord(
+        config,
+        row.number,
+        row.canonical_number,
+        row.molecule,
+        row.spectrum,
+        row.transform,
+        {name: getattr(row, name) for name in STAT_FIELDS},
+    )
 
 
 def computed_record(config: Config, number: int) -> MoleculeRecord:
@@ -117,9 +124,15 @@ def computed_record(config: Config, number: int) -> MoleculeRecord:
     # The first transform, in the spec's order, taking the canonical molecule here.
     images = image_numbers(config, np.array([canonical_atoms]), table)[0].tolist()
     transform = TRANSFORM_NAMES[images.index(number)]
-    return MoleculeRecord(config, number, canonical, molecule_string(config, atoms),
-                          rays.spectrum(config, atoms), transform,
-                          rays.statistics(config, canonical_atoms))
+    return MoleculeRecord(
+        config,
+        number,
+        canonical,
+        molecule_string(config, atoms),
+        rays.spectrum(config, atoms),
+        transform,
+        rays.statistics(config, canonical_atoms),
+    )
 
 
 def molecule_record(config: Config, number: int) -> MoleculeRecord:
@@ -150,11 +163,16 @@ def _with_spectrum(config: Config, spectrum: str):
     still being explored has no such index yet: its molecules are scanned.
     """
     if not has_config_indexes(config):
-        return Molecule.raw('SELECT * FROM "Molecules" WHERE config = ? AND spectrum = ? '
-                            "ORDER BY number", config.name, spectrum)
+        return Molecule.raw(
+            'SELECT * FROM "Molecules" WHERE config = ? AND spectrum = ? ORDER BY number',
+            config.name,
+            spectrum,
+        )
     return Molecule.raw(
         f'SELECT * FROM "Molecules" INDEXED BY "{spectrum_index(config)}" '
-        f"WHERE config = {config_literal(config)} AND spectrum = ? ORDER BY number", spectrum)
+        f"WHERE config = {config_literal(config)} AND spectrum = ? ORDER BY number",
+        spectrum,
+    )
 
 
 @dataclass(frozen=True)
@@ -189,8 +207,13 @@ def group_count(config: Config, *, all_rows: bool = False, size: int | None = No
 
 
 def group_page(
-    config: Config, page: int, page_size: int = 50, *,
-    all_rows: bool = False, size: int | None = None, order: str = "canonical",
+    config: Config,
+    page: int,
+    page_size: int = 50,
+    *,
+    all_rows: bool = False,
+    size: int | None = None,
+    order: str = "canonical",
 ) -> list[GroupRow]:
     """Page ``page`` (0-based) of the spectral groups, in ``order`` (canonical or size)."""
     query = _groups_query(config, all_rows=all_rows, size=size, order=order)
@@ -199,8 +222,12 @@ def group_page(
 
 
 def group_at(
-    config: Config, index: int, *,
-    all_rows: bool = False, size: int | None = None, order: str = "canonical",
+    config: Config,
+    index: int,
+    *,
+    all_rows: bool = False,
+    size: int | None = None,
+    order: str = "canonical",
 ) -> GroupRow | None:
     """The group at 0-based ``index`` of the list, or None past either end."""
     if index < 0:
@@ -211,15 +238,20 @@ def group_at(
 
 def group_sizes(config: Config) -> list[int]:
     """The distinct sizes of the spectral groups, increasing."""
-    query = (Spectrum.select(Spectrum.nb_mol).where(Spectrum.config == config.name)
-             .group_by(Spectrum.nb_mol).order_by(Spectrum.nb_mol))
+    query = (
+        Spectrum.select(Spectrum.nb_mol)
+        .where(Spectrum.config == config.name)
+        .group_by(Spectrum.nb_mol)
+        .order_by(Spectrum.nb_mol)
+    )
     return [row.nb_mol for row in query]
 
 
 def _group_row(config: Config, row: Spectrum) -> GroupRow:
     molecules = [m.molecule for m in _with_spectrum(config, row.spectrum)]
-    return GroupRow(config, row.spectrum, row.nb_mol, row.transform, row.canonical_number,
-                    max_atoms_differing(molecules))
+    return GroupRow(
+        config, row.spectrum, row.nb_mol, row.transform, row.canonical_number, max_atoms_differing(molecules)
+    )
 
 
 def group_members(config: Config, spectrum: str) -> list[MoleculeRecord]:
@@ -229,5 +261,8 @@ def group_members(config: Config, spectrum: str) -> list[MoleculeRecord]:
 
 def spectrum_count(config: Config) -> int:
     """How many distinct spectra the stored molecules of a configuration have."""
-    return (Molecule.select(fn.COUNT(fn.DISTINCT(Molecule.spectrum)))
-            .where(Molecule.config == config.name).scalar())
+    return (
+        Molecule.select(fn.COUNT(fn.DISTINCT(Molecule.spectrum)))
+        .where(Molecule.config == config.name)
+        .scalar()
+    )

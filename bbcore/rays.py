@@ -27,13 +27,23 @@ Result = Literal["absorbed", "reflected", "out"]
 Spectrum = str
 
 STAT_FIELDS: tuple[str, ...] = (
-    "absorbed_number", "absorbed_max_length", "absorbed_max_turns",
-    "absorbed_tot_length", "absorbed_tot_turns",
-    "reflected_number", "reflected_edge", "reflected_deep",
-    "reflected_max_length", "reflected_max_turns",
-    "reflected_tot_length", "reflected_tot_turns",
-    "out_number", "out_max_length", "out_max_turns",
-    "out_tot_length", "out_tot_turns",
+    "absorbed_number",
+    "absorbed_max_length",
+    "absorbed_max_turns",
+    "absorbed_tot_length",
+    "absorbed_tot_turns",
+    "reflected_number",
+    "reflected_edge",
+    "reflected_deep",
+    "reflected_max_length",
+    "reflected_max_turns",
+    "reflected_tot_length",
+    "reflected_tot_turns",
+    "out_number",
+    "out_max_length",
+    "out_max_turns",
+    "out_tot_length",
+    "out_tot_turns",
 )
 """The 17 statistics of a molecule, in the order of the spec and the table."""
 
@@ -68,7 +78,8 @@ def trace(width: int, atoms: Iterable[int], position: int) -> Ray:
     if ahead in occupied:
         return Ray(position, "absorbed", None, 0, 0)
     if (ahead[0] + perp[0], ahead[1] + perp[1]) in occupied or (
-        ahead[0] - perp[0], ahead[1] - perp[1]
+        ahead[0] - perp[0],
+        ahead[1] - perp[1],
     ) in occupied:
         return Ray(position, "reflected", None, 0, 0)
 

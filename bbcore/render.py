@@ -122,7 +122,7 @@ def max_atoms_differing(molecules: Sequence[str]) -> int:
     """The most atoms that differ between two molecules of a group (half the symmetric difference)."""
     best = 0
     for i, first in enumerate(molecules):
-        for second in molecules[i + 1:]:
+        for second in molecules[i + 1 :]:
             diff = sum(1 for a, b in zip(first, second) if a == ATOM and b != ATOM)
             best = max(best, diff)
     return best

@@ -41,14 +41,19 @@ def build_spectrums(config: Config) -> int:
         if spectrum not in first or (canonical, number) < first[spectrum][:2]:
             first[spectrum] = (canonical, number, transform)
     rows = [
-        {"config": config.name, "spectrum": s, "nb_mol": count[s],
-         "transform": first[s][2], "canonical_number": first[s][0]}
+        {
+            "config": config.name,
+            "spectrum": s,
+            "nb_mol": count[s],
+            "transform": first[s][2],
+            "canonical_number": first[s][0],
+        }
         for s in sorted(first)
     ]
     with db.atomic():
         Spectrum.delete().where(Spectrum.config == config.name).execute()
         for start in range(0, len(rows), 500):
-            Spectrum.insert_many(rows[start:start + 500]).execute()
+            Spectrum.insert_many(rows[start : start + 500]).execute()
     return len(rows)
 
 
@@ -64,12 +69,16 @@ class AmbiguityLine:
 
 def ambiguity_table(config: Config) -> list[AmbiguityLine]:
     """The spec's ambiguity report, one line per group size (no total line)."""
-    query = (Spectrum
-             .select(Spectrum.nb_mol,
-                     fn.SUM(Spectrum.transform == "id").alias("families"),
-                     fn.COUNT(Spectrum.spectrum).alias("groups"))
-             .where(Spectrum.config == config.name)
-             .group_by(Spectrum.nb_mol)
-             .order_by(Spectrum.nb_mol))
-    return [AmbiguityLine(row.nb_mol, int(row.families), row.groups, row.nb_mol * row.groups)
-            for row in query]
+    query = (
+        Spectrum.select(
+            Spectrum.nb_mol,
+            fn.SUM(Spectrum.transform == "id").alias("families"),
+            fn.COUNT(Spectrum.spectrum).alias("groups"),
+        )
+        .where(Spectrum.config == config.name)
+        .group_by(Spectrum.nb_mol)
+        .order_by(Spectrum.nb_mol)
+    )
+    return [
+        AmbiguityLine(row.nb_mol, int(row.families), row.groups, row.nb_mol * row.groups) for row in query
+    ]

@@ -74,12 +74,15 @@ def require_complete(config: Config) -> None:
         raise StatisticsError(f"{config.name} is not explored: run `bbcore explore {config.name}` first")
     if state.state == EXPLORED:
         raise StatisticsError(
-            f"{config.name} has no spectral groups yet: run `bbcore explore {config.name}` to finish it")
+            f"{config.name} has no spectral groups yet: run `bbcore explore {config.name}` to finish it"
+        )
     raise StatisticsError(
-        f"{config.name} is only {state.label} explored: run `bbcore explore {config.name}` to finish it")
+        f"{config.name} is only {state.label} explored: run `bbcore explore {config.name}` to finish it"
+    )
 
 
 # -- the ambiguity report ------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class RiskLine:
@@ -106,8 +109,12 @@ class AmbiguityReport:
     @property
     def total(self) -> AmbiguityLine:
         """The total line (``size`` is 0: it sums every size)."""
-        return AmbiguityLine(0, sum(x.families for x in self.lines), sum(x.groups for x in self.lines),
-                             sum(x.molecules for x in self.lines))
+        return AmbiguityLine(
+            0,
+            sum(x.families for x in self.lines),
+            sum(x.groups for x in self.lines),
+            sum(x.molecules for x in self.lines),
+        )
 
     @property
     def share(self) -> float:
@@ -144,8 +151,9 @@ def risk_lines(config: Config) -> list[RiskLine]:
     """
     families: dict[int, int] = {}
     groups: dict[int, int] = {}
-    cursor = db.execute_sql(GROUP_MOLECULES.format(index=spectrum_index(config),
-                                                    config=config_literal(config)))
+    cursor = db.execute_sql(
+        GROUP_MOLECULES.format(index=spectrum_index(config), config=config_literal(config))
+    )
     for (_, transform), rows in itertools.groupby(cursor, key=lambda row: (row[0], row[1])):
         diff = max_atoms_differing([row[2] for row in rows])
         groups[diff] = groups.get(diff, 0) + 1
@@ -211,14 +219,16 @@ def statistics_profile(config: Config) -> list[ProfileRow]:
             rows.append(ProfileRow(values, count, lowest))
         return rows
     columns = ", ".join(PROFILE_COLUMNS)
-    sql = (f'SELECT {columns}, COUNT(*), MIN(number) FROM "Molecules" WHERE config = ? '
-           f"GROUP BY {columns}")
+    sql = f'SELECT {columns}, COUNT(*), MIN(number) FROM "Molecules" WHERE config = ? GROUP BY {columns}'
     width = len(PROFILE_COLUMNS)
-    return [ProfileRow(dict(zip(PROFILE_COLUMNS, row[:width])), row[width], row[width + 1])
-            for row in db.execute_sql(sql, (config.name,))]
+    return [
+        ProfileRow(dict(zip(PROFILE_COLUMNS, row[:width])), row[width], row[width + 1])
+        for row in db.execute_sql(sql, (config.name,))
+    ]
 
 
 # -- distributions ---------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class Distribution:
@@ -240,14 +250,24 @@ ANY = "any"
 """The series over all classes: the longest ray (or most turns) of a molecule, whatever its class."""
 
 MOLECULE_DISTRIBUTIONS: dict[str, tuple[str, str, dict[str, tuple[str, ...]]]] = {
-    "rays": ("molecules by number of rays of each class (out: pairs)", "rays",
-             {c: (f"{c}_number",) for c in RAY_CLASSES}),
-    "longest": ("molecules by their longest ray (cells crossed)", "length",
-                {**{c: (f"{c}_max_length",) for c in RAY_CLASSES},
-                 ANY: tuple(f"{c}_max_length" for c in RAY_CLASSES)}),
-    "turns": ("molecules by their ray with most turns", "turns",
-              {**{c: (f"{c}_max_turns",) for c in RAY_CLASSES},
-               ANY: tuple(f"{c}_max_turns" for c in RAY_CLASSES)}),
+    "rays": (
+        "molecules by number of rays of each class (out: pairs)",
+        "rays",
+        {c: (f"{c}_number",) for c in RAY_CLASSES},
+    ),
+    "longest": (
+        "molecules by their longest ray (cells crossed)",
+        "length",
+        {
+            **{c: (f"{c}_max_length",) for c in RAY_CLASSES},
+            ANY: tuple(f"{c}_max_length" for c in RAY_CLASSES),
+        },
+    ),
+    "turns": (
+        "molecules by their ray with most turns",
+        "turns",
+        {**{c: (f"{c}_max_turns",) for c in RAY_CLASSES}, ANY: tuple(f"{c}_max_turns" for c in RAY_CLASSES)},
+    ),
 }
 """name -> (title, key label, series -> the columns whose maximum is counted).
 
@@ -277,11 +297,14 @@ def distributions(config: Config, profile: list[ProfileRow] | None = None) -> li
     """Every distribution of a complete configuration: rays, longest, turns, sizes."""
     require_complete(config)
     profile = statistics_profile(config) if profile is None else profile
-    return [*(molecule_distribution(profile, name) for name in MOLECULE_DISTRIBUTIONS),
-            size_distribution(config)]
+    return [
+        *(molecule_distribution(profile, name) for name in MOLECULE_DISTRIBUTIONS),
+        size_distribution(config),
+    ]
 
 
 # -- ray records ------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class RayRecord:
@@ -302,13 +325,15 @@ class RayRecord:
         return f"{self.ray_class}_max_{self.measure}"
 
 
-def record_ray(config: Config, atoms: tuple[int, ...], ray_class: RayClass, measure: Measure,
-               value: int) -> Ray:
+def record_ray(
+    config: Config, atoms: tuple[int, ...], ray_class: RayClass, measure: Measure, value: int
+) -> Ray:
     """The ray of a molecule achieving a record: the record value, then the most of the other measure,
     then the lowest position."""
     other: Measure = "turns" if measure == "length" else "length"
-    candidates = [r for r in trace_all(config, atoms)
-                  if r.result == ray_class and getattr(r, measure) == value]
+    candidates = [
+        r for r in trace_all(config, atoms) if r.result == ray_class and getattr(r, measure) == value
+    ]
     if not candidates:
         raise ValueError(f"no {ray_class} ray with {measure} {value} in {config.name} molecule {atoms}")
     return max(candidates, key=lambda r: (getattr(r, other), -r.position))
@@ -336,11 +361,22 @@ def ray_records(config: Config, profile: list[ProfileRow] | None = None) -> list
             value = max(row.values[column] for row in having)
             reaching = [row for row in having if row.values[column] == value]
             number = min(row.lowest for row in reaching)
-            molecule = db.execute_sql('SELECT molecule FROM "Molecules" WHERE config = ? AND number = ?',
-                                      (config.name, number)).fetchone()[0]
+            molecule = db.execute_sql(
+                'SELECT molecule FROM "Molecules" WHERE config = ? AND number = ?', (config.name, number)
+            ).fetchone()[0]
             ray = record_ray(config, atoms_from_string(config, molecule), ray_class, measure, value)
-            records.append(RayRecord(config, ray_class, measure, value,
-                                     sum(row.molecules for row in reaching), number, molecule, ray))
+            records.append(
+                RayRecord(
+                    config,
+                    ray_class,
+                    measure,
+                    value,
+                    sum(row.molecules for row in reaching),
+                    number,
+                    molecule,
+                    ray,
+                )
+            )
     return records
 
 
@@ -358,11 +394,15 @@ def claim_statement(config: Config, records: list[RayRecord]) -> str:
     figures = f"the longest ray crosses {length} cells and the most turns is {turns}"
     claim = f'"at most {CLAIM_TURNS} turns and {CLAIM_LENGTH} cells"'
     if config.width != CLAIM_WIDTH:
-        return (f"In {config.name} {figures}; the players' belief {claim} is about the 8 x 8 box, "
-                f"so {config.name} neither confirms nor refines it.")
+        return (
+            f"In {config.name} {figures}; the players' belief {claim} is about the 8 x 8 box, "
+            f"so {config.name} neither confirms nor refines it."
+        )
     if (turns, length) == (CLAIM_TURNS, CLAIM_LENGTH):
-        return (f"{config.name} confirms the belief {claim}: {figures}, "
-                "both bounds are reached and never exceeded.")
+        return (
+            f"{config.name} confirms the belief {claim}: {figures}, "
+            "both bounds are reached and never exceeded."
+        )
     parts = []
     for name, found, believed in (("turns", turns, CLAIM_TURNS), ("cells", length, CLAIM_LENGTH)):
         if found > believed:
@@ -375,6 +415,7 @@ def claim_statement(config: Config, records: list[RayRecord]) -> str:
 
 
 # -- drawing a ray -----------------------------------------------------------------
+
 
 def _step(a: Cell, b: Cell) -> Direction:
     return b[0] - a[0], b[1] - a[1]
@@ -451,6 +492,7 @@ def describe_ray(ray: Ray) -> str:
 
 # -- the whole report ----------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class StatisticsReport:
     """Everything the report shows for one configuration."""
@@ -467,15 +509,23 @@ def statistics_report(config: Config) -> StatisticsReport:
     require_complete(config)
     profile = statistics_profile(config)
     records = ray_records(config, profile)
-    return StatisticsReport(config, ambiguity_report(config), tuple(records),
-                            claim_statement(config, records), tuple(distributions(config, profile)))
+    return StatisticsReport(
+        config,
+        ambiguity_report(config),
+        tuple(records),
+        claim_statement(config, records),
+        tuple(distributions(config, profile)),
+    )
 
 
 def iter_report_rows(report: AmbiguityReport) -> Iterator[dict[str, int | str]]:
     """The ambiguity table as rows (size, families, groups, molecules), then the total line."""
     for line in report.lines:
-        yield {"size": line.size, "families": line.families, "groups": line.groups,
-               "molecules": line.molecules}
+        yield {
+            "size": line.size,
+            "families": line.families,
+            "groups": line.groups,
+            "molecules": line.molecules,
+        }
     total = report.total
-    yield {"size": "total", "families": total.families, "groups": total.groups,
-           "molecules": total.molecules}
+    yield {"size": "total", "families": total.families, "groups": total.groups, "molecules": total.molecules}

@@ -156,8 +156,15 @@ class ExploredRange(BaseModel):
 
 MODELS = (Configuration, Molecule, Spectrum, ExploredRange)
 MOLECULE_COLUMNS: tuple[str, ...] = (
-    "config", "number", "canonical_number", "molecule", "spectrum", "transform",
-    *STAT_FIELDS, "dh1", "dh2",
+    "config",
+    "number",
+    "canonical_number",
+    "molecule",
+    "spectrum",
+    "transform",
+    *STAT_FIELDS,
+    "dh1",
+    "dh2",
 )
 
 
@@ -197,10 +204,10 @@ def create_config_indexes(config: Config) -> None:
     building one costs nothing for the others in the same file.
     """
     where = f"WHERE config = {config_literal(config)}"
-    db.execute_sql(f'CREATE INDEX IF NOT EXISTS "{spectrum_index(config)}" '
-                   f'ON "Molecules" (spectrum) {where}')
-    db.execute_sql(f'CREATE INDEX IF NOT EXISTS "{canonical_index(config)}" '
-                   f'ON "Molecules" (canonical_number) {where}')
+    db.execute_sql(f'CREATE INDEX IF NOT EXISTS "{spectrum_index(config)}" ON "Molecules" (spectrum) {where}')
+    db.execute_sql(
+        f'CREATE INDEX IF NOT EXISTS "{canonical_index(config)}" ON "Molecules" (canonical_number) {where}'
+    )
 
 
 def drop_config_indexes(config: Config) -> None:
@@ -211,14 +218,22 @@ def drop_config_indexes(config: Config) -> None:
 
 def has_config_indexes(config: Config) -> bool:
     """Whether a configuration's spectrum index exists (it is complete)."""
-    return db.execute_sql("SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = ?",
-                          (spectrum_index(config),)).fetchone() is not None
+    return (
+        db.execute_sql(
+            "SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = ?", (spectrum_index(config),)
+        ).fetchone()
+        is not None
+    )
 
 
 def _upgrade_indexes() -> None:
     """Replace the whole-table indexes of an older database by per-configuration ones."""
-    legacy = [name for (name,) in db.execute_sql(
-        "SELECT name FROM sqlite_master WHERE type = 'index' AND name IN (?, ?)", LEGACY_INDEXES)]
+    legacy = [
+        name
+        for (name,) in db.execute_sql(
+            "SELECT name FROM sqlite_master WHERE type = 'index' AND name IN (?, ?)", LEGACY_INDEXES
+        )
+    ]
     if not legacy:
         return
     with db.atomic():
@@ -318,8 +333,11 @@ def stored_count(config: Config) -> int:
     """How many molecules of a configuration are stored (from ExploredRanges)."""
     from peewee import fn
 
-    total = (ExploredRange.select(fn.COALESCE(fn.SUM(ExploredRange.nb_mol), 0))
-             .where(ExploredRange.config == config.name).scalar())
+    total = (
+        ExploredRange.select(fn.COALESCE(fn.SUM(ExploredRange.nb_mol), 0))
+        .where(ExploredRange.config == config.name)
+        .scalar()
+    )
     return int(total or 0)
 
 

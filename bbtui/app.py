@@ -75,8 +75,14 @@ class BlackBoxApp(App[None]):
     progress: reactive[Progress | None] = reactive(None)
     """The latest progress report of the current or last run."""
 
-    def __init__(self, db_path: Path | str | None = None, config: Config | None = None, *,
-                 workers: int | None = None, range_size: int = RANGE_SIZE) -> None:
+    def __init__(
+        self,
+        db_path: Path | str | None = None,
+        config: Config | None = None,
+        *,
+        workers: int | None = None,
+        range_size: int = RANGE_SIZE,
+    ) -> None:
         """Open the database (StoreError if unusable) and select ``config``.
 
         ``workers`` and ``range_size`` are passed to ``bbcore.explore``; a
@@ -107,8 +113,12 @@ class BlackBoxApp(App[None]):
 
     # -- screens -------------------------------------------------------------
 
-    def show_screen(self, kind: type[Screen], make: Callable[[], Screen],
-                    same: Callable[[Screen], bool] = lambda screen: True) -> None:
+    def show_screen(
+        self,
+        kind: type[Screen],
+        make: Callable[[], Screen],
+        same: Callable[[Screen], bool] = lambda screen: True,
+    ) -> None:
         """Go back to a screen of ``kind`` already open (``same``), else push ``make()``."""
         for index, screen in enumerate(self.screen_stack):
             if isinstance(screen, kind) and same(screen):
@@ -119,8 +129,12 @@ class BlackBoxApp(App[None]):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Hide the key of the screen already shown; groups need a configuration."""
-        screens = {"explore": ExploreScreen, "decode": DecodeScreen, "molecule": MoleculeScreen,
-                   "statistics": StatisticsScreen}
+        screens = {
+            "explore": ExploreScreen,
+            "decode": DecodeScreen,
+            "molecule": MoleculeScreen,
+            "statistics": StatisticsScreen,
+        }
         if action in screens:
             return not isinstance(self.screen, screens[action])
         if action == "groups":
@@ -144,8 +158,11 @@ class BlackBoxApp(App[None]):
         if config is None:
             self.notify("Choose a configuration first (Explore screen).", severity="warning")
             return
-        self.show_screen(GroupsScreen, lambda: GroupsScreen(config),
-                         lambda screen: getattr(screen, "config", None) == config)
+        self.show_screen(
+            GroupsScreen,
+            lambda: GroupsScreen(config),
+            lambda screen: getattr(screen, "config", None) == config,
+        )
 
     def action_decode(self) -> None:
         """The Decode screen."""
@@ -161,8 +178,11 @@ class BlackBoxApp(App[None]):
         if config is None:
             self.notify("Choose a configuration first (Explore screen).", severity="warning")
             return
-        self.show_screen(StatisticsScreen, lambda: StatisticsScreen(config),
-                         lambda screen: getattr(screen, "config", None) == config)
+        self.show_screen(
+            StatisticsScreen,
+            lambda: StatisticsScreen(config),
+            lambda screen: getattr(screen, "config", None) == config,
+        )
 
     def open_molecule(self, config: Config, number: int) -> None:
         """The Molecule screen on molecule ``number`` of ``config``."""
@@ -174,15 +194,21 @@ class BlackBoxApp(App[None]):
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         """The screens in the command palette, then Textual's own commands."""
-        yield SystemCommand("Explore", "Configurations: start, pause, resume an exploration",
-                            self.action_explore)
-        yield SystemCommand("Spectral groups", "The ambiguous spectra of the current configuration",
-                            self.action_groups)
+        yield SystemCommand(
+            "Explore", "Configurations: start, pause, resume an exploration", self.action_explore
+        )
+        yield SystemCommand(
+            "Spectral groups", "The ambiguous spectra of the current configuration", self.action_groups
+        )
         yield SystemCommand("Decode", "Find the molecules that give a spectrum", self.action_decode)
-        yield SystemCommand("Molecule", "One molecule by number: board, spectrum, enantiomers",
-                            self.action_molecule)
-        yield SystemCommand("Statistics", "Ambiguity report, ray records and distributions of the "
-                            "current configuration", self.action_statistics)
+        yield SystemCommand(
+            "Molecule", "One molecule by number: board, spectrum, enantiomers", self.action_molecule
+        )
+        yield SystemCommand(
+            "Statistics",
+            "Ambiguity report, ray records and distributions of the current configuration",
+            self.action_statistics,
+        )
         yield SystemCommand("Help", "The notation and the keys", self.action_help)
         yield from super().get_system_commands(screen)
 
@@ -211,9 +237,14 @@ class BlackBoxApp(App[None]):
         try:
             if restart:
                 self.forget(config)
-            outcome = explore(config, self.db_path, workers=self.explore_workers, stop=stop,
-                              range_size=self.range_size,
-                              progress=lambda p: self.post_message(ExplorationProgress(p)))
+            outcome = explore(
+                config,
+                self.db_path,
+                workers=self.explore_workers,
+                stop=stop,
+                range_size=self.range_size,
+                progress=lambda p: self.post_message(ExplorationProgress(p)),
+            )
         except (ExploreError, StoreError) as error:
             self.post_message(ExplorationEnded(config, "error", str(error)))
         except Exception as error:  # a bug: say so, and keep the app (and the other screens) alive
@@ -246,8 +277,12 @@ class BlackBoxApp(App[None]):
             self.exit()
             return
         if message.outcome == "error":
-            self.notify(f"{config} stopped: {message.error}. What is stored is kept; s resumes.",
-                        title="Exploration", severity="error", timeout=15)
+            self.notify(
+                f"{config} stopped: {message.error}. What is stored is kept; s resumes.",
+                title="Exploration",
+                severity="error",
+                timeout=15,
+            )
         elif message.outcome == "paused":
             self.notify(f"{config} paused: press s to resume.", title="Exploration")
         else:
@@ -257,11 +292,14 @@ class BlackBoxApp(App[None]):
         """Offer to open the spectral groups of a configuration just explored."""
         state = config_state(config)
         if state.ambiguous == 0:
-            self.notify(f"{config} is explored: every spectrum is unique, no spectral group.",
-                        title="Exploration")
+            self.notify(
+                f"{config} is explored: every spectrum is unique, no spectral group.", title="Exploration"
+            )
             return
-        question = (f"{config} is explored: {state.families:,} spectral groups up to symmetry "
-                    f"({state.ambiguous:,} with symmetry). Open them?")
+        question = (
+            f"{config} is explored: {state.families:,} spectral groups up to symmetry "
+            f"({state.ambiguous:,} with symmetry). Open them?"
+        )
         if not isinstance(self.screen, ExploreScreen):
             self.notify(question.replace("Open them?", "Press g to open them."), title="Exploration")
             return
@@ -280,8 +318,11 @@ class BlackBoxApp(App[None]):
             return
         self.quitting = True
         self.stop_event.set()
-        self.notify(f"Pausing {self.exploring} before quitting: the ranges under way are being "
-                    f"stored...", title="Quit", timeout=30)
+        self.notify(
+            f"Pausing {self.exploring} before quitting: the ranges under way are being stored...",
+            title="Quit",
+            timeout=30,
+        )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -289,13 +330,18 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="bbtui",
         description="Explore the Black Box deduction game: run exhaustive explorations, browse "
-                    "the ambiguous molecules side by side, decode spectra.",
+        "the ambiguous molecules side by side, decode spectra.",
         epilog=f"database: --db PATH, else $BBTUI_DB, else {default_path()}",
     )
-    parser.add_argument("config", nargs="?", metavar="CONFIG",
-                        help="configuration to select, AN_BW (e.g. A4_B8: 4 atoms, 8 x 8 box)")
-    parser.add_argument("--db", type=Path, default=None, metavar="PATH",
-                        help="SQLite database file (created if missing)")
+    parser.add_argument(
+        "config",
+        nargs="?",
+        metavar="CONFIG",
+        help="configuration to select, AN_BW (e.g. A4_B8: 4 atoms, 8 x 8 box)",
+    )
+    parser.add_argument(
+        "--db", type=Path, default=None, metavar="PATH", help="SQLite database file (created if missing)"
+    )
     return parser
 
 

@@ -88,8 +88,10 @@ def report(title: str, rows: list[tuple[int, list[float], list[int]]], reference
     print("  rays shown   median game   slowest game   / reference   candidates (median)")
     for shown, times, counts in rows:
         median = statistics.median(times)
-        print(f"  {shown or 'all':>10}   {median:>9.3f} s   {max(times):>10.3f} s"
-              f"   {median * 1000 / reference:>11,.2f}   {int(statistics.median(counts)):>12,}")
+        print(
+            f"  {shown or 'all':>10}   {median:>9.3f} s   {max(times):>10.3f} s"
+            f"   {median * 1000 / reference:>11,.2f}   {int(statistics.median(counts)):>12,}"
+        )
 
 
 def one_more_ray(config: Config, game: Game, rng: np.random.Generator) -> Game:
@@ -110,16 +112,18 @@ def main() -> None:
     parser.add_argument("--config", type=parse_config, default=parse_config("A4_B8"))
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--games", type=int, default=4, help="games per number of shown rays")
-    parser.add_argument("--db", type=Path, default=None,
-                        help="a database where the configuration is explored")
+    parser.add_argument(
+        "--db", type=Path, default=None, help="a database where the configuration is explored"
+    )
     parser.add_argument("--no-store", action="store_true", help="time the direct decoding only")
     args = parser.parse_args()
     config: Config = args.config
     keep_freed_memory()  # as the CLI does
 
     reference = numpy_reference()
-    print(f"{config.name}: {config.nb_mol:,} molecules; reference (numpy sort of 1M int64) "
-          f"{reference:.1f} ms")
+    print(
+        f"{config.name}: {config.nb_mol:,} molecules; reference (numpy sort of 1M int64) {reference:.1f} ms"
+    )
     rng = np.random.default_rng(2024)
     games = {shown: random_games(config, shown, args.games, rng) for shown in SHOWN}
 
@@ -132,20 +136,21 @@ def main() -> None:
     for shown, chosen in games.items():
         times, counts, shot_times, shot_counts, narrow_times, narrow_counts = [], [], [], [], [], []
         for i, game in enumerate(chosen):
-            seconds, cands = timed(lambda g=game: decode.candidates(config, g, source="compute"),
-                                   args.runs)
+            seconds, cands = timed(lambda g=game: decode.candidates(config, g, source="compute"), args.runs)
             times.append(seconds)
             counts.append(cands.count)
             found[shown, i] = cands.numbers
             if decode.shot_cost(cands, game) <= decode.NEXT_SHOT_BUDGET:
-                seconds, _ = timed(lambda g=game, c=cands: decode.next_shots(config, g, c),
-                                   max(1, args.runs // 2))
+                seconds, _ = timed(
+                    lambda g=game, c=cands: decode.next_shots(config, g, c), max(1, args.runs // 2)
+                )
                 shot_times.append(seconds)
                 shot_counts.append(cands.count)
             if game.unknown and cands.count:
                 more = one_more_ray(config, game, rng)
-                seconds, fewer = timed(lambda g=more, c=cands: decode.candidates(config, g, within=c),
-                                       args.runs)
+                seconds, fewer = timed(
+                    lambda g=more, c=cands: decode.candidates(config, g, within=c), args.runs
+                )
                 narrow_times.append(seconds)
                 narrow_counts.append(fewer.count)
         computed.append((shown, times, counts))
@@ -158,10 +163,13 @@ def main() -> None:
     report("one more ray, narrowing those candidates (within=):", narrowed, reference)
     every = decode.candidates(config, Game.empty(config.width))
     if decode.shot_cost(every, Game.empty(config.width)) <= decode.NEXT_SHOT_BUDGET:
-        seconds, _ = timed(lambda: decode.next_shots(config, Game.empty(config.width), every),
-                           max(1, args.runs // 2))
-        print(f"\nfirst shot ranked over every molecule: {seconds:.3f} s "
-              f"({seconds * 1000 / reference:,.1f} x the reference)")
+        seconds, _ = timed(
+            lambda: decode.next_shots(config, Game.empty(config.width), every), max(1, args.runs // 2)
+        )
+        print(
+            f"\nfirst shot ranked over every molecule: {seconds:.3f} s "
+            f"({seconds * 1000 / reference:,.1f} x the reference)"
+        )
 
     if args.no_store:
         return
@@ -182,8 +190,7 @@ def main() -> None:
     for shown, chosen in games.items():
         times, counts = [], []
         for i, game in enumerate(chosen):
-            seconds, cands = timed(lambda g=game: decode.candidates(config, g, source="store"),
-                                   args.runs)
+            seconds, cands = timed(lambda g=game: decode.candidates(config, g, source="store"), args.runs)
             assert (cands.numbers == found[shown, i]).all(), "store and computation disagree"
             times.append(seconds)
             counts.append(cands.count)

@@ -66,8 +66,13 @@ print(json.dumps({"status": status, "wall": wall, "peak_mb": max(me, children) /
 
 def run_explore(config: str, path: Path, workers: int) -> dict:
     """One exploration in a fresh Python process."""
-    out = subprocess.run([sys.executable, "-c", CHILD, config, str(path), str(workers)],
-                         check=True, capture_output=True, text=True, cwd=ROOT)
+    out = subprocess.run(
+        [sys.executable, "-c", CHILD, config, str(path), str(workers)],
+        check=True,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -133,13 +138,17 @@ def main() -> None:
                 plain_s.append(floor_plain(rows, tmp / "plain.sqlite"))
         e, s, p = (statistics.median(x) for x in (explore_s, same_s, plain_s))
         print(f"{name}: {len(rows):,} molecules")
-        print(f"  explore               {e:7.2f} s  {len(rows) / e:10,.0f} mol/s  "
-              f"peak {max(peaks):.0f} MB  (indexes and spectral groups: "
-              f"{statistics.median(last_phase):.2f} s)")
+        print(
+            f"  explore               {e:7.2f} s  {len(rows) / e:10,.0f} mol/s  "
+            f"peak {max(peaks):.0f} MB  (indexes and spectral groups: "
+            f"{statistics.median(last_phase):.2f} s)"
+        )
         print(f"  floor (same schema)   {s:7.2f} s  ratio explore/floor {e / s:.2f}")
         print(f"  floor (plain table)   {p:7.2f} s  ratio explore/floor {e / p:.2f}")
-        print(f"  runs: explore {[round(x, 2) for x in explore_s]}, "
-              f"same {[round(x, 2) for x in same_s]}, plain {[round(x, 2) for x in plain_s]}")
+        print(
+            f"  runs: explore {[round(x, 2) for x in explore_s]}, "
+            f"same {[round(x, 2) for x in same_s]}, plain {[round(x, 2) for x in plain_s]}"
+        )
 
 
 if __name__ == "__main__":

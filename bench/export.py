@@ -117,13 +117,30 @@ print(json.dumps({"rows": count, "chars": size, "wall": wall, "traced_mb": peak 
 """
 
 
-def measure(db_path: Path, config: str, table: str, fmt: str, mode: str, target: str,
-            traced: bool, cache_kib: int = 0) -> dict:
+def measure(
+    db_path: Path, config: str, table: str, fmt: str, mode: str, target: str, traced: bool, cache_kib: int = 0
+) -> dict:
     """One export in a fresh process (tracemalloc on when ``traced``: it makes Python ~10 times slower)."""
-    out = subprocess.run([sys.executable, "-c", CHILD, str(db_path), config, table, fmt, mode, target,
-                          "1" if traced else "0", str(cache_kib)],
-                         check=True, capture_output=True, text=True, cwd=ROOT,
-                         env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            CHILD,
+            str(db_path),
+            config,
+            table,
+            fmt,
+            mode,
+            target,
+            "1" if traced else "0",
+            str(cache_kib),
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+    )
     return json.loads(out.stdout)
 
 
@@ -138,23 +155,33 @@ def ensure_explored(db_path: Path, name: str) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--db", type=Path, required=True,
-                        help="database holding (or to hold) the configurations")
+    parser.add_argument(
+        "--db", type=Path, required=True, help="database holding (or to hold) the configurations"
+    )
     parser.add_argument("--configs", default="A4_B6,A4_B7,A4_B8")
     parser.add_argument("--formats", default="csv,json")
     parser.add_argument("--table", default="molecules", choices=("molecules", "spectrums"))
     parser.add_argument("--to-file", action="store_true", help="write real files instead of /dev/null")
     parser.add_argument("--no-naive", action="store_true", help="skip the fetchall reference")
-    parser.add_argument("--cache-kib", type=int, default=0,
-                        help="SQLite page cache for the export (default: bbcore's, 64 MiB)")
-    parser.add_argument("--tracemalloc", action="store_true",
-                        help="also run each export under tracemalloc (slow) for the Python peak")
+    parser.add_argument(
+        "--cache-kib",
+        type=int,
+        default=0,
+        help="SQLite page cache for the export (default: bbcore's, 64 MiB)",
+    )
+    parser.add_argument(
+        "--tracemalloc",
+        action="store_true",
+        help="also run each export under tracemalloc (slow) for the Python peak",
+    )
     args = parser.parse_args()
     configs = args.configs.split(",")
     for name in configs:
         ensure_explored(args.db, name)
-    print(f"{'config':7} {'fmt':4} {'mode':8} {'rows':>9} {'MB out':>8} {'s':>6} {'rows/s':>9} "
-          f"{'traced MB':>9} {'RSS +MB':>8}")
+    print(
+        f"{'config':7} {'fmt':4} {'mode':8} {'rows':>9} {'MB out':>8} {'s':>6} {'rows/s':>9} "
+        f"{'traced MB':>9} {'RSS +MB':>8}"
+    )
     with tempfile.TemporaryDirectory() as folder:
         for name in configs:
             for fmt in args.formats.split(","):
@@ -163,13 +190,17 @@ def main() -> None:
                     target = str(Path(folder) / f"{name}.{fmt}") if mode == "file" else "/dev/null"
                     r = measure(args.db, name, args.table, fmt, mode, target, False, args.cache_kib)
                     if args.tracemalloc:
-                        r["traced_mb"] = measure(args.db, name, args.table, fmt, mode, target, True,
-                                                 args.cache_kib)["traced_mb"]
+                        r["traced_mb"] = measure(
+                            args.db, name, args.table, fmt, mode, target, True, args.cache_kib
+                        )["traced_mb"]
                     traced = f"{r['traced_mb']:.2f}" if args.tracemalloc else "-"
                     growth = "n/a" if r["rss_growth_mb"] is None else f"{r['rss_growth_mb']:.1f}"
-                    print(f"{name:7} {fmt:4} {mode:8} {r['rows']:>9,} {r['chars'] / 1e6:>8.1f} "
-                          f"{r['wall']:>6.1f} {r['rows'] / r['wall']:>9,.0f} {traced:>9} "
-                          f"{growth:>8}", flush=True)
+                    print(
+                        f"{name:7} {fmt:4} {mode:8} {r['rows']:>9,} {r['chars'] / 1e6:>8.1f} "
+                        f"{r['wall']:>6.1f} {r['rows'] / r['wall']:>9,.0f} {traced:>9} "
+                        f"{growth:>8}",
+                        flush=True,
+                    )
                     if mode == "file":
                         Path(target).unlink()
 

@@ -55,9 +55,11 @@ def percentile(values: list[float], fraction: float) -> float:
 
 def summary(name: str, values: list[float]) -> str:
     """Median, p95 and max in milliseconds."""
-    return (f"{name}: median {1000 * statistics.median(values):6.1f} ms, "
-            f"p95 {1000 * percentile(values, 0.95):6.1f} ms, max {1000 * max(values):6.1f} ms "
-            f"({len(values)} samples)")
+    return (
+        f"{name}: median {1000 * statistics.median(values):6.1f} ms, "
+        f"p95 {1000 * percentile(values, 0.95):6.1f} ms, max {1000 * max(values):6.1f} ms "
+        f"({len(values)} samples)"
+    )
 
 
 async def timer_lag(app: BlackBoxApp, interval: float) -> float:
@@ -118,8 +120,9 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--samples", type=int, default=60, help="samples of each delay per run")
     parser.add_argument("--interval", type=float, default=0.05, help="timer delay, seconds")
-    parser.add_argument("--db", type=Path, default=None,
-                        help="database (default: a temporary one, A4_B8 from scratch)")
+    parser.add_argument(
+        "--db", type=Path, default=None, help="database (default: a temporary one, A4_B8 from scratch)"
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
         db_path = args.db or Path(folder) / "bench.sqlite"

@@ -49,9 +49,7 @@ def canonical_and_transform(config: Config, atoms: tuple[int, ...]) -> tuple[int
     """The canonical number of a molecule and the first transform making it from there."""
     canonical = min(number_of(config, transform_atoms(config, atoms, t)) for t in TRANSFORM_NAMES)
     canonical_atoms = atoms_of(config, canonical)
-    transform = next(
-        t for t in TRANSFORM_NAMES if transform_atoms(config, canonical_atoms, t) == atoms
-    )
+    transform = next(t for t in TRANSFORM_NAMES if transform_atoms(config, canonical_atoms, t) == atoms)
     return canonical, transform
 
 
@@ -61,8 +59,12 @@ def record_of(config: Config, number: int, canonical: int, transform: str) -> Re
     traced = reference_rays(config, atoms)
     stats = rays.statistics_of_rays(traced)
     return (
-        config.name, number, canonical, molecule_string(config, atoms),
-        rays.spectrum_of_rays(traced), transform,
+        config.name,
+        number,
+        canonical,
+        molecule_string(config, atoms),
+        rays.spectrum_of_rays(traced),
+        transform,
         *(stats[name] for name in rays.STAT_FIELDS),
     )
 
@@ -120,9 +122,23 @@ def explore() -> Callable[[Config, int, int], list[Record]]:
 
 
 WORKED_EXAMPLE_STATS = (
-    6, 3, 0, 7, 0,  # absorbed: number, max_length, max_turns, tot_length, tot_turns
-    4, 3, 1, 3, 0, 3, 0,  # reflected: number, edge, deep, max_length, max_turns, tot_*
-    3, 4, 1, 11, 1,  # out pairs: number, max_length, max_turns, tot_length, tot_turns
+    6,
+    3,
+    0,
+    7,
+    0,  # absorbed: number, max_length, max_turns, tot_length, tot_turns
+    4,
+    3,
+    1,
+    3,
+    0,
+    3,
+    0,  # reflected: number, edge, deep, max_length, max_turns, tot_*
+    3,
+    4,
+    1,
+    11,
+    1,  # out pairs: number, max_length, max_turns, tot_length, tot_turns
 )
 
 
@@ -130,10 +146,8 @@ WORKED_EXAMPLE_STATS = (
 def worked_example() -> dict[int, Record]:
     """The spec's worked example, A2_B4 numbers 2 and 119, every field as printed there."""
     return {
-        2: ("A2_B4", 2, 2, "O-O-------------", "@&ab@&@cbac@&@&@", "id",
-            *WORKED_EXAMPLE_STATS),
-        119: ("A2_B4", 119, 2, "-------------O-O", "abc@&@&@@&ba@&@c", "rot180",
-              *WORKED_EXAMPLE_STATS),
+        2: ("A2_B4", 2, 2, "O-O-------------", "@&ab@&@cbac@&@&@", "id", *WORKED_EXAMPLE_STATS),
+        119: ("A2_B4", 119, 2, "-------------O-O", "abc@&@&@@&ba@&@c", "rot180", *WORKED_EXAMPLE_STATS),
     }
 
 

@@ -20,9 +20,14 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def bbcore(*args: str, stdin: str | None = None, env: dict | None = None):
     """Run the real command in a subprocess (stderr as the user sees it)."""
-    return subprocess.run([sys.executable, "-m", "bbcore", *args], capture_output=True, text=True,
-                          input=stdin, env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})},
-                          cwd=ROOT)
+    return subprocess.run(
+        [sys.executable, "-m", "bbcore", *args],
+        capture_output=True,
+        text=True,
+        input=stdin,
+        env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})},
+        cwd=ROOT,
+    )
 
 
 def one_line_error(result, *words: str) -> None:
@@ -51,8 +56,7 @@ def test_show_from_store_by_spectrum_and_range(capsys, explored):
     assert out.count("A3_B4 #") == 2 and "(computed" not in out
     assert main(["--db", str(explored), "show", "A3_B4", "--from", "1", "--to", "3"]) == 0
     out = capsys.readouterr().out
-    assert [line.split()[1] for line in out.splitlines() if line.startswith("A3_B4 #")] == [
-        "#1", "#2", "#3"]
+    assert [line.split()[1] for line in out.splitlines() if line.startswith("A3_B4 #")] == ["#1", "#2", "#3"]
 
 
 def test_show_draws_a_ray(capsys, tmp_path):
@@ -70,8 +74,7 @@ def test_groups_and_status(capsys, explored):
     out = capsys.readouterr().out.splitlines()
     assert out[0] == "A4_B4: 8 spectral groups of size 3"
     assert main(["--db", str(explored), "groups", "A3_B4"]) == 0
-    assert capsys.readouterr().out.splitlines()[0] == (
-        "A3_B4: 1 family of spectral groups (transform id)")
+    assert capsys.readouterr().out.splitlines()[0] == ("A3_B4: 1 family of spectral groups (transform id)")
     assert all(line.split()[0] == "3" for line in out[3:])
     assert main(["--db", str(explored), "status"]) == 0
     out = capsys.readouterr().out
@@ -99,22 +102,23 @@ def test_reset_needs_confirmation_off_a_terminal(tmp_path):
         assert connection.execute("SELECT COUNT(*) FROM Configurations").fetchone() == (0,)
 
 
-@pytest.mark.parametrize("config, words", [
-    ("A4B8", ["invalid configuration", "AN_BW"]),
-    ("A4_B14", ["width must be between 2 and 13"]),
-    ("A0_B8", ["number of atoms must be between 1 and 63"]),
-    ("A16_B4", ["number of atoms must be between 1 and 15"]),
-])
+@pytest.mark.parametrize(
+    "config, words",
+    [
+        ("A4B8", ["invalid configuration", "AN_BW"]),
+        ("A4_B14", ["width must be between 2 and 13"]),
+        ("A0_B8", ["number of atoms must be between 1 and 63"]),
+        ("A16_B4", ["number of atoms must be between 1 and 15"]),
+    ],
+)
 def test_a_bad_configuration_is_one_line(tmp_path, config, words):
     one_line_error(bbcore("--db", str(tmp_path / "db.sqlite"), "explore", config), *words)
     assert not (tmp_path / "db.sqlite").exists()
 
 
 def test_an_unexplored_configuration_is_one_line(explored):
-    one_line_error(bbcore("--db", str(explored), "groups", "A2_B5"), "not explored",
-                   "bbcore explore A2_B5")
-    one_line_error(bbcore("--db", str(explored), "show", "A2_B5", "--spectrum", "@" * 20),
-                   "not explored")
+    one_line_error(bbcore("--db", str(explored), "groups", "A2_B5"), "not explored", "bbcore explore A2_B5")
+    one_line_error(bbcore("--db", str(explored), "show", "A2_B5", "--spectrum", "@" * 20), "not explored")
 
 
 def test_a_file_that_is_not_a_database_is_never_changed(tmp_path):
@@ -137,8 +141,9 @@ def test_a_corrupt_database_is_one_line(tmp_path):
 
 
 def test_a_missing_folder_or_database_is_one_line(tmp_path):
-    one_line_error(bbcore("--db", str(tmp_path / "no" / "such" / "db.sqlite"), "explore", "A3_B4"),
-                   "does not exist")
+    one_line_error(
+        bbcore("--db", str(tmp_path / "no" / "such" / "db.sqlite"), "explore", "A3_B4"), "does not exist"
+    )
     one_line_error(bbcore("--db", str(tmp_path / "absent.sqlite"), "status"), "no database at")
     assert not (tmp_path / "absent.sqlite").exists()
 

@@ -33,7 +33,10 @@ def test_report_prints_the_spec_table(capsys, explored):
     table = out.split("\n\n")[1].splitlines()
     assert table[0].split() == ["up", "to", "symmetry", "spectra", "molecules"]
     assert [line.split() for line in table[1:]] == [
-        ["size", "2", "9", "58", "116"], ["size", "3", "2", "8", "24"], ["total", "11", "66", "140"]]
+        ["size", "2", "9", "58", "116"],
+        ["size", "3", "2", "8", "24"],
+        ["total", "11", "66", "140"],
+    ]
     assert "Ambiguous molecules: 140 of 1,820 (7.69%); 1,680 have a spectrum of their own." in out
     assert "points at risk" in out
 
@@ -41,8 +44,14 @@ def test_report_prints_the_spec_table(capsys, explored):
 def test_report_draws_the_records(capsys, explored):
     """Six record boards with their captions, and the plain statement about 6 turns and 23 cells."""
     _, out, _ = run(capsys, "--db", str(explored), "report", "A4_B4")
-    for caption in ("longest absorbed", "most turns, absorbed", "longest reflected",
-                    "most turns, reflected", "longest out", "most turns, out"):
+    for caption in (
+        "longest absorbed",
+        "most turns, absorbed",
+        "longest reflected",
+        "most turns, reflected",
+        "longest out",
+        "most turns, out",
+    ):
         assert caption in out
     assert "5 cells, 3 turns, 6 to 11" in out  # the longest out ray of A4_B4
     assert "molecule 36 (4 reach it)" in out
@@ -105,8 +114,19 @@ def test_export_csv_to_stdout(capsys, explored):
 def test_export_json_to_file(capsys, explored, tmp_path):
     """The spectrums as JSON in a file; the row count on stderr."""
     target = tmp_path / "spectrums.json"
-    status, out, err = run(capsys, "--db", str(explored), "export", "A4_B4", "--table", "spectrums",
-                           "--format", "json", "--output", str(target))
+    status, out, err = run(
+        capsys,
+        "--db",
+        str(explored),
+        "export",
+        "A4_B4",
+        "--table",
+        "spectrums",
+        "--format",
+        "json",
+        "--output",
+        str(target),
+    )
     assert status == 0 and out == ""
     assert err == f"66 rows of A4_B4 spectrums written to {target}\n"
     rows = json.loads(target.read_text())

@@ -54,8 +54,7 @@ def assert_one_line_error(text: str, *fragments: str) -> str:
     return message
 
 
-@pytest.mark.parametrize("text, width", [("A1_B1", "1"), ("A4_B14", "14"), ("A1_B0", "0"),
-                                         ("a4_b99", "99")])
+@pytest.mark.parametrize("text, width", [("A1_B1", "1"), ("A4_B14", "14"), ("A1_B0", "0"), ("a4_b99", "99")])
 def test_width_out_of_range(text, width):
     """A width outside 2..13 names the width, the accepted range and the value."""
     message = assert_one_line_error(text, "width", "2", "13", width)
@@ -74,8 +73,22 @@ def test_atoms_out_of_range(text, limit, got):
 
 @pytest.mark.parametrize(
     "text",
-    ["", "A4B8", "4_8", "A4_B", "A_B8", "B8_A4", "A-1_B8", "A4.5_B8", "A4_B8_C1", "A4_B8x",
-     "X4_B8", "A 4_B8", "A4-B8", "four_eight"],
+    [
+        "",
+        "A4B8",
+        "4_8",
+        "A4_B",
+        "A_B8",
+        "B8_A4",
+        "A-1_B8",
+        "A4.5_B8",
+        "A4_B8_C1",
+        "A4_B8x",
+        "X4_B8",
+        "A 4_B8",
+        "A4-B8",
+        "four_eight",
+    ],
 )
 def test_malformed(text):
     """Malformed text is rejected with the accepted form and the text itself."""

@@ -28,8 +28,24 @@ A3_B5 = parse_config("A3_B5")
 A4_B8 = parse_config("A4_B8")
 
 WORKED = "@&ab@&@cbac@&@&@"  # the spec's A2_B4 molecule number 2
-WORKED_RESULTS = (ABSORBED, REFLECTED, 10, 9, ABSORBED, REFLECTED, ABSORBED, 11,
-                  4, 3, 8, ABSORBED, REFLECTED, ABSORBED, REFLECTED, ABSORBED)
+WORKED_RESULTS = (
+    ABSORBED,
+    REFLECTED,
+    10,
+    9,
+    ABSORBED,
+    REFLECTED,
+    ABSORBED,
+    11,
+    4,
+    3,
+    8,
+    ABSORBED,
+    REFLECTED,
+    ABSORBED,
+    REFLECTED,
+    ABSORBED,
+)
 
 # The example of Emacs' blackbox.el (its commentary), pasted with its tabs.
 EMACS = (
@@ -80,11 +96,12 @@ SIEVE = np.array([0, 8, 16, 24])  # one position per side, 0-based
 @pytest.fixture(scope="module")
 def a4_b8_sieve() -> np.ndarray:
     """The engine's results at 4 positions for every A4_B8 molecule, in number order."""
-    return np.concatenate([
-        engine.trace_batch(A4_B8, atoms_of_range(A4_B8, start, min(start + 100_000, 635_377)),
-                           SIEVE)[0]
-        for start in range(1, 635_377, 100_000)
-    ])
+    return np.concatenate(
+        [
+            engine.trace_batch(A4_B8, atoms_of_range(A4_B8, start, min(start + 100_000, 635_377)), SIEVE)[0]
+            for start in range(1, 635_377, 100_000)
+        ]
+    )
 
 
 def spectral_group(sieve: np.ndarray, number: int) -> list[int]:
@@ -101,6 +118,7 @@ def spectral_group(sieve: np.ndarray, number: int) -> list[int]:
 
 # -- notations ---------------------------------------------------------------
 
+
 def test_spectrum_string_reads_every_kind_of_result():
     game = parse_game(WORKED, A2_B4)
     assert game.results == WORKED_RESULTS
@@ -113,17 +131,30 @@ def test_every_notation_gives_the_same_constraints():
     tokens = " ".join(traditional[ch] for ch in WORKED)
     spec_diagram = render_board(4, "O-O-------------", WORKED)
     traditional_diagram = render_board(4, "-" * 16, [traditional[ch] for ch in WORKED])
-    games = [parse_game(text, A2_B4)
-             for text in (WORKED, WORKED.replace("@", "H").replace("&", "R"), tokens,
-                          spec_diagram, traditional_diagram, "  \n" + tokens + "\n\n")]
+    games = [
+        parse_game(text, A2_B4)
+        for text in (
+            WORKED,
+            WORKED.replace("@", "H").replace("&", "R"),
+            tokens,
+            spec_diagram,
+            traditional_diagram,
+            "  \n" + tokens + "\n\n",
+        )
+    ]
     assert all(game.results == WORKED_RESULTS for game in games)
     assert parse_game(tokens, A2_B4).labels[2] == "10"
     assert games[3].guess == (0, 2) and games[4].guess is None
 
 
 def test_not_shot_marks_and_blanks_are_the_same():
-    texts = ["@.a.......a.....", "@?a???????a?????", "@-a-------a-----",
-             "@ . a . . . . . . . a . . . . .", "H - 7 - - - - - - - 7 - - - - -"]
+    texts = [
+        "@.a.......a.....",
+        "@?a???????a?????",
+        "@-a-------a-----",
+        "@ . a . . . . . . . a . . . . .",
+        "H - 7 - - - - - - - 7 - - - - -",
+    ]
     games = [parse_game(t, A2_B4) for t in texts]
     assert all(g.results == games[0].results for g in games)
     assert games[0].shown == (1, 3, 11) and games[0].result(3) == 11
@@ -164,8 +195,7 @@ def test_a_spectrum_of_the_engine_parses_back_to_its_rays():
     game = parse_game(rays.spectrum(A4_B8, atoms), A4_B8)
     for p in range(1, 33):
         ray = rays.trace(8, atoms, p)
-        assert game.result(p) == {"absorbed": ABSORBED, "reflected": REFLECTED}.get(
-            ray.result, ray.exit)
+        assert game.result(p) == {"absorbed": ABSORBED, "reflected": REFLECTED}.get(ray.result, ray.exit)
 
 
 def test_blank_text_is_a_game_with_no_ray_shot():
@@ -192,8 +222,7 @@ def test_a_draft_keeps_a_lone_exit_label_waiting():
     game, waiting = decode.draft_game(A2_B4, labels)
     assert game.result(3) == 10 and game.result(10) == 3 and waiting == (5,)
     assert game.labels[2] == game.labels[9] == "12"
-    assert game == parse_game(decode.labels_text([lab if lab != "a" else "" for lab in labels]),
-                              A2_B4)
+    assert game == parse_game(decode.labels_text([lab if lab != "a" else "" for lab in labels]), A2_B4)
 
 
 def test_a_draft_refuses_what_parse_game_refuses_but_a_lone_label():
@@ -224,16 +253,21 @@ def test_a_game_extends_the_games_with_fewer_of_its_rays():
 # -- every malformed-input message ---------------------------------------------
 
 BAD_GAMES = [
-    ("@&ab@&@cbac@&@&", "wrong number of positions: A2_B4 has 16 positions (one character "
-                        "each), the game has 15 characters"),
-    ("@ & a b", "wrong number of positions: A2_B4 has 16 positions (one token each), "
-                "the game has 4 tokens"),
+    (
+        "@&ab@&@cbac@&@&",
+        "wrong number of positions: A2_B4 has 16 positions (one character each), the game has 15 characters",
+    ),
+    ("@ & a b", "wrong number of positions: A2_B4 has 16 positions (one token each), the game has 4 tokens"),
     ("@&ab@&@cbac@&@!@", "unknown character '!' at position 15"),
     ("H R 1 2 H R H 3 2 1 3 H R H R 4#", "unknown token '4#' at position 16"),
-    ("@&ab@&@cbac@&@&d", "label 'd' appears only once (position 16): an exit label goes at "
-                         "both ends of its ray"),
-    ("@&ab@&@cbac@&@aa", "label 'a' appears 4 times (positions 3, 10, 15, 16): an exit label "
-                         "goes at exactly two positions"),
+    (
+        "@&ab@&@cbac@&@&d",
+        "label 'd' appears only once (position 16): an exit label goes at both ends of its ray",
+    ),
+    (
+        "@&ab@&@cbac@&@aa",
+        "label 'a' appears 4 times (positions 3, 10, 15, 16): an exit label goes at exactly two positions",
+    ),
     ("1 1 12 12 12 . . . . . . . . . . .", "label '12' appears 3 times (positions 3, 4, 5)"),
 ]
 
@@ -245,8 +279,7 @@ def test_malformed_strings_and_tokens_are_named(text, message):
     assert str(error.value).startswith(message)
 
 
-GOOD_DIAGRAM = ["  @ & @ &", "@ O - O - @", "& - - - - c", "a - - - - a", "b - - - - b",
-                "  @ & @ c"]
+GOOD_DIAGRAM = ["  @ & @ &", "@ O - O - @", "& - - - - c", "a - - - - a", "b - - - - b", "  @ & @ c"]
 
 
 def diagram(*replacements: tuple[int, str]) -> str:
@@ -257,20 +290,28 @@ def diagram(*replacements: tuple[int, str]) -> str:
 
 
 BAD_DIAGRAMS = [
-    (diagram((2, "&  - - - - c")), "the rows of the diagram do not line up: the cells of "
-                                   "line 3 are not under those of line 2"),
+    (
+        diagram((2, "&  - - - - c")),
+        "the rows of the diagram do not line up: the cells of line 3 are not under those of line 2",
+    ),
     (diagram((2, "& - - - c")), "the rows of the diagram do not line up"),
     (diagram((1, "@ O - O @")), "the box has 4 rows but line 2 has 3 cells: a box is square"),
     (diagram((2, "& - x - - c")), "line 3: unknown cell 'x' in the box"),
     (diagram((2, "& - 3 - - c")), "line 3: unknown cell '3' in the box"),
-    ("\n".join("  " + line for line in diagram((2, "a - - - - c")).splitlines()).replace(
-        "  a - -", "& a - -"), "line 3: 2 labels left of the box ('&', 'a')"),
+    (
+        "\n".join("  " + line for line in diagram((2, "a - - - - c")).splitlines()).replace(
+            "  a - -", "& a - -"
+        ),
+        "line 3: 2 labels left of the box ('&', 'a')",
+    ),
     (diagram((0, "   @ & @ &")), "line 1: label '@' is not above a column of the box"),
     (diagram((5, "  @&@ c")), "line 6: label '@&@' spans 2 columns of the box"),
     ("title\n" + diagram(), "line 1: unexpected text above the box"),
     (diagram() + "\n  @ & @ c", "line 7: unexpected text below the box"),
-    (diagram() + "\nThere are 3 balls in the box",
-     "line 7: the diagram says there are 3 balls in the box, A2_B4 has 2 atoms"),
+    (
+        diagram() + "\nThere are 3 balls in the box",
+        "line 7: the diagram says there are 3 balls in the box, A2_B4 has 2 atoms",
+    ),
     (diagram((3, "")), "line 4 interrupts the box"),
     ("@ & @ &\nThere are 2 balls in the box", "no box found in the diagram"),
     (diagram((5, "  @ & ! c")), "unknown label '!' at position 7"),
@@ -286,8 +327,7 @@ def test_malformed_diagrams_are_named(text, message):
 
 
 def test_the_good_diagram_of_those_tests_parses():
-    assert parse_game(diagram() + "\n\nThere are 2 balls in the box", A2_B4).results == \
-        WORKED_RESULTS
+    assert parse_game(diagram() + "\n\nThere are 2 balls in the box", A2_B4).results == WORKED_RESULTS
 
 
 def test_a_diagram_of_another_size_is_refused():
@@ -296,8 +336,11 @@ def test_a_diagram_of_another_size_is_refused():
 
 
 def test_a_ray_cannot_exit_where_it_entered():
-    with pytest.raises(DecodeError, match="^position 5 cannot exit at itself: a ray that comes "
-                                          r"back where it entered is reflected \(R or &\)$"):
+    with pytest.raises(
+        DecodeError,
+        match="^position 5 cannot exit at itself: a ray that comes "
+        r"back where it entered is reflected \(R or &\)$",
+    ):
         Game.empty(4).with_result(5, 5)
     with pytest.raises(DecodeError, match=r"^position must be in 1\.\.16, got 17$"):
         Game.empty(4).with_result(17, ABSORBED)
@@ -329,19 +372,22 @@ def test_an_unknown_ranking_is_refused():
 def test_too_many_molecules_to_enumerate_is_refused():
     config = parse_config("A6_B13")
     game = Game.empty(13).with_result(1, ABSORBED)
-    with pytest.raises(DecodeError, match=r"^A6_B13: [\d,]+ molecules to try, too many to decode "
-                                          "without exploring the configuration"):
+    with pytest.raises(
+        DecodeError,
+        match=r"^A6_B13: [\d,]+ molecules to try, too many to decode "
+        "without exploring the configuration",
+    ):
         decode.candidates(config, game, source="compute")
 
 
 # -- candidates ----------------------------------------------------------------
 
+
 @pytest.mark.parametrize("m, n, size", [(7, 3, 4), (6, 1, 2), (5, 5, 1), (9, 4, 1000), (8, 2, 3)])
 def test_combination_batches_are_itertools_combinations(m, n, size):
     batches = list(decode._combination_batches(m, n, size))
     assert all(1 <= len(b) <= size for b in batches)
-    assert [tuple(row) for b in batches for row in b.tolist()] == list(
-        itertools.combinations(range(m), n))
+    assert [tuple(row) for b in batches for row in b.tolist()] == list(itertools.combinations(range(m), n))
 
 
 def test_molecule_batches_are_every_molecule_in_number_order():
@@ -367,21 +413,20 @@ def test_no_ray_shown_is_every_molecule_unlisted():
 def test_computed_candidates_are_the_brute_force_ones_on_small_boxes(config):
     """Whole small configurations, random games, against the reference rays."""
     all_atoms = [atoms_of(config, k) for k in range(1, config.nb_mol + 1)]
-    spectra = np.array([list(rays.spectrum(config, a).encode()) for a in all_atoms],
-                       dtype=np.uint8)
+    spectra = np.array([list(rays.spectrum(config, a).encode()) for a in all_atoms], dtype=np.uint8)
     rng = np.random.default_rng(4)
     for _ in range(25):
         number = int(rng.integers(1, config.nb_mol + 1))
         full = parse_game(spectra[number - 1].tobytes().decode(), config)
-        shown = rng.choice(config.positions, int(rng.integers(1, config.positions + 1)),
-                           replace=False) + 1
+        shown = rng.choice(config.positions, int(rng.integers(1, config.positions + 1)), replace=False) + 1
         game = partial(full, shown.tolist())
         cands = decode.candidates(config, game, source="compute")
         expected = agreeing_by_brute_force(spectra, game) + 1
         assert cands.numbers.tolist() == expected.tolist()
         assert cands.contains(all_atoms[number - 1])
-        assert [molecule_string(config, all_atoms[k - 1]) for k in expected[:3]] == \
-            [m for _, m in cands.molecules(3)]
+        assert [molecule_string(config, all_atoms[k - 1]) for k in expected[:3]] == [
+            m for _, m in cands.molecules(3)
+        ]
 
 
 def test_all_rays_of_random_a4_b8_molecules_give_their_spectral_group(a4_b8_sieve):
@@ -447,8 +492,9 @@ def test_progress_and_stop():
     game = Game.empty(8).with_result(1, ABSORBED)
     calls = []
     exits = Game.empty(8).with_result(1, 24)
-    decode.candidates(A4_B8, exits, source="compute",
-                      progress=lambda done, total: calls.append((done, total)))
+    decode.candidates(
+        A4_B8, exits, source="compute", progress=lambda done, total: calls.append((done, total))
+    )
     total = math.comb(64 - 6, 4)  # (1,1), (1,2), (2,1), (1,7), (1,8), (2,8) ruled out
     assert len(decode.excluded_cells(A4_B8, exits)) == 6
     assert calls[0] == (0, total) and calls[-1] == (total, total) and len(calls) > 2
@@ -459,6 +505,7 @@ def test_progress_and_stop():
 
 
 # -- stored and computed agree -------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def explored_a3_b5(tmp_path_factory):
@@ -473,11 +520,20 @@ def explored_a3_b5(tmp_path_factory):
     open_database(path)
     atoms = atoms_of_range(A3_B5, 1, A3_B5.nb_mol + 1)
     spectra = [row.tobytes().decode() for row in spectra_of(A3_B5, atoms)]
-    rows = [{field: 0 for field in rays.STAT_FIELDS} | {
-        "config": "A3_B5", "number": number, "canonical_number": number,
-        "molecule": molecule_string(A3_B5, cells), "spectrum": spectrum,
-        "transform": "id", "dh1": "", "dh2": ""}
-        for number, cells, spectrum in zip(range(1, A3_B5.nb_mol + 1), atoms.tolist(), spectra)]
+    rows = [
+        {field: 0 for field in rays.STAT_FIELDS}
+        | {
+            "config": "A3_B5",
+            "number": number,
+            "canonical_number": number,
+            "molecule": molecule_string(A3_B5, cells),
+            "spectrum": spectrum,
+            "transform": "id",
+            "dh1": "",
+            "dh2": "",
+        }
+        for number, cells, spectrum in zip(range(1, A3_B5.nb_mol + 1), atoms.tolist(), spectra)
+    ]
     with db.atomic():
         ensure_config(A3_B5)
         Molecule.insert_many(rows).execute()
@@ -515,6 +571,7 @@ def test_stored_and_computed_candidates_are_the_same(explored_a3_b5):
 # from position 1 (line 1, going east) is absorbed by an atom at (1,1) or, one
 # cell in, at (1,2); reflected at the edge by an atom at (2,1); and an atom at
 # (2,2) turns it north, out at position 8.  By symmetry every position is alike.
+
 
 def test_no_ray_shown_on_a1_b2_by_hand():
     cands = decode.candidates(A1_B2, Game.empty(2))
@@ -585,8 +642,8 @@ def test_a_full_ambiguous_spectrum_leaves_atoms_in_doubt():
     assert decode.doubtful_cells(cands) == sorted(first ^ second)
     doubt = ", ".join(f"({c // 4 + 1}, {c % 4 + 1})" for c in sorted(first ^ second))
     assert decode.ambiguity(cands, shots, None) == (
-        f"No ray left can tell these 2 molecules apart: the game is ambiguous. "
-        f"Atoms in doubt: {doubt}.")
+        f"No ray left can tell these 2 molecules apart: the game is ambiguous. Atoms in doubt: {doubt}."
+    )
 
     # With a ray left to shoot that cannot split them, the game is as ambiguous.
     for position in range(1, 17):
@@ -607,16 +664,18 @@ def test_ranked_shots_say_why_there_are_none():
     shots, skipped = decode.ranked_shots(A1_B2, Game.empty(2), every)
     assert skipped is None and len(shots) == 8
     a5_b10 = parse_config("A5_B10")
-    shots, skipped = decode.ranked_shots(a5_b10, Game.empty(10),
-                                         decode.candidates(a5_b10, Game.empty(10)))
-    assert shots == [] and skipped == ("next shots not ranked: 75,287,520 candidates x 40 "
-                                       "positions is too many rays to trace; shoot a ray or "
-                                       "two first")
+    shots, skipped = decode.ranked_shots(a5_b10, Game.empty(10), decode.candidates(a5_b10, Game.empty(10)))
+    assert shots == [] and skipped == (
+        "next shots not ranked: 75,287,520 candidates x 40 "
+        "positions is too many rays to trace; shoot a ray or "
+        "two first"
+    )
     solved = parse_game(WORKED, A2_B4)
     assert decode.ranked_shots(A2_B4, solved, decode.candidates(A2_B4, solved)) == ([], None)
 
 
 # -- checking a guess ------------------------------------------------------------
+
 
 def test_the_emacs_guess_is_the_only_candidate():
     game = parse_game(EMACS, A4_B8)
@@ -624,8 +683,7 @@ def test_the_emacs_guess_is_the_only_candidate():
     assert cands.numbers.tolist() == [number_of(A4_B8, EMACS_ATOMS)]
     verdict = decode.check_guess(A4_B8, game, game.guess, cands)
     assert verdict.consistent and verdict.others == 0
-    assert verdict.message == ("the guess agrees with every shown ray and is the only "
-                               "molecule that does")
+    assert verdict.message == ("the guess agrees with every shown ray and is the only molecule that does")
 
 
 def test_a_wrong_guess_names_a_contradicted_ray():
@@ -637,8 +695,9 @@ def test_a_wrong_guess_names_a_contradicted_ray():
     # Positions 1 to 5 agree; from the bottom of column 2, the ray runs into (1,2)
     # instead of being turned back between (1,1) and (1,3).
     assert position == 6
-    assert verdict.message == ("the guess contradicts position 6: the game shows reflected (R), "
-                               "the guess gives absorbed (H)")
+    assert verdict.message == (
+        "the guess contradicts position 6: the game shows reflected (R), the guess gives absorbed (H)"
+    )
 
 
 def test_a_consistent_guess_that_is_not_proved():
@@ -647,5 +706,4 @@ def test_a_consistent_guess_that_is_not_proved():
     verdict = decode.check_guess(A2_B4, game, atoms_of(A2_B4, 2), cands)
     assert verdict.consistent and verdict.contradiction is None
     assert verdict.others == cands.count - 1 > 0
-    assert verdict.message.endswith(f"but so do {cands.count - 1:,} other molecules: "
-                                    f"it is not proved yet")
+    assert verdict.message.endswith(f"but so do {cands.count - 1:,} other molecules: it is not proved yet")

@@ -15,7 +15,10 @@ from bbcore.geometry import TRANSFORM_NAMES, transform_atoms
 from bbcore.numbering import atoms_of, number_of
 
 WHOLE_CONFIGS = [
-    "A2_B4", "A3_B4", "A4_B4", "A3_B5",
+    "A2_B4",
+    "A3_B4",
+    "A4_B4",
+    "A3_B5",
     pytest.param("A4_B5", marks=pytest.mark.slow),
 ]
 
@@ -56,9 +59,7 @@ def test_range_rows_are_the_groups_of_its_canonical_molecules(whole_reference, e
     config = Config(3, 4)
     rows = explore(config, 40, 90)
     assert rows == sorted(rows, key=lambda row: (row[2], row[1]))
-    expected = sorted(
-        (record[2], record[1]) for record in whole_reference(config) if 40 <= record[2] < 90
-    )
+    expected = sorted((record[2], record[1]) for record in whole_reference(config) if 40 <= record[2] < 90)
     assert [(row[2], row[1]) for row in rows] == expected
 
 
@@ -72,8 +73,7 @@ def test_range_without_canonical_molecule_is_empty():
 def group_of(config: Config, number: int) -> tuple[int, list[int]]:
     """The canonical number and the sorted numbers of a molecule's enantiomer group."""
     atoms = atoms_of(config, number)
-    numbers = sorted({number_of(config, transform_atoms(config, atoms, t))
-                      for t in TRANSFORM_NAMES})
+    numbers = sorted({number_of(config, transform_atoms(config, atoms, t)) for t in TRANSFORM_NAMES})
     return numbers[0], numbers
 
 
@@ -114,8 +114,9 @@ def test_trace_batch_on_random_molecules(name, seed):
     """200 random molecules: every ray's exit, length and turns equal the reference."""
     config = parse_config(name)
     rng = np.random.default_rng(seed)
-    atoms = np.sort(np.array([rng.choice(config.cells, config.atoms, replace=False)
-                              for _ in range(200)]), axis=1)
+    atoms = np.sort(
+        np.array([rng.choice(config.cells, config.atoms, replace=False) for _ in range(200)]), axis=1
+    )
     assert_traced_like_reference(config, atoms)
 
 

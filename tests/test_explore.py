@@ -22,7 +22,8 @@ from bbcore.store import db, open_database, reset_config
 
 ROOT = Path(__file__).resolve().parent.parent
 COLUMNS = "config, number, canonical_number, molecule, spectrum, transform, " + ", ".join(
-    __import__("bbcore.rays", fromlist=["STAT_FIELDS"]).STAT_FIELDS)
+    __import__("bbcore.rays", fromlist=["STAT_FIELDS"]).STAT_FIELDS
+)
 
 
 def table_rows(path: Path, config: str) -> dict[str, list[tuple]]:
@@ -34,10 +35,13 @@ def table_rows(path: Path, config: str) -> dict[str, list[tuple]]:
             ).fetchall(),
             "spectrums": connection.execute(
                 "SELECT config, spectrum, nb_mol, transform, canonical_number FROM Spectrums "
-                "WHERE config = ? ORDER BY spectrum", (config,)).fetchall(),
+                "WHERE config = ? ORDER BY spectrum",
+                (config,),
+            ).fetchall(),
             "configurations": connection.execute(
-                "SELECT config, nb_mol, nb_atoms, width, complete FROM Configurations "
-                "WHERE config = ?", (config,)).fetchall(),
+                "SELECT config, nb_mol, nb_atoms, width, complete FROM Configurations WHERE config = ?",
+                (config,),
+            ).fetchall(),
         }
 
 
@@ -56,9 +60,12 @@ def test_small_configurations_give_the_spec_reports(tmp_path):
     assert explore(Config(4, 4), path) == COMPLETE
     assert ambiguity_table(Config(2, 4)) == []
     assert [(x.size, x.families, x.groups, x.molecules) for x in ambiguity_table(Config(3, 4))] == [
-        (2, 1, 4, 8)]
+        (2, 1, 4, 8)
+    ]
     assert [(x.size, x.families, x.groups, x.molecules) for x in ambiguity_table(Config(4, 4))] == [
-        (2, 9, 58, 116), (3, 2, 8, 24)]
+        (2, 9, 58, 116),
+        (3, 2, 8, 24),
+    ]
     for name, count in (("A2_B4", 120), ("A3_B4", 560), ("A4_B4", 1820)):
         rows = table_rows(path, name)["molecules"]
         assert [r[1] for r in rows] == list(range(1, count + 1))
@@ -114,15 +121,23 @@ explore(Config(4, 5), sys.argv[1], workers=int(sys.argv[2]), range_size=200,
 
 
 @pytest.mark.parametrize("workers", [1, 2])
-def test_sigkill_mid_run_then_resume_equals_an_uninterrupted_run(tmp_path, reference_a4_b5, workers,
-                                                                 monkeypatch):
+def test_sigkill_mid_run_then_resume_equals_an_uninterrupted_run(
+    tmp_path, reference_a4_b5, workers, monkeypatch
+):
     path = tmp_path / "db.sqlite"
     # Force the worker pool even on a small configuration.
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    child = CHILD.replace("from bbcore.explore import explore",
-                          "import bbcore.explore as e; e.IN_PROCESS_BELOW = 0; explore = e.explore")
-    process = subprocess.Popen([sys.executable, "-c", child, str(path), str(workers)],
-                               stdout=subprocess.PIPE, text=True, env=env, start_new_session=True)
+    child = CHILD.replace(
+        "from bbcore.explore import explore",
+        "import bbcore.explore as e; e.IN_PROCESS_BELOW = 0; explore = e.explore",
+    )
+    process = subprocess.Popen(
+        [sys.executable, "-c", child, str(path), str(workers)],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=env,
+        start_new_session=True,
+    )
     for line in process.stdout:
         if int(line) > 2000:
             break
@@ -159,7 +174,10 @@ def test_a_second_explorer_is_refused_while_readers_keep_reading(tmp_path):
         # Another process is refused too (fcntl lock), with one line on stderr.
         result = subprocess.run(
             [sys.executable, "-m", "bbcore", "--db", str(path), "explore", "A4_B5"],
-            capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+            capture_output=True,
+            text=True,
+            env=dict(os.environ, PYTHONPATH=str(ROOT)),
+        )
         assert result.returncode != 0
         assert result.stderr.count("\n") == 1 and "being explored" in result.stderr
         # Readers are not blocked.
@@ -204,23 +222,30 @@ def test_paused_run_timing_is_within_a_second(tmp_path):
 def index_names(path: Path) -> set[str]:
     """The names of the indexes in a database file (SQLite's own left out)."""
     with sqlite3.connect(path) as connection:
-        return {name for (name,) in connection.execute(
-            "SELECT name FROM sqlite_master WHERE type = 'index' AND name NOT LIKE 'sqlite_%'")}
+        return {
+            name
+            for (name,) in connection.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'index' AND name NOT LIKE 'sqlite_%'"
+            )
+        }
 
 
 def test_spectrum_and_canonical_indexes_come_with_completion_and_go_with_reset(tmp_path):
     path = tmp_path / "db.sqlite"
     stop = threading.Event()
-    explore(Config(4, 5), path, stop=stop, range_size=500,
-            progress=lambda p: p.done > 3000 and stop.set())
+    explore(Config(4, 5), path, stop=stop, range_size=500, progress=lambda p: p.done > 3000 and stop.set())
     assert not {n for n in index_names(path) if n.startswith("Molecules_A4_B5")}
     # A configuration being explored is still looked up by spectrum, by a scan.
     some = molecules_with_spectrum(Config(4, 5), molecule_record(Config(4, 5), 1).spectrum)
     assert 1 in [m.number for m in some]
     assert explore(Config(4, 5), path, range_size=500) == COMPLETE
     assert explore(Config(3, 4), path) == COMPLETE
-    assert {"Molecules_A4_B5_spectrum", "Molecules_A4_B5_canonical",
-            "Molecules_A3_B4_spectrum", "Molecules_A3_B4_canonical"} <= index_names(path)
+    assert {
+        "Molecules_A4_B5_spectrum",
+        "Molecules_A4_B5_canonical",
+        "Molecules_A3_B4_spectrum",
+        "Molecules_A3_B4_canonical",
+    } <= index_names(path)
     reset_config(Config(4, 5))
     assert not {n for n in index_names(path) if n.startswith("Molecules_A4_B5")}
     assert {"Molecules_A3_B4_spectrum", "Molecules_A3_B4_canonical"} <= index_names(path)
@@ -230,8 +255,10 @@ def test_spectrum_look_ups_use_the_configuration_index(tmp_path):
     path = tmp_path / "db.sqlite"
     explore(Config(3, 4), path)
     config = Config(3, 4)
-    sql = ('SELECT * FROM "Molecules" INDEXED BY "Molecules_A3_B4_spectrum" '
-           "WHERE config = 'A3_B4' AND spectrum = ? ORDER BY number")
+    sql = (
+        'SELECT * FROM "Molecules" INDEXED BY "Molecules_A3_B4_spectrum" '
+        "WHERE config = 'A3_B4' AND spectrum = ? ORDER BY number"
+    )
     with sqlite3.connect(path) as connection:
         plan = " ".join(row[-1] for row in connection.execute(f"EXPLAIN QUERY PLAN {sql}", ("x",)))
     assert "USING INDEX Molecules_A3_B4_spectrum" in plan
@@ -249,8 +276,9 @@ def test_a_database_with_whole_table_indexes_is_upgraded(tmp_path):
         connection.execute('DROP INDEX "Molecules_A3_B4_spectrum"')
         connection.execute('DROP INDEX "Molecules_A3_B4_canonical"')
         connection.execute('CREATE INDEX molecule_config_spectrum ON "Molecules" (config, spectrum)')
-        connection.execute('CREATE INDEX molecule_config_canonical_number '
-                           'ON "Molecules" (config, canonical_number)')
+        connection.execute(
+            'CREATE INDEX molecule_config_canonical_number ON "Molecules" (config, canonical_number)'
+        )
     open_database(path)
     assert {"Molecules_A3_B4_spectrum", "Molecules_A3_B4_canonical"} <= index_names(path)
     assert not index_names(path) & {"molecule_config_spectrum", "molecule_config_canonical_number"}

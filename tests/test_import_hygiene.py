@@ -35,8 +35,7 @@ print(json.dumps({{"before": before, "modules": modules, "ui": loaded()}}))
 def import_bbcore(extra: str = "") -> dict:
     """Import every bbcore module in a fresh interpreter; report what got loaded."""
     code = IMPORT_ALL.format(ui=UI_PACKAGES, extra=extra)
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=120)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout.splitlines()[-1])
 
@@ -45,8 +44,7 @@ def test_bbcore_never_imports_textual_or_rich():
     """Every bbcore module, found by pkgutil so that new ones are covered, stays headless."""
     report = import_bbcore()
     assert report["before"] == []
-    assert {"bbcore.config", "bbcore.rays", "bbcore.engine", "bbcore.render"} <= set(
-        report["modules"])
+    assert {"bbcore.config", "bbcore.rays", "bbcore.engine", "bbcore.render"} <= set(report["modules"])
     assert report["ui"] == [], f"bbcore loaded UI modules: {report['ui'][:10]}"
 
 

@@ -48,8 +48,17 @@ def test_spec_examples_a2_b4(number, molecule):
 
 @pytest.mark.parametrize(
     "name, count",
-    [("A2_B4", 120), ("A3_B4", 560), ("A4_B4", 1820), ("A4_B5", 12650), ("A4_B6", 58905),
-     ("A4_B8", 635_376), ("A5_B10", 75_287_520), ("A1_B2", 4), ("A3_B2", 4)],
+    [
+        ("A2_B4", 120),
+        ("A3_B4", 560),
+        ("A4_B4", 1820),
+        ("A4_B5", 12650),
+        ("A4_B6", 58905),
+        ("A4_B8", 635_376),
+        ("A5_B10", 75_287_520),
+        ("A1_B2", 4),
+        ("A3_B2", 4),
+    ],
 )
 def test_molecule_counts(name, count):
     """A configuration has C(W*W, N) molecules (A4_B8: 635,376)."""
@@ -147,8 +156,8 @@ def test_number_of_rejects_bad_atoms(atoms):
 
 
 @pytest.mark.parametrize(
-    "molecule", ["OO-------------", "OO---------------", "OX--------------", "O---------------",
-                 "OOO-------------"],
+    "molecule",
+    ["OO-------------", "OO---------------", "OX--------------", "O---------------", "OOO-------------"],
 )
 def test_atoms_from_string_rejects_bad_strings(molecule):
     """Wrong length, foreign characters or the wrong number of atoms are an error."""

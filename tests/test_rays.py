@@ -36,7 +36,7 @@ A4_B8_FIGURE = textwrap.dedent("""\
 def figure_entries(figure: str, width: int) -> dict[int, tuple[tuple[int, int], tuple[int, int]]]:
     """Read a position figure: each position's perimeter cell and inward heading."""
     rows = [row.ljust(80) for row in figure.splitlines()]
-    box_rows = rows[2:2 + width]
+    box_rows = rows[2 : 2 + width]
     columns = [x for x, ch in enumerate(box_rows[0]) if ch in "-O"]
     assert len(columns) == width
 
@@ -64,8 +64,16 @@ def test_spec_position_figure_a4_b8():
 
 @pytest.mark.parametrize(
     "position, cell, heading",
-    [(1, (1, 0), EAST), (8, (8, 0), EAST), (9, (9, 1), NORTH), (16, (9, 8), NORTH),
-     (17, (8, 9), WEST), (24, (1, 9), WEST), (25, (0, 8), SOUTH), (32, (0, 1), SOUTH)],
+    [
+        (1, (1, 0), EAST),
+        (8, (8, 0), EAST),
+        (9, (9, 1), NORTH),
+        (16, (9, 8), NORTH),
+        (17, (8, 9), WEST),
+        (24, (1, 9), WEST),
+        (25, (0, 8), SOUTH),
+        (32, (0, 1), SOUTH),
+    ],
 )
 def test_position_corners_a4_b8(position, cell, heading):
     """The spec's examples: 9 is bottom column 1, 17 right line 8, 24 right line 1, 25 top column 8."""
@@ -75,8 +83,12 @@ def test_position_corners_a4_b8(position, cell, heading):
 @pytest.mark.parametrize("width", range(2, 14))
 def test_positions_are_the_perimeter(width):
     """Positions 1..4W are the 4W non-corner cells around the box, each exactly once."""
-    perimeter = {(l, c) for l in range(width + 2) for c in range(width + 2)
-                 if (l in (0, width + 1)) != (c in (0, width + 1))}
+    perimeter = {
+        (l, c)
+        for l in range(width + 2)
+        for c in range(width + 2)
+        if (l in (0, width + 1)) != (c in (0, width + 1))
+    }
     cells = [entry(width, p)[0] for p in range(1, 4 * width + 1)]
     assert sorted(cells) == sorted(perimeter)
     assert [position_at(width, cell) for cell in cells] == list(range(1, 4 * width + 1))
@@ -97,6 +109,7 @@ def test_position_at_rejects_corners_and_inside(cell):
 
 
 # The worked example.
+
 
 def test_worked_example_reference(reference, worked_example):
     """A2_B4 numbers 2 and 119: every field of the spec's record, from the reference."""
@@ -128,17 +141,25 @@ def test_worked_example_rays():
 
 def test_stat_fields():
     """17 fields: 5 per class of ray, plus the edge/deep split of reflections."""
-    expected = {f"{kind}_{stat}" for kind in ("absorbed", "reflected", "out")
-                for stat in ("number", "max_length", "max_turns", "tot_length", "tot_turns")}
+    expected = {
+        f"{kind}_{stat}"
+        for kind in ("absorbed", "reflected", "out")
+        for stat in ("number", "max_length", "max_turns", "tot_length", "tot_turns")
+    }
     expected |= {"reflected_edge", "reflected_deep"}
     assert len(rays.STAT_FIELDS) == 17
     assert set(rays.STAT_FIELDS) == expected
-    assert rays.STAT_FIELDS[:5] == ("absorbed_number", "absorbed_max_length",
-                                    "absorbed_max_turns", "absorbed_tot_length",
-                                    "absorbed_tot_turns")
+    assert rays.STAT_FIELDS[:5] == (
+        "absorbed_number",
+        "absorbed_max_length",
+        "absorbed_max_turns",
+        "absorbed_tot_length",
+        "absorbed_tot_turns",
+    )
 
 
 # Each rule on a hand-made box.
+
 
 def cell(width: int, line: int, column: int) -> int:
     """0-based cell index of (line, column)."""
@@ -216,6 +237,7 @@ def test_normalise():
 
 
 # Properties of the rules, on random molecules.
+
 
 def assert_normalised(spectrum: str) -> None:
     """Each letter appears exactly twice, first appearances in alphabetical order."""

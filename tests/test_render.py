@@ -82,13 +82,14 @@ def test_a4_b8_positions_figure():
     assert len(lines) == 10
     for line, row in zip(lines, grid):
         for k, token in enumerate(row):
-            assert line[3 * k:3 * k + 2].strip() == token.strip(), (line, k)
+            assert line[3 * k : 3 * k + 2].strip() == token.strip(), (line, k)
 
 
 def test_marked_atoms_and_path():
     """Marked atoms are drawn X, path cells only on empty cells."""
-    rendered = render_board(3, "O-O-O----", None, marked={2},
-                            path={(1, 2): "*", (2, 2): "+", (1, 1): "*", (3, 1): "|"})
+    rendered = render_board(
+        3, "O-O-O----", None, marked={2}, path={(1, 2): "*", (2, 2): "+", (1, 1): "*", (3, 1): "|"}
+    )
     assert rendered.splitlines()[1:4] == ["  O * X", "  - O -", "  | - -"]
     plain = render_board(3, "O-O-O----", None, path=[(3, 3)])
     assert plain.splitlines()[3] == "  - - *"
@@ -109,8 +110,12 @@ def test_side_by_side():
 
 @pytest.mark.parametrize(
     "molecules, cells",
-    [(["OO--", "O-O-"], {1, 2}), (["OO--", "OO--"], set()), ([], set()),
-     (["O--O", "-OO-", "O-O-"], {0, 1, 2, 3})],
+    [
+        (["OO--", "O-O-"], {1, 2}),
+        (["OO--", "OO--"], set()),
+        ([], set()),
+        (["O--O", "-OO-", "O-O-"], {0, 1, 2, 3}),
+    ],
 )
 def test_differing_atoms(molecules, cells):
     """The cells holding an atom in some molecules of a group but not all."""

@@ -55,6 +55,7 @@ def brute_rays(config: Config) -> list[list[rays.Ray]]:
 
 # -- the ambiguity report ---------------------------------------------------------
 
+
 def figures(config: Config) -> list[tuple[int, int, int, int]]:
     report = ambiguity_report(config)
     return [(x.size, x.families, x.groups, x.molecules) for x in report.lines]
@@ -106,6 +107,7 @@ def test_risk_lines_equal_brute_force(store):
 
 # -- completeness -----------------------------------------------------------------
 
+
 def test_unexplored_configuration_is_refused(store):
     """A configuration never explored: a one-line error naming the command to run."""
     with pytest.raises(StatisticsError, match=r"^A5_B4 is not explored: run `bbcore explore A5_B4`"):
@@ -130,6 +132,7 @@ def test_partial_and_unfinished_configurations_are_refused(tmp_path):
 
 # -- ray records ------------------------------------------------------------------
 
+
 def brute_records(config: Config) -> dict[tuple[str, str], tuple[int, int, int]]:
     """(class, measure) -> (record, molecules reaching it, lowest such number), by brute force."""
     best: dict[tuple[str, str], tuple[int, int, int]] = {}
@@ -148,8 +151,7 @@ def brute_records(config: Config) -> dict[tuple[str, str], tuple[int, int, int]]
     return best
 
 
-@pytest.mark.parametrize("config", [A2_B4, A3_B4, pytest.param(A4_B4, marks=pytest.mark.slow)],
-                         ids=str)
+@pytest.mark.parametrize("config", [A2_B4, A3_B4, pytest.param(A4_B4, marks=pytest.mark.slow)], ids=str)
 def test_records_equal_brute_force(store, config):
     """Each record, how many molecules reach it and the molecule shown, from reference rays."""
     records = ray_records(config)
@@ -166,25 +168,37 @@ def test_records_use_the_spec_order(store):
     """Three classes times two measures, absorbed first, length before turns."""
     records = ray_records(A3_B4)
     assert [(r.ray_class, r.measure) for r in records] == [
-        (c, m) for c in ("absorbed", "reflected", "out") for m in ("length", "turns")]
+        (c, m) for c in ("absorbed", "reflected", "out") for m in ("length", "turns")
+    ]
 
 
 def fake_record(config: Config, ray_class: str, measure: str, value: int) -> RayRecord:
-    ray = rays.Ray(1, ray_class, 2 if ray_class == "out" else None,
-                   value if measure == "length" else 0, value if measure == "turns" else 0)
+    ray = rays.Ray(
+        1,
+        ray_class,
+        2 if ray_class == "out" else None,
+        value if measure == "length" else 0,
+        value if measure == "turns" else 0,
+    )
     return RayRecord(config, ray_class, measure, value, 1, 1, "", ray)
 
 
-@pytest.mark.parametrize(("turns", "length", "verb", "detail"), [
-    (6, 23, "confirms", "both bounds are reached"),
-    (7, 23, "refines", "a ray can reach 7 turns, more than 6"),
-    (6, 21, "refines", "no ray goes beyond 21 cells, fewer than 23"),
-])
+@pytest.mark.parametrize(
+    ("turns", "length", "verb", "detail"),
+    [
+        (6, 23, "confirms", "both bounds are reached"),
+        (7, 23, "refines", "a ray can reach 7 turns, more than 6"),
+        (6, 21, "refines", "no ray goes beyond 21 cells, fewer than 23"),
+    ],
+)
 def test_claim_statement_on_8x8(turns, length, verb, detail):
     """The sentence says plainly whether the records confirm or refine the players' belief."""
     config = Config(4, 8)
-    records = [fake_record(config, "out", "length", length), fake_record(config, "absorbed", "turns", turns),
-               fake_record(config, "out", "turns", turns - 1)]
+    records = [
+        fake_record(config, "out", "length", length),
+        fake_record(config, "absorbed", "turns", turns),
+        fake_record(config, "out", "turns", turns - 1),
+    ]
     statement = claim_statement(config, records)
     assert statement.startswith(f"A4_B8 {verb} the belief")
     assert detail in statement
@@ -198,6 +212,7 @@ def test_claim_statement_elsewhere(store):
 
 
 # -- drawn paths ------------------------------------------------------------------
+
 
 def drawn_cells(width: int, board: str) -> dict[tuple[int, int], str]:
     """Read a one-character-token board back: the cells holding a path character."""
@@ -216,14 +231,16 @@ def test_worked_example_ray_drawing():
     """A2_B4 molecule 2, ray 8 -> 11 (3 cells, 1 turn): arrows north, then east where it turns."""
     ray = rays.trace(4, atoms_of(A2_B4, 2), 8)
     assert (ray.exit, ray.length, ray.turns) == (11, 3, 1)
-    assert ray_board(4, "O-O-------------", ray) == "\n".join([
-        "",
-        "  O - O -",
-        "  - - - > a",
-        "  - - - ^",
-        "  - - - ^",
-        "        a",
-    ])
+    assert ray_board(4, "O-O-------------", ray) == "\n".join(
+        [
+            "",
+            "  O - O -",
+            "  - - - > a",
+            "  - - - ^",
+            "  - - - ^",
+            "        a",
+        ]
+    )
 
 
 @pytest.mark.parametrize("config", [A2_B4, A3_B4], ids=str)
@@ -262,14 +279,18 @@ def test_record_boards_draw_the_record_ray(store):
 
 # -- distributions ------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("config", [A3_B4, pytest.param(A4_B4, marks=pytest.mark.slow)], ids=str)
 def test_distributions_equal_brute_force(store, config):
     """Molecules by rays of each class, longest ray, most turns: reference statistics, counted."""
     stats = [rays.statistics_of_rays(traced) for traced in brute_rays(config)]
     found = {d.name: d for d in distributions(config)}
     for ray_class in RAY_CLASSES:
-        for name, column in (("rays", f"{ray_class}_number"), ("longest", f"{ray_class}_max_length"),
-                             ("turns", f"{ray_class}_max_turns")):
+        for name, column in (
+            ("rays", f"{ray_class}_number"),
+            ("longest", f"{ray_class}_max_length"),
+            ("turns", f"{ray_class}_max_turns"),
+        ):
             expected = Counter(s[column] for s in stats)
             assert {k: v for k, v in found[name].column(ray_class) if v} == dict(expected)
     for name, measure in (("longest", "length"), ("turns", "turns")):
@@ -277,12 +298,14 @@ def test_distributions_equal_brute_force(store, config):
         assert {k: v for k, v in found[name].column("any") if v} == dict(expected)
     sizes = found["sizes"]
     assert [(k, c) for k, c in sizes.rows] == [
-        (x.size, (x.families, x.groups, x.molecules)) for x in ambiguity_report(config).lines]
+        (x.size, (x.families, x.groups, x.molecules)) for x in ambiguity_report(config).lines
+    ]
     assert sum(v for _, v in found["rays"].column("out")) == config.nb_mol
 
 
 def test_profile_packed_and_plain_group_by_agree(store, monkeypatch):
     """The one-integer GROUP BY (W <= 10) gives the same groups as the nine-column one."""
+
     def rows(profile):
         return sorted((tuple(r.values.values()), r.molecules, r.lowest) for r in profile)
 

@@ -30,7 +30,14 @@ def moved(spectrum: str, width: int, transform: str) -> str:
 def test_transform_names_in_spec_order():
     """The names are data, in the table's order (the tie order)."""
     assert TRANSFORM_NAMES == (
-        "id", "rot180", "rot90", "rot270", "symm-h", "symm-v", "diag-1", "diag-2",
+        "id",
+        "rot180",
+        "rot90",
+        "rot270",
+        "symm-h",
+        "symm-v",
+        "diag-1",
+        "diag-2",
     )
 
 
@@ -112,8 +119,7 @@ def assert_group_rules(config: Config, rows) -> None:
         assert first[1] == canonical, "the canonical molecule is the lowest of its group"
         assert first[5] == "id"
         canonical_atoms = atoms_of(config, canonical)
-        images = {t: number_of(config, transform_atoms(config, canonical_atoms, t))
-                  for t in TRANSFORM_NAMES}
+        images = {t: number_of(config, transform_atoms(config, canonical_atoms, t)) for t in TRANSFORM_NAMES}
         assert sorted(row[1] for row in members) == sorted(set(images.values()))
         assert len(members) in (1, 2, 4, 8)
         for row in members:

@@ -57,4 +57,5 @@ def test_rays_drawn_together_join_where_they_cross() -> None:
     assert glyphs[(2, 3)] == "┼"
     assert set(glyphs) == set(across.path) | set(up.path)
     assert {cell: glyphs[cell] for cell in across.path if cell != (2, 3)} == {
-        cell: "─" for cell in across.path if cell != (2, 3)}
+        cell: "─" for cell in across.path if cell != (2, 3)
+    }

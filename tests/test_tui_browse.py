@@ -62,6 +62,7 @@ def first_rows(table: DataTable) -> list[str]:
 
 # -- groups and group --------------------------------------------------------------
 
+
 async def test_groups_page_by_page(explored: Path) -> None:
     app = BlackBoxApp(explored, A4_B4)
     async with app.run_test(size=(80, 24)) as pilot:
@@ -131,12 +132,14 @@ async def test_open_a_group_and_move_to_the_next(explored: Path) -> None:
 
 # -- decode ------------------------------------------------------------------------
 
+
 def spectra(config: Config, path: Path) -> tuple[str, str]:
     """A spectrum of exactly one molecule (with letters), and one of several."""
     open_database(path)
     ambiguous = group_page(config, 0, 1)[0].spectrum
     unique = next(
-        record.spectrum for record in (molecule_record(config, n) for n in range(1, config.nb_mol + 1))
+        record.spectrum
+        for record in (molecule_record(config, n) for n in range(1, config.nb_mol + 1))
         if "a" in record.spectrum and len(molecules_with_spectrum(config, record.spectrum)) == 1
     )
     return unique, ambiguous
@@ -173,8 +176,7 @@ async def test_decode_to_one_several_and_no_molecule(explored: Path) -> None:
         screen = await decode(app, pilot, ambiguous)
         members = molecules_with_spectrum(A4_B4, ambiguous)
         assert text_of(app, "#decode-result").startswith(f"Ambiguous: {len(members)} molecules")
-        assert [b.molecule for b in screen.query("#decode-boards Board")] == [
-            m.molecule for m in members]
+        assert [b.molecule for b in screen.query("#decode-boards Board")] == [m.molecule for m in members]
 
         await decode(app, pilot, "@" * 16)
         assert text_of(app, "#decode-result") == "No molecule gives this spectrum."
@@ -191,12 +193,18 @@ async def test_decode_an_unexplored_configuration(tmp_path: Path) -> None:
         assert "computed" in text_of(app, "#decode-message")
 
 
-@pytest.mark.parametrize(("typed", "message"), [
-    ("@&", "wrong number of positions: A4_B4 has 16 positions (one character each), "
-           "the game has 2 characters"),
-    ("@&ab@&@cbac@&@&*", "unknown character '*' at position 16"),
-    ("@&ab@&@cbxc@&@&@", "label 'a' appears only once (position 3)"),
-])
+@pytest.mark.parametrize(
+    ("typed", "message"),
+    [
+        (
+            "@&",
+            "wrong number of positions: A4_B4 has 16 positions (one character each), "
+            "the game has 2 characters",
+        ),
+        ("@&ab@&@cbac@&@&*", "unknown character '*' at position 16"),
+        ("@&ab@&@cbxc@&@&@", "label 'a' appears only once (position 3)"),
+    ],
+)
 async def test_decode_says_what_is_wrong_as_you_type(explored: Path, typed: str, message: str) -> None:
     app = BlackBoxApp(explored, A4_B4)
     async with app.run_test(size=(100, 30)) as pilot:
@@ -210,6 +218,7 @@ async def test_decode_says_what_is_wrong_as_you_type(explored: Path, typed: str,
 
 
 # -- molecule ----------------------------------------------------------------------
+
 
 async def test_molecule_by_number(explored: Path) -> None:
     app = BlackBoxApp(explored, A4_B4)
@@ -233,13 +242,20 @@ async def test_molecule_by_number(explored: Path) -> None:
 
 # -- snapshot ----------------------------------------------------------------------
 
+
 def test_group_screen_snapshot(explored: Path, snap_compare) -> None:
     app = BlackBoxApp(explored, A4_B4)
 
     async def open_group(pilot: Pilot) -> None:
         await pilot.press("g", "enter")
-        await wait_for(pilot, lambda: isinstance(app.screen, GroupScreen) and app.screen.members
-                       and isinstance(app.screen.focused, Board))
+        await wait_for(
+            pilot,
+            lambda: (
+                isinstance(app.screen, GroupScreen)
+                and app.screen.members
+                and isinstance(app.screen.focused, Board)
+            ),
+        )
         await pilot.press("down", "right", "down", "down")  # position 10: a ray that turns
         await wait_for(pilot, lambda: {b.position for b in app.screen.query(Board)} == {10})
         app.sub_title = "snapshot"  # not the temporary path

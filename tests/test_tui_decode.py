@@ -92,13 +92,14 @@ def spectrum_of(config: Config, number: int) -> str:
 
 # -- no ray shot -------------------------------------------------------------------
 
-async def test_no_ray_shot_is_every_molecule_a_flat_heat_map_and_the_best_first_shots(
-        tmp_path: Path) -> None:
+
+async def test_no_ray_shot_is_every_molecule_a_flat_heat_map_and_the_best_first_shots(tmp_path: Path) -> None:
     app = BlackBoxApp(tmp_path / "empty.sqlite", A4_B8)
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await open_decode(app, pilot)
         assert text_of(app, "#decode-result") == (
-            "No ray shot: every molecule of A4_B8 (635,376) agrees; they are not listed.")
+            "No ray shot: every molecule of A4_B8 (635,376) agrees; they are not listed."
+        )
         assert candidate_boards(screen) == [] and text_of(app, "#decode-page") == ""
         board = game_board(screen)
         assert board.counts is not None and (board.counts == comb(63, 3)).all()
@@ -110,21 +111,21 @@ async def test_no_ray_shot_is_every_molecule_a_flat_heat_map_and_the_best_first_
         assert board.best == 2 and "*" in board_text(board).splitlines()[2]
 
 
-async def test_a_configuration_too_large_to_rank_says_so_and_refuses_to_compute(
-        tmp_path: Path) -> None:
+async def test_a_configuration_too_large_to_rank_says_so_and_refuses_to_compute(tmp_path: Path) -> None:
     app = BlackBoxApp(tmp_path / "empty.sqlite", parse_config("A5_B13"))
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await open_decode(app, pilot)
         assert text_of(app, "#decode-shots").startswith(
-            f"Next shots not ranked: {comb(169, 5):,} candidates x 52 positions is too many rays")
+            f"Next shots not ranked: {comb(169, 5):,} candidates x 52 positions is too many rays"
+        )
         await pilot.press("escape", "down", "H")
         await wait_for(pilot, lambda: app.screen.query_one("#decode-message").has_class("error"))
-        assert "too many to decode without exploring the configuration" in text_of(
-            app, "#decode-message")
+        assert "too many to decode without exploring the configuration" in text_of(app, "#decode-message")
         assert screen.answer is not None and screen.answer.found.every_molecule  # kept
 
 
 # -- building a game on the board ---------------------------------------------------
+
 
 async def test_results_typed_on_the_board_are_decoded_as_you_go(tmp_path: Path) -> None:
     full = parse_game(spectrum_of(A3_B4, 200), A3_B4)
@@ -202,8 +203,7 @@ async def test_digits_typed_in_a_row_make_one_label(tmp_path: Path) -> None:
         assert board.draft[10] == "3"
 
 
-async def test_the_cursor_draws_its_ray_on_every_candidate_with_the_shown_rays(
-        tmp_path: Path) -> None:
+async def test_the_cursor_draws_its_ray_on_every_candidate_with_the_shown_rays(tmp_path: Path) -> None:
     full = parse_game(spectrum_of(A3_B4, 300), A3_B4)
     game = Game.empty(4)
     for position in (2, 5, 9, 14):
@@ -234,11 +234,15 @@ async def test_the_cursor_draws_its_ray_on_every_candidate_with_the_shown_rays(
 
 # -- next shots, ambiguity, guesses ---------------------------------------------------
 
+
 async def test_next_shots_are_ranked_either_way(tmp_path: Path) -> None:
     full = parse_game(spectrum_of(A3_B4, 300), A3_B4)
     game = Game.empty(4).with_result(2, full.result(2)).with_result(7, full.result(7))
     cands = decode.candidates(A3_B4, game)
-    app = BlackBoxApp(tmp_path / "empty.sqlite", A3_B4, )
+    app = BlackBoxApp(
+        tmp_path / "empty.sqlite",
+        A3_B4,
+    )
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await open_decode(app, pilot)
         screen.read_game(decode.labels_text(game.labels))
@@ -269,10 +273,11 @@ async def test_an_ambiguous_game_names_the_atoms_in_doubt(tmp_path: Path) -> Non
         first, second = (set(atoms_of(A3_B4, k)) for k in group)
         doubt = ", ".join(f"({c // 4 + 1}, {c % 4 + 1})" for c in sorted(first ^ second))
         assert text_of(app, "#decode-verdict") == (
-            f"No ray left can tell these 2 molecules apart: the game is ambiguous. "
-            f"Atoms in doubt: {doubt}.")
+            f"No ray left can tell these 2 molecules apart: the game is ambiguous. Atoms in doubt: {doubt}."
+        )
         assert [b.molecule for b in candidate_boards(screen)] == [
-            molecule_string(A3_B4, atoms_of(A3_B4, k)) for k in group]
+            molecule_string(A3_B4, atoms_of(A3_B4, k)) for k in group
+        ]
         assert all(b.marked == first ^ second for b in candidate_boards(screen))
         # Every ray of a full spectrum would cover the box: only the cursor's is drawn.
         assert all(b.drawn_rays == () for b in candidate_boards(screen))
@@ -292,7 +297,8 @@ async def test_a_guess_is_checked_against_the_shown_rays(tmp_path: Path) -> None
         await pilot.press(*"300")
         assert text_of(app, "#decode-verdict") == (
             f"Guess: the guess agrees with every shown ray, but so do {count - 1:,} other "
-            f"molecules: it is not proved yet.")
+            f"molecules: it is not proved yet."
+        )
         wrong = next(k for k in range(1, A3_B4.nb_mol + 1) if k not in screen.found.numbers)
         guess.value = str(wrong)
         await pilot.pause()
@@ -314,9 +320,9 @@ async def test_a_pasted_diagram_is_read_with_its_guess(tmp_path: Path) -> None:
         assert screen.spectrum_input.value == decode.labels_text(screen.game.labels)
         assert text_of(app, "#decode-result") == "Solved: one molecule agrees with these rays."
         assert text_of(app, "#decode-verdict") == (
-            "Guess: the guess agrees with every shown ray and is the only molecule that does.")
-        assert screen.query_one("#decode-guess", Input).value == molecule_string(
-            A4_B8, EMACS_ATOMS)
+            "Guess: the guess agrees with every shown ray and is the only molecule that does."
+        )
+        assert screen.query_one("#decode-guess", Input).value == molecule_string(A4_B8, EMACS_ATOMS)
 
 
 async def test_without_a_configuration_the_screen_asks_for_one(tmp_path: Path) -> None:
@@ -334,8 +340,7 @@ async def test_without_a_configuration_the_screen_asks_for_one(tmp_path: Path) -
         assert text_of(app, "#decode-result").startswith("No ray shot: every molecule of A3_B4 (560)")
 
 
-async def test_a_new_configuration_keeps_a_game_that_fits_and_drops_one_that_does_not(
-        tmp_path: Path) -> None:
+async def test_a_new_configuration_keeps_a_game_that_fits_and_drops_one_that_does_not(tmp_path: Path) -> None:
     app = BlackBoxApp(tmp_path / "empty.sqlite", A3_B4)
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await open_decode(app, pilot)
@@ -357,6 +362,7 @@ async def test_a_new_configuration_keeps_a_game_that_fits_and_drops_one_that_doe
 
 # -- pages and where the candidates come from ---------------------------------------
 
+
 async def test_every_candidate_can_be_paged_through(tmp_path: Path) -> None:
     game = Game.empty(4).with_result(1, ABSORBED)
     expected = decode.candidates(A3_B4, game)
@@ -369,7 +375,8 @@ async def test_every_candidate_can_be_paged_through(tmp_path: Path) -> None:
         await settled(pilot, screen)
         await pilot.press("escape")  # out of the game input, where < and > are typed
         assert text_of(app, "#decode-page").startswith(
-            f"Candidates 1-{PAGE} of {expected.count} (page 1 of {last + 1}: < > turn pages)")
+            f"Candidates 1-{PAGE} of {expected.count} (page 1 of {last + 1}: < > turn pages)"
+        )
         seen: list[str] = []
         for page in range(last + 1):
             assert screen.page == page
@@ -380,7 +387,8 @@ async def test_every_candidate_can_be_paged_through(tmp_path: Path) -> None:
         await pilot.press("less_than_sign")
         assert screen.page == last - 1
         assert [b.border_title for b in candidate_boards(screen)][0] == (
-            f"#{expected.numbers[(last - 1) * PAGE]:,}")
+            f"#{expected.numbers[(last - 1) * PAGE]:,}"
+        )
 
 
 @pytest.fixture
@@ -392,7 +400,8 @@ def explored_a3_b4(tmp_path: Path) -> Path:
 
 
 async def test_a_full_spectrum_comes_from_the_store_and_a_partial_game_is_computed(
-        explored_a3_b4: Path) -> None:
+    explored_a3_b4: Path,
+) -> None:
     spectrum = spectrum_of(A3_B4, 123)
     app = BlackBoxApp(explored_a3_b4, A3_B4)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -407,6 +416,7 @@ async def test_a_full_spectrum_comes_from_the_store_and_a_partial_game_is_comput
         await settled(pilot, screen)
         assert screen.found.source == "computed"
         assert "(computed: quicker than scanning the store for a partial game)" in text_of(
-            app, "#decode-message")
+            app, "#decode-message"
+        )
         computed = decode.candidates(A3_B4, parse_game(partial, A3_B4), source="store")
         assert np.array_equal(screen.found.numbers, computed.numbers)

@@ -77,14 +77,18 @@ async def wait_for(pilot: Pilot, condition: Callable[[], object], timeout: float
 def molecule_rows(path: Path, config: str) -> list[tuple]:
     """Every stored molecule of a configuration, timestamps left out."""
     with sqlite3.connect(path) as connection:
-        columns = [row[1] for row in connection.execute('PRAGMA table_info("Molecules")')
-                   if row[1] not in ("dh1", "dh2")]
+        columns = [
+            row[1]
+            for row in connection.execute('PRAGMA table_info("Molecules")')
+            if row[1] not in ("dh1", "dh2")
+        ]
         return connection.execute(
-            f'SELECT {", ".join(columns)} FROM "Molecules" WHERE config = ? ORDER BY number',
-            (config,)).fetchall()
+            f'SELECT {", ".join(columns)} FROM "Molecules" WHERE config = ? ORDER BY number', (config,)
+        ).fetchall()
 
 
 # -- command line ---------------------------------------------------------------
+
 
 def test_help_lists_the_arguments(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exit_info:
@@ -95,8 +99,9 @@ def test_help_lists_the_arguments(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 @pytest.mark.parametrize("kind", ["missing folder", "not a database", "bad config"])
-def test_bad_arguments_fail_before_the_ui(kind: str, tmp_path: Path,
-                                          capsys: pytest.CaptureFixture[str]) -> None:
+def test_bad_arguments_fail_before_the_ui(
+    kind: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     if kind == "missing folder":
         argv = ["--db", str(tmp_path / "nowhere" / "x.sqlite")]
     elif kind == "not a database":
@@ -110,6 +115,7 @@ def test_bad_arguments_fail_before_the_ui(kind: str, tmp_path: Path,
 
 
 # -- explore ---------------------------------------------------------------------
+
 
 async def test_invalid_configuration_says_why(tmp_path: Path) -> None:
     app = BlackBoxApp(tmp_path / "bb.sqlite")
@@ -145,8 +151,7 @@ async def test_explore_to_completion_then_open_the_groups(tmp_path: Path) -> Non
         assert groups.row_count == 4  # four with symmetry
 
 
-async def test_the_configuration_given_at_launch_is_kept_when_it_is_not_in_the_table(
-        tmp_path: Path) -> None:
+async def test_the_configuration_given_at_launch_is_kept_when_it_is_not_in_the_table(tmp_path: Path) -> None:
     path = tmp_path / "bb.sqlite"
     explore_module.explore(parse_config("A3_B4"), path)
     app = BlackBoxApp(path, parse_config("A4_B4"))
@@ -193,7 +198,8 @@ async def test_help_and_the_command_palette(tmp_path: Path) -> None:
 
 
 async def test_pause_keeps_progress_and_resume_equals_an_uninterrupted_run(
-        tmp_path: Path, gate: RangeGate) -> None:
+    tmp_path: Path, gate: RangeGate
+) -> None:
     config = parse_config("A3_B5")
     reference = tmp_path / "reference.sqlite"
     explore_module.explore(config, reference, range_size=SMALL_RANGES)

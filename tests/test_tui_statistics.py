@@ -61,7 +61,10 @@ async def test_ambiguity_tab_shows_the_spec_table(explored):
         screen = await loaded(app, pilot)
         assert not screen.query_one("#stats-tabs", TabbedContent).loading
         assert table_rows(screen.query_one("#ambiguity-table", DataTable)) == [
-            ["2", "9", "58", "116"], ["3", "2", "8", "24"], ["total", "11", "66", "140"]]
+            ["2", "9", "58", "116"],
+            ["3", "2", "8", "24"],
+            ["total", "11", "66", "140"],
+        ]
         assert "140 of 1,820 (7.69%)" in str(screen.query_one("#share", Label).render())
         risk = table_rows(screen.query_one("#risk-table", DataTable))
         assert [row[:2] for row in risk] == [["1", "5"], ["2", "10"], ["4", "20"]]

@@ -85,8 +85,7 @@ TOP_SHOTS = 5
 OUTCOMES_SHOWN = 4
 KEPT_ANSWERS = 16
 """Games whose candidates and next shots are kept (undoing a result is instant)."""
-RANKINGS: dict[str, str] = {"remaining": "expected candidates left",
-                            "information": "expected information"}
+RANKINGS: dict[str, str] = {"remaining": "expected candidates left", "information": "expected information"}
 
 
 @dataclass(frozen=True)
@@ -124,8 +123,7 @@ class DecodeScreen(Screen):
         Binding("ctrl+r", "ranking", "Rank by"),
         Binding("ctrl+t", "shown_rays", "Shown rays"),
         Binding("less_than_sign", "page(-1)", "Page", key_display="<", group=Binding.Group("Page")),
-        Binding("greater_than_sign", "page(1)", "Page", key_display=">",
-                group=Binding.Group("Page")),
+        Binding("greater_than_sign", "page(1)", "Page", key_display=">", group=Binding.Group("Page")),
         Binding("p", "page(-1)", "Previous page", show=False),
         Binding("n", "page(1)", "Next page", show=False),
         Binding("o", "open_molecule", "Molecule"),
@@ -176,12 +174,20 @@ class DecodeScreen(Screen):
         """Inputs, message; the game board beside the next shots; the candidates."""
         yield Header()
         with Horizontal(id="decode-inputs", classes="inputs"):
-            yield Input(placeholder="A4_B8", id="decode-config", validators=[ConfigValidator()],
-                        classes="config-input")
-            yield GameInput(placeholder="game: @ & and letters, or H R and labels; . not shot",
-                            id="decode-spectrum", validators=[GameValidator(None)])
-            yield Input(placeholder="guess: number or O-", id="decode-guess",
-                        validators=[GuessValidator(None)])
+            yield Input(
+                placeholder="A4_B8",
+                id="decode-config",
+                validators=[ConfigValidator()],
+                classes="config-input",
+            )
+            yield GameInput(
+                placeholder="game: @ & and letters, or H R and labels; . not shot",
+                id="decode-spectrum",
+                validators=[GameValidator(None)],
+            )
+            yield Input(
+                placeholder="guess: number or O-", id="decode-guess", validators=[GuessValidator(None)]
+            )
         yield Label("", id="decode-message", classes="message")
         yield ProgressBar(total=1, show_eta=False, id="decode-progress")
         with VerticalScroll(id="decode-body"):
@@ -272,8 +278,10 @@ class DecodeScreen(Screen):
             self.say("Choose a configuration first.", error=True)
             return
         if not text.strip():
-            self.say(f"{self.config}: type {self.config.positions} results, position 1 first "
-                     f"(? explains the notation), then Enter; or write them on the board.")
+            self.say(
+                f"{self.config}: type {self.config.positions} results, position 1 first "
+                f"(? explains the notation), then Enter; or write them on the board."
+            )
             return
         try:
             game = parse_game(text, self.config)
@@ -283,8 +291,10 @@ class DecodeScreen(Screen):
         if game.complete:
             self.say(f"Full spectrum, normalised {game.pattern()}: Enter decodes it.")
         else:
-            self.say(f"{len(game.shown)} of {game.positions} positions shown: Enter lists the "
-                     f"molecules that agree.")
+            self.say(
+                f"{len(game.shown)} of {game.positions} positions shown: Enter lists the "
+                f"molecules that agree."
+            )
 
     @on(Input.Submitted, "#decode-spectrum")
     def spectrum_submitted(self, event: Input.Submitted) -> None:
@@ -322,8 +332,11 @@ class DecodeScreen(Screen):
         if len(atoms) != self.config.atoms:
             self.guess = None
             guess_input.value = ""
-            self.notify(f"The diagram has {len(atoms)} atoms, {self.config} has "
-                        f"{self.config.atoms}: its guess is not checked.", severity="warning")
+            self.notify(
+                f"The diagram has {len(atoms)} atoms, {self.config} has "
+                f"{self.config.atoms}: its guess is not checked.",
+                severity="warning",
+            )
             return
         cells = set(atoms)
         guess_input.value = "".join("O" if c in cells else "-" for c in range(self.config.cells))
@@ -364,8 +377,10 @@ class DecodeScreen(Screen):
         if event.waiting:
             where = event.waiting[-1]
             label = event.board.draft[where - 1]
-            self.say(f"Label {label!r} at position {where} waits for its other end: type it "
-                     f"where that ray came out.")
+            self.say(
+                f"Label {label!r} at position {where} waits for its other end: type it "
+                f"where that ray came out."
+            )
         if event.game != self.game:
             self.decode(event.game)
 
@@ -395,16 +410,20 @@ class DecodeScreen(Screen):
             self.post_message(DecodeFinished(game, kept.found, kept.shots, kept.skipped))
             return
         # The candidates of a game with fewer of the same rays hold those of this one.
-        earlier = [kept.found for kept in self.answers.values()
-                   if not kept.found.every_molecule and game.extends(kept.game)]
+        earlier = [
+            kept.found
+            for kept in self.answers.values()
+            if not kept.found.every_molecule and game.extends(kept.game)
+        ]
         within = min(earlier, key=lambda found: found.count, default=None)
         if within is None and game.shown:
             self.say(f"Decoding {game.pattern()}...")
         self.run_decode(self.config, game, within, self.ranking, self.stop)
 
     @work(thread=True, exclusive=True, group="decode")
-    def run_decode(self, config: Config, game: Game, within: Candidates | None,
-                   ranking: Ranking, stop: threading.Event) -> None:
+    def run_decode(
+        self, config: Config, game: Game, within: Candidates | None, ranking: Ranking, stop: threading.Event
+    ) -> None:
         """Candidates, then next shots, in a thread (the database side is per-thread in peewee)."""
 
         def progress(done: int, total: int) -> None:
@@ -413,8 +432,7 @@ class DecodeScreen(Screen):
 
         try:
             found = candidates(config, game, within=within, progress=progress, stop=stop)
-            shots, skipped = ranked_shots(config, game, found, by=ranking, progress=progress,
-                                          stop=stop)
+            shots, skipped = ranked_shots(config, game, found, by=ranking, progress=progress, stop=stop)
         except DecodeCancelled:
             return
         except DecodeError as error:
@@ -436,8 +454,9 @@ class DecodeScreen(Screen):
         if message.candidates is None:
             self.say(message.error or "decoding failed", error=True)
             return
-        answer = Answer(message.game, message.candidates, rank_shots(message.shots, self.ranking),
-                        message.skipped)
+        answer = Answer(
+            message.game, message.candidates, rank_shots(message.shots, self.ranking), message.skipped
+        )
         self.answers[message.game.results] = answer
         while len(self.answers) > KEPT_ANSWERS:
             self.answers.popitem(last=False)
@@ -458,8 +477,10 @@ class DecodeScreen(Screen):
         self.show_verdict()
         await self.show_page()
         if found.every_molecule:
-            self.say(f"{self.config}: no ray shot yet. On the board, the arrows pick a position; "
-                     f"type H, R or a label for what its ray did.")
+            self.say(
+                f"{self.config}: no ray shot yet. On the board, the arrows pick a position; "
+                f"type H, R or a label for what its ray did."
+            )
         else:
             if found.source == "store":
                 where = f"read from the explored {self.config}"
@@ -467,8 +488,7 @@ class DecodeScreen(Screen):
                 where = "computed: quicker than scanning the store for a partial game"
             else:
                 where = f"computed: {self.config} is not explored"
-            self.say(f"{game.pattern()}: {found.count:,} molecule{'s' * (found.count != 1)} "
-                     f"({where}).")
+            self.say(f"{game.pattern()}: {found.count:,} molecule{'s' * (found.count != 1)} ({where}).")
         self.update_bindings()
 
     def show_shots(self) -> None:
@@ -509,11 +529,19 @@ class DecodeScreen(Screen):
         drawn = [position for position, _ in game.rays()] if self.drawing_shown(game) else []
         # A full spectrum's few molecules get their records (statistics, transform);
         # a partial game's only their boards: pages must turn quickly.
-        records = ([molecule_record(self.config, number) for number in self.shown_numbers]
-                   if game.complete else [])
-        boards = ([record_board(r, marked, game.labels, drawn) for r in records] if records else
-                  [Board(self.config.width, molecule, game.labels, marked=marked, drawn=drawn,
-                         title=f"#{number:,}") for number, molecule in molecules])
+        records = (
+            [molecule_record(self.config, number) for number in self.shown_numbers] if game.complete else []
+        )
+        boards = (
+            [record_board(r, marked, game.labels, drawn) for r in records]
+            if records
+            else [
+                Board(
+                    self.config.width, molecule, game.labels, marked=marked, drawn=drawn, title=f"#{number:,}"
+                )
+                for number, molecule in molecules
+            ]
+        )
         await grid.update(boards)
         board = self.game_board
         grid.set_position(board.position if board is not None else None)
@@ -525,9 +553,16 @@ class DecodeScreen(Screen):
     def update_bindings(self) -> None:
         """Refresh the footer when a key comes or goes (it is rebuilt each time: not on every
         result written)."""
-        state = tuple(self.check_action(action, parameters) for action, parameters in (
-            ("page", (-1,)), ("page", (1,)), ("ranking", ()), ("open_molecule", ()),
-            ("shown_rays", ())))
+        state = tuple(
+            self.check_action(action, parameters)
+            for action, parameters in (
+                ("page", (-1,)),
+                ("page", (1,)),
+                ("ranking", ()),
+                ("open_molecule", ()),
+                ("shown_rays", ()),
+            )
+        )
         if state != self.bindings_state:
             self.bindings_state = state
             self.refresh_bindings()
@@ -602,6 +637,7 @@ class DecodeScreen(Screen):
 
 # -- text ----------------------------------------------------------------------------------
 
+
 def result_sentence(config: Config, game: Game, found: Candidates) -> str:
     """How many molecules agree, in words."""
     count = found.count
@@ -630,8 +666,10 @@ def shots_text(shots: Sequence[NextShot], skipped: str | None, ranking: Ranking)
     text.append(f"Best next shots (*), by {RANKINGS[ranking]}:\n", style="bold")
     text.append(" pos        left    bits  results", style="dim")
     for shot in shots[:TOP_SHOTS]:
-        text.append(f"\n{shot.position:>4}  {shot.remaining:>10,.2f}  {shot.information:>6.3f}  "
-                    f"{outcomes_text(shot, OUTCOMES_SHOWN)}")
+        text.append(
+            f"\n{shot.position:>4}  {shot.remaining:>10,.2f}  {shot.information:>6.3f}  "
+            f"{outcomes_text(shot, OUTCOMES_SHOWN)}"
+        )
     return text
 
 
@@ -642,5 +680,7 @@ def page_heading(count: int, page: int, drawn: bool) -> str:
         return f"The {count:,} candidate{'s' * (count != 1)}, {rays} (ctrl+t):"
     start = page * PAGE
     pages = (count - 1) // PAGE + 1
-    return (f"Candidates {start + 1:,}-{min(start + PAGE, count):,} of {count:,} "
-            f"(page {page + 1:,} of {pages:,}: < > turn pages), {rays} (ctrl+t):")
+    return (
+        f"Candidates {start + 1:,}-{min(start + PAGE, count):,} of {count:,} "
+        f"(page {page + 1:,} of {pages:,}: < > turn pages), {rays} (ctrl+t):"
+    )

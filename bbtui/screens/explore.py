@@ -29,8 +29,13 @@ from bbtui.widgets.progress import ExplorationPanel
 if TYPE_CHECKING:
     from bbtui.app import BlackBoxApp
 
-COLUMNS = (("config", "configuration"), ("molecules", "molecules"), ("state", "state"),
-           ("families", "groups"), ("ambiguous", "with symmetry"))
+COLUMNS = (
+    ("config", "configuration"),
+    ("molecules", "molecules"),
+    ("state", "state"),
+    ("families", "groups"),
+    ("ambiguous", "with symmetry"),
+)
 
 
 INPUT_HINT = "Type AN_BW (A4_B8: 4 atoms in an 8 x 8 box), Enter explores it; Escape: keys"
@@ -76,8 +81,11 @@ class ExploreScreen(Screen):
         with Vertical(id="explore-body"):
             yield Label("Configurations", classes="heading")
             yield DataTable(id="configs", cursor_type="row", zebra_stripes=True)
-            yield Input(placeholder="New configuration, e.g. A4_B8 (Enter explores it)",
-                        id="new-config", validators=[ConfigValidator()])
+            yield Input(
+                placeholder="New configuration, e.g. A4_B8 (Enter explores it)",
+                id="new-config",
+                validators=[ConfigValidator()],
+            )
             yield Label(INPUT_HINT, id="config-message")
             yield ExplorationPanel()
         yield Footer(compact=True)
@@ -184,8 +192,10 @@ class ExploreScreen(Screen):
             config = parse_config(event.value)
             state = config_state(config)
             known = f" ({state.label})" if state.done or state.complete else ""
-            message.update(f"{config}{known}: {config.nb_mol:,} molecules, {config.atoms} atoms in a "
-                           f"{config.width} x {config.width} box. Enter explores it.")
+            message.update(
+                f"{config}{known}: {config.nb_mol:,} molecules, {config.atoms} atoms in a "
+                f"{config.width} x {config.width} box. Enter explores it."
+            )
         message.set_class(result is not None and not result.is_valid, "error")
 
     @on(Input.Submitted, "#new-config")
@@ -245,8 +255,7 @@ class ExploreScreen(Screen):
         """Pause the run (its progress is kept; s resumes)."""
         self.bb_app.pause_exploration()
         if self.bb_app.exploring is not None:
-            self.panel.show(self.bb_app.progress, running=True,
-                            note=f"{self.bb_app.exploring}: pausing...")
+            self.panel.show(self.bb_app.progress, running=True, note=f"{self.bb_app.exploring}: pausing...")
 
     def action_restart(self) -> None:
         """Delete the selected configuration's rows and explore it again, after a confirmation."""
@@ -254,8 +263,10 @@ class ExploreScreen(Screen):
         if config is None:
             return
         state = config_state(config)
-        question = (f"Restart {config}? The {state.done:,} molecules stored and its spectral "
-                    f"groups are deleted, then the exploration starts from scratch.")
+        question = (
+            f"Restart {config}? The {state.done:,} molecules stored and its spectral "
+            f"groups are deleted, then the exploration starts from scratch."
+        )
 
         def answered(yes: bool | None) -> None:
             if yes:
@@ -280,14 +291,22 @@ class ExploreScreen(Screen):
         if app.exploring is None and app.progress is None:
             selected = self.selected
             state = self.states.get(selected.name) if selected is not None else None
-            self.panel.show(None, running=False, note=self.idle_note(),
-                            stored=(state.done, state.total) if state else None)
+            self.panel.show(
+                None,
+                running=False,
+                note=self.idle_note(),
+                stored=(state.done, state.total) if state else None,
+            )
             return
         note = ""
         if app.exploring is None and app.last_error and app.progress is not None:
             note = f"{app.progress.config} stopped: {app.last_error}"
-        self.panel.show(app.progress, running=app.exploring is not None, note=note,
-                        since=time.monotonic() - app.progress_at)
+        self.panel.show(
+            app.progress,
+            running=app.exploring is not None,
+            note=note,
+            since=time.monotonic() - app.progress_at,
+        )
 
     def idle_note(self) -> str:
         """What the panel says when nothing runs: where the selected configuration stands."""

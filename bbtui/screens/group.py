@@ -64,8 +64,15 @@ class GroupScreen(Screen):
         Binding("o", "open_molecule", "Molecule"),
     ]
 
-    def __init__(self, config: Config, *, groups: GroupList | None = None, index: int = 0,
-                 spectrum: str | None = None, on_move: Callable[[int], None] | None = None) -> None:
+    def __init__(
+        self,
+        config: Config,
+        *,
+        groups: GroupList | None = None,
+        index: int = 0,
+        spectrum: str | None = None,
+        on_move: Callable[[int], None] | None = None,
+    ) -> None:
         """Group ``index`` of ``groups``, or the group of ``spectrum``; ``on_move(index)`` follows moves."""
         super().__init__()
         self.config = config
@@ -87,8 +94,7 @@ class GroupScreen(Screen):
         yield Label("", id="group-summary", classes="summary")
         with VerticalScroll(id="group-body"):
             yield BoardGrid(id="boards")
-            yield Label("Statistics (values that differ are highlighted, in board order)",
-                        classes="heading")
+            yield Label("Statistics (values that differ are highlighted, in board order)", classes="heading")
             yield StatsTable(id="group-stats")
         yield Footer(compact=True)
 
@@ -110,8 +116,10 @@ class GroupScreen(Screen):
                 return
             spectrum = row.spectrum
             self.count = self.groups.count()
-            where = (f"Group {index + 1:,} of {self.count:,} (family of #{row.canonical_number:,}, "
-                     f"{row.transform}) · ")
+            where = (
+                f"Group {index + 1:,} of {self.count:,} (family of #{row.canonical_number:,}, "
+                f"{row.transform}) · "
+            )
         else:
             where = ""
         assert spectrum is not None

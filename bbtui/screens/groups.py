@@ -97,8 +97,14 @@ class GroupsScreen(Screen):
     def on_mount(self) -> None:
         """Columns, then the first page once the table's height is known."""
         self.title = f"Spectral groups of {self.config}"
-        for key, label in (("index", "#"), ("size", "mol"), ("canonical", "canonical"),
-                           ("transform", "transform"), ("diff", "diff"), ("spectrum", "spectrum")):
+        for key, label in (
+            ("index", "#"),
+            ("size", "mol"),
+            ("canonical", "canonical"),
+            ("transform", "transform"),
+            ("diff", "diff"),
+            ("spectrum", "spectrum"),
+        ):
             self.table.add_column(label, key=key)
         # header, summary, table heading and footer take 4 lines; fit_page corrects it
         self.page_size = max(3, self.app.size.height - 4)
@@ -127,14 +133,27 @@ class GroupsScreen(Screen):
         self.count = group_count(self.config, all_rows=groups.all_rows, size=groups.size)
         last_first = max(0, (self.count - 1) // self.page_size * self.page_size)
         self.first = min(max(0, first), last_first)
-        page = group_page(self.config, self.first // self.page_size, self.page_size,
-                          all_rows=groups.all_rows, size=groups.size, order=groups.order)
+        page = group_page(
+            self.config,
+            self.first // self.page_size,
+            self.page_size,
+            all_rows=groups.all_rows,
+            size=groups.size,
+            order=groups.order,
+        )
         table = self.table
         table.clear()
         for i, row in enumerate(page):
             index = self.first + i
-            table.add_row(str(index + 1), str(row.nb_mol), f"{row.canonical_number:,}", row.transform,
-                          str(row.max_diff), row.spectrum, key=str(index))
+            table.add_row(
+                str(index + 1),
+                str(row.nb_mol),
+                f"{row.canonical_number:,}",
+                row.transform,
+                str(row.max_diff),
+                row.spectrum,
+                key=str(index),
+            )
         if page:
             target = (cursor if cursor is not None else self.first) - self.first
             table.move_cursor(row=min(max(target, 0), len(page) - 1), animate=False)
@@ -147,8 +166,10 @@ class GroupsScreen(Screen):
         if self.count == 0:
             state = config_state(self.config)
             if not state.complete:
-                summary.update(f"{self.config} is not explored yet ({state.label}): its spectral "
-                               f"groups are built when its exploration completes (e, then s).")
+                summary.update(
+                    f"{self.config} is not explored yet ({state.label}): its spectral "
+                    f"groups are built when its exploration completes (e, then s)."
+                )
             elif groups.size is not None:
                 summary.update(f"No spectral group of {groups.size} molecules (s changes the size).")
             else:
@@ -206,8 +227,9 @@ class GroupsScreen(Screen):
         """Enter opens the group under the cursor."""
         if event.row_key.value is not None:
             index = int(event.row_key.value)
-            self.app.push_screen(GroupScreen(self.config, groups=self.groups, index=index,
-                                             on_move=self.follow))
+            self.app.push_screen(
+                GroupScreen(self.config, groups=self.groups, index=index, on_move=self.follow)
+            )
 
     def follow(self, index: int) -> None:
         """The group screen moved to group ``index``: keep the cursor on it."""

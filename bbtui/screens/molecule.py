@@ -59,10 +59,17 @@ class MoleculeScreen(Screen):
         """Inputs, then the molecule and its enantiomers."""
         yield Header()
         with Horizontal(id="molecule-inputs", classes="inputs"):
-            yield Input(placeholder="A4_B8", id="molecule-config", validators=[ConfigValidator()],
-                        classes="config-input")
-            yield Input(placeholder="number, or the molecule as O and -", id="molecule-number",
-                        validators=[MoleculeValidator(None)])
+            yield Input(
+                placeholder="A4_B8",
+                id="molecule-config",
+                validators=[ConfigValidator()],
+                classes="config-input",
+            )
+            yield Input(
+                placeholder="number, or the molecule as O and -",
+                id="molecule-number",
+                validators=[MoleculeValidator(None)],
+            )
         yield Label("", id="molecule-message", classes="message")
         with VerticalScroll(id="molecule-body"):
             with Horizontal(id="molecule-main"):
@@ -157,8 +164,7 @@ class MoleculeScreen(Screen):
         if not explored:
             ambiguity = f"explore {config} to see which molecules share this spectrum"
         elif self.sharing > 1:
-            ambiguity = (f"ambiguous: {self.sharing} molecules give this spectrum "
-                         f"(s shows them side by side)")
+            ambiguity = f"ambiguous: {self.sharing} molecules give this spectrum (s shows them side by side)"
         else:
             ambiguity = "unique: no other molecule gives this spectrum"
         self.query_one("#molecule-about", Label).update(

@@ -107,9 +107,11 @@ class StatisticsScreen(Screen):
                 yield Label("Spectral groups by size (the spec's ambiguity report)", classes="heading")
                 yield DataTable(id="ambiguity-table", cursor_type="row", zebra_stripes=True)
                 yield Label("", id="share", classes="message")
-                yield Label("Spectral groups by the most atoms differing between two of their molecules "
-                            f"(a wrong guess costs {POINTS_PER_WRONG_ATOM} points per atom)",
-                            classes="heading")
+                yield Label(
+                    "Spectral groups by the most atoms differing between two of their molecules "
+                    f"(a wrong guess costs {POINTS_PER_WRONG_ATOM} points per atom)",
+                    classes="heading",
+                )
                 yield DataTable(id="risk-table", cursor_type="row", zebra_stripes=True)
             with TabPane("Ray records", id="records"), VerticalScroll():
                 yield Label("", id="claim")
@@ -132,8 +134,10 @@ class StatisticsScreen(Screen):
         try:
             with db.connection_context():
                 report = statistics_report(config)
-                spectra = {r.number: rays.spectrum(config, atoms_from_string(config, r.molecule))
-                           for r in report.records}
+                spectra = {
+                    r.number: rays.spectrum(config, atoms_from_string(config, r.molecule))
+                    for r in report.records
+                }
         except (StatisticsError, StoreError) as error:
             self.post_message(StatisticsLoaded(config, None, {}, str(error)))
             return
@@ -151,9 +155,11 @@ class StatisticsScreen(Screen):
         self.report = report = message.report
         ambiguity = report.ambiguity
         total = ambiguity.total
-        summary.update(f"{self.config}: {self.config.nb_mol:,} molecules, {total.molecules:,} ambiguous "
-                       f"({100 * ambiguity.share:.2f}%) in {total.groups:,} spectral groups "
-                       f"({total.families:,} up to symmetry)")
+        summary.update(
+            f"{self.config}: {self.config.nb_mol:,} molecules, {total.molecules:,} ambiguous "
+            f"({100 * ambiguity.share:.2f}%) in {total.groups:,} spectral groups "
+            f"({total.families:,} up to symmetry)"
+        )
         self.show_ambiguity(report)
         await self.show_records(report, message.spectra)
         self.show_distribution_choice(report.distributions)
@@ -168,12 +174,15 @@ class StatisticsScreen(Screen):
             counts = (line.families, line.groups, line.molecules)
             table.add_row(*map(number_cell, (line.size, *counts)))
         total = ambiguity.total
-        table.add_row(Text("total", style="bold"),
-                      *map(number_cell, (total.families, total.groups, total.molecules)))
-        share = (f"Ambiguous molecules: {total.molecules:,} of {self.config.nb_mol:,} "
-                 f"({100 * ambiguity.share:.2f}%); {ambiguity.unique:,} have a spectrum of their own."
-                 if ambiguity.lines else
-                 f"{self.config} has no ambiguous spectrum: every molecule can be told apart.")
+        table.add_row(
+            Text("total", style="bold"), *map(number_cell, (total.families, total.groups, total.molecules))
+        )
+        share = (
+            f"Ambiguous molecules: {total.molecules:,} of {self.config.nb_mol:,} "
+            f"({100 * ambiguity.share:.2f}%); {ambiguity.unique:,} have a spectrum of their own."
+            if ambiguity.lines
+            else f"{self.config} has no ambiguous spectrum: every molecule can be told apart."
+        )
         self.query_one("#share", Label).update(share)
         risk = self.query_one("#risk-table", DataTable)
         risk.clear(columns=True)
@@ -186,9 +195,17 @@ class StatisticsScreen(Screen):
         self.query_one("#claim", Label).update(report.claim)
         grid = self.query_one("#record-boards", ItemGrid)
         await grid.remove_children()
-        boards = [Board(self.config.width, r.molecule, spectra.get(r.number), title=record_title(r),
-                        subtitle=f"#{r.number:,} · {r.molecules:,} reach it", classes="record-board")
-                  for r in report.records]
+        boards = [
+            Board(
+                self.config.width,
+                r.molecule,
+                spectra.get(r.number),
+                title=record_title(r),
+                subtitle=f"#{r.number:,} · {r.molecules:,} reach it",
+                classes="record-board",
+            )
+            for r in report.records
+        ]
         await grid.mount_all(boards)
         for board, record in zip(boards, report.records):
             board.position = record.ray.position
@@ -214,9 +231,14 @@ class StatisticsScreen(Screen):
         await plots.remove_children()
         keys = [key for key, _ in distribution.rows]
         await plots.mount_all(
-            BarPlot(f"{series} by {distribution.key_label}", keys,
-                    [count for _, count in distribution.column(series)], classes="distribution-plot")
-            for series in distribution.series)
+            BarPlot(
+                f"{series} by {distribution.key_label}",
+                keys,
+                [count for _, count in distribution.column(series)],
+                classes="distribution-plot",
+            )
+            for series in distribution.series
+        )
         table = self.query_one("#distribution-table", DataTable)
         table.clear(columns=True)
         table.add_columns(distribution.key_label, *distribution.series)

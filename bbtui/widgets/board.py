@@ -179,8 +179,16 @@ class Board(Widget, can_focus=True):
     """
 
     COMPONENT_CLASSES = {
-        "board--atom", "board--marked", "board--empty", "board--label", "board--hit",
-        "board--path", "board--drawn", "board--cursor", "board--exit", "board--caption",
+        "board--atom",
+        "board--marked",
+        "board--empty",
+        "board--label",
+        "board--hit",
+        "board--path",
+        "board--drawn",
+        "board--cursor",
+        "board--exit",
+        "board--caption",
     }
 
     BINDINGS = [
@@ -339,8 +347,7 @@ class Board(Widget, can_focus=True):
 
     def grid_rows(self, path: dict[Cell, str]) -> list[list[str]]:
         """The diagram's tokens row by row (``bbcore.render.diagram_grid``), ``path`` drawn."""
-        return diagram_grid(self.box_width, self.molecule, self.shown_labels(), marked=self.marked,
-                            path=path)
+        return diagram_grid(self.box_width, self.molecule, self.shown_labels(), marked=self.marked, path=path)
 
     def caption(self, ray: Ray | None) -> tuple[str, str]:
         """The two lines under the diagram: how the cursor's ray ended, or a hint."""
@@ -363,9 +370,16 @@ class Board(Widget, can_focus=True):
             return styles["board--marked"]
         return styles["board--atom"] if token == "O" else styles["board--empty"]
 
-    def _token_style(self, styles: dict[str, Style], token: str, r: int, c: int,
-                     path: dict[Cell, str], cursor: dict[Cell, str],
-                     highlighted: dict[int, str]) -> Style:
+    def _token_style(
+        self,
+        styles: dict[str, Style],
+        token: str,
+        r: int,
+        c: int,
+        path: dict[Cell, str],
+        cursor: dict[Cell, str],
+        highlighted: dict[int, str],
+    ) -> Style:
         """The style of the token at grid row ``r``, column ``c``."""
         w = self.box_width
         if 1 <= r <= w and 1 <= c <= w:
@@ -427,9 +441,9 @@ class BoardGrid(ItemGrid):
         for old, new in zip(shown, boards):
             old.copy_from(new)
         if len(shown) > len(boards):
-            await self.remove_children(shown[len(boards):])
+            await self.remove_children(shown[len(boards) :])
         elif len(boards) > len(shown):
-            await self.mount_all(boards[len(shown):])
+            await self.mount_all(boards[len(shown) :])
         self.fit()
         return list(self.query_children(Board))
 
@@ -457,9 +471,19 @@ class BoardGrid(ItemGrid):
         self.fit()
 
 
-def record_board(record: MoleculeRecord, marked: Iterable[int] = (),
-                 labels: Sequence[str] | str | None = None, drawn: Iterable[int] = ()) -> Board:
+def record_board(
+    record: MoleculeRecord,
+    marked: Iterable[int] = (),
+    labels: Sequence[str] | str | None = None,
+    drawn: Iterable[int] = (),
+) -> Board:
     """The board of a stored molecule: its spectrum (or ``labels``) around it, number and
     transform above, the rays from ``drawn`` positions drawn."""
-    return Board(record.config.width, record.molecule, labels or record.spectrum, marked=marked,
-                 drawn=drawn, title=f"#{record.number:,} {record.transform}")
+    return Board(
+        record.config.width,
+        record.molecule,
+        labels or record.spectrum,
+        marked=marked,
+        drawn=drawn,
+        title=f"#{record.number:,} {record.transform}",
+    )

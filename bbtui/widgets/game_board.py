@@ -80,15 +80,17 @@ class GameBoard(Board, inherit_bindings=False):
     """
 
     COMPONENT_CLASSES = Board.COMPONENT_CLASSES | {
-        "board--cold", "board--hot", "board--waiting", "board--best",
+        "board--cold",
+        "board--hot",
+        "board--waiting",
+        "board--best",
     }
 
     BINDINGS = [
         Binding("left", "move(0, -1)", "Position", group=Binding.Group("Position"), show=False),
         Binding("right", "move(0, 1)", "Position", group=Binding.Group("Position"), show=False),
         Binding("up", "move(-1, 0)", "Position", group=Binding.Group("Position"), show=False),
-        Binding("down", "move(1, 0)", "Position", key_display="←↑→↓",
-                group=Binding.Group("Position")),
+        Binding("down", "move(1, 0)", "Position", key_display="←↑→↓", group=Binding.Group("Position")),
         Binding("backspace", "erase", "Erase", key_display="⌫"),
         Binding("delete,space", "clear_position", "Clear", key_display="del"),
         Binding("number_sign", "toggle_numbers", "Numbers", key_display="#"),
@@ -98,8 +100,14 @@ class GameBoard(Board, inherit_bindings=False):
 
     def __init__(self, config: Config, *, id: str | None = None) -> None:
         """An empty game of ``config``: no ray shot, no heat map yet."""
-        super().__init__(config.width, EMPTY * config.cells, [""] * config.positions,
-                         title="Game", subtitle="H R or a label", id=id)
+        super().__init__(
+            config.width,
+            EMPTY * config.cells,
+            [""] * config.positions,
+            title="Game",
+            subtitle="H R or a label",
+            id=id,
+        )
         self.config = config
         self.game = Game.empty(config.width)
         self.waiting: tuple[int, ...] = ()
@@ -149,14 +157,14 @@ class GameBoard(Board, inherit_bindings=False):
     def on_key(self, event: events.Key) -> None:
         """Letters, digits, ``@ & . -`` write the cursor's result; other keys go on."""
         char = event.character
-        if not char or len(char) != 1 or not (
-                (char.isascii() and char.isalnum()) or char in RESULT_KEYS):
+        if not char or len(char) != 1 or not ((char.isascii() and char.isalnum()) or char in RESULT_KEYS):
             return
         event.stop()
         event.prevent_default()
         if self.position is None:
-            self.post_message(DraftRefused(self, "pick a position first: the arrow keys move "
-                                                 "the cursor round the box"))
+            self.post_message(
+                DraftRefused(self, "pick a position first: the arrow keys move the cursor round the box")
+            )
             return
         if char in CLEARING:
             self.typed = ""
@@ -247,7 +255,8 @@ class GameBoard(Board, inherit_bindings=False):
         # Most cells hold an atom in a few percent of the candidates: the square
         # root keeps 5% and 25% apart where a linear scale would not.
         background = Color.from_rich_color(cold.bgcolor).blend(
-            Color.from_rich_color(hot.bgcolor), sqrt(fraction))
+            Color.from_rich_color(hot.bgcolor), sqrt(fraction)
+        )
         return hot + Style(bgcolor=background.rich_color, bold=fraction == 1)
 
     def position_styles(self, ray: Ray | None) -> dict[int, str]:

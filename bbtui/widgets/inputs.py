@@ -32,8 +32,10 @@ def molecule_number(config: Config, text: str) -> int:
         return number
     if set(text) <= {"O", "-"} and text:
         return number_of(config, atoms_from_string(config, text))
-    raise ValueError(f"type a molecule number (1..{config.nb_mol:,}) or its {config.cells} "
-                     f"characters, 'O' an atom and '-' an empty cell, line 1 first")
+    raise ValueError(
+        f"type a molecule number (1..{config.nb_mol:,}) or its {config.cells} "
+        f"characters, 'O' an atom and '-' an empty cell, line 1 first"
+    )
 
 
 class ConfigBoundValidator(Validator):

@@ -66,8 +66,16 @@ class BarPlot(Widget):
     """
     COMPONENT_CLASSES = {"plot--bar", "plot--empty"}
 
-    def __init__(self, title: str = "", labels: Sequence[str] = (), values: Sequence[int] = (), *,
-                 name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
+    def __init__(
+        self,
+        title: str = "",
+        labels: Sequence[str] = (),
+        values: Sequence[int] = (),
+        *,
+        name: str | None = None,
+        id: str | None = None,
+        classes: str | None = None,
+    ) -> None:
         """A plot of ``values`` (counts) over ``labels`` (the values counted)."""
         super().__init__(name=name, id=id, classes=classes)
         self.title = title

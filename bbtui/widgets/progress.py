@@ -72,8 +72,15 @@ class ExplorationPanel(Vertical):
         """Start empty."""
         self.border_title = "Exploration"
 
-    def show(self, progress: Progress | None, *, running: bool, note: str = "", since: float = 0.0,
-             stored: tuple[int, int] | None = None) -> None:
+    def show(
+        self,
+        progress: Progress | None,
+        *,
+        running: bool,
+        note: str = "",
+        since: float = 0.0,
+        stored: tuple[int, int] | None = None,
+    ) -> None:
         """Show a run's latest progress, received ``since`` seconds ago (``note``: another phase line).
 
         With no progress, ``stored`` (done, total) fills the bar: where the
