@@ -12,7 +12,7 @@ co-lexicographic rank is just ``sum C(d_i, i + 1)``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Sequence
 from math import comb
 
 import numpy as np
@@ -109,3 +109,55 @@ def atoms_of_numbers(config: Config, numbers: np.ndarray, table: np.ndarray | No
 def atoms_of_range(config: Config, start: int, stop: int) -> np.ndarray:
     """Atom cells, shape (stop - start, N), of molecules numbered start..stop-1."""
     return atoms_of_numbers(config, np.arange(start, stop, dtype=np.int64))
+
+
+def molecule_batches(
+    config: Config, size: int = 1 << 15, cells: Sequence[int] | np.ndarray | None = None
+) -> Iterator[np.ndarray]:
+    """Atom cells (uint8, shape (k, N), k <= size) of every molecule, in number order.
+
+    With ``cells`` (sorted), only the molecules whose atoms are all among
+    them.  Molecules sharing their first atoms are consecutive in number
+    order, so a batch is a run of such prefixes completed with numpy.
+    """
+    allowed = np.arange(config.cells) if cells is None else np.asarray(cells)
+    for combination in _combination_batches(len(allowed), config.atoms, size):
+        yield allowed[combination].astype(np.uint8)
+
+
+def _combination_batches(m: int, n: int, size: int) -> Iterator[np.ndarray]:
+    """``itertools.combinations(range(m), n)`` as int16 arrays of at most ``size`` rows."""
+
+    def complete(prefixes: list[tuple[int, ...]]) -> np.ndarray:
+        rows = np.array(prefixes, dtype=np.int16)
+        for j in range(rows.shape[1], n):
+            last = rows[:, -1].astype(np.int64)
+            counts = m - n + j - last  # the next cell runs from last + 1 to m - n + j
+            starts = np.cumsum(counts) - counts
+            offsets = np.arange(counts.sum()) - np.repeat(starts, counts)
+            new = np.repeat(last, counts) + 1 + offsets
+            rows = np.column_stack([np.repeat(rows, counts, axis=0), new.astype(np.int16)])
+        return rows
+
+    def walk(prefix: tuple[int, ...]) -> Iterator[np.ndarray]:
+        j = len(prefix)
+        group: list[tuple[int, ...]] = []
+        total = 0
+        for cell in range(prefix[-1] + 1 if prefix else 0, m - n + j + 1):
+            count = comb(m - 1 - cell, n - j - 1)
+            if count > size:
+                if group:
+                    yield complete(group)
+                    group, total = [], 0
+                yield from walk(prefix + (cell,))
+                continue
+            if total + count > size:
+                yield complete(group)
+                group, total = [], 0
+            group.append(prefix + (cell,))
+            total += count
+        if group:
+            yield complete(group)
+
+    if n <= m:
+        yield from walk(())

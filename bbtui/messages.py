@@ -12,8 +12,10 @@ from dataclasses import dataclass, field
 from textual.message import Message
 
 from bbcore.config import Config
-from bbcore.decode import Candidates, Game, NextShot
+from bbcore.decode import Candidates
 from bbcore.explore import Progress
+from bbcore.game import Game
+from bbcore.shots import NextShot
 
 
 @dataclass

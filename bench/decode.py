@@ -34,9 +34,10 @@ sys.path.insert(0, str(ROOT))
 
 from bbcore import decode, rays  # noqa: E402
 from bbcore.config import Config, parse_config  # noqa: E402
-from bbcore.decode import Game  # noqa: E402
 from bbcore.explore import keep_freed_memory  # noqa: E402
+from bbcore.game import Game, parse_game  # noqa: E402
 from bbcore.numbering import atoms_of  # noqa: E402
+from bbcore.shots import NEXT_SHOT_BUDGET, next_shots, shot_cost  # noqa: E402
 from bbcore.store import open_database  # noqa: E402
 
 SHOWN = (1, 2, 3, 5, 8, 12, 0)
@@ -60,7 +61,7 @@ def random_games(config: Config, shown: int, count: int, rng: np.random.Generato
     games = []
     for _ in range(count):
         number = int(rng.integers(1, config.nb_mol + 1))
-        full = decode.parse_game(rays.spectrum(config, atoms_of(config, number)), config)
+        full = parse_game(rays.spectrum(config, atoms_of(config, number)), config)
         game = Game.empty(config.width)
         for position in rng.permutation(config.positions) + 1:
             if shown and len(game.rays()) == shown:
@@ -96,7 +97,7 @@ def report(title: str, rows: list[tuple[int, list[float], list[int]]], reference
 
 def one_more_ray(config: Config, game: Game, rng: np.random.Generator) -> Game:
     """``game`` and one more ray of the same molecule's, drawn among those not shown."""
-    full = decode.parse_game(rays.spectrum(config, game_molecule(config, game)), config)
+    full = parse_game(rays.spectrum(config, game_molecule(config, game)), config)
     position = int(rng.choice(game.unknown))
     return game.with_result(position, full.result(position))
 
@@ -140,10 +141,8 @@ def main() -> None:
             times.append(seconds)
             counts.append(cands.count)
             found[shown, i] = cands.numbers
-            if decode.shot_cost(cands, game) <= decode.NEXT_SHOT_BUDGET:
-                seconds, _ = timed(
-                    lambda g=game, c=cands: decode.next_shots(config, g, c), max(1, args.runs // 2)
-                )
+            if shot_cost(cands, game) <= NEXT_SHOT_BUDGET:
+                seconds, _ = timed(lambda g=game, c=cands: next_shots(config, g, c), max(1, args.runs // 2))
                 shot_times.append(seconds)
                 shot_counts.append(cands.count)
             if game.unknown and cands.count:
@@ -162,9 +161,9 @@ def main() -> None:
     report("next-shot ranking on those candidates (games within the budget):", shots, reference)
     report("one more ray, narrowing those candidates (within=):", narrowed, reference)
     every = decode.candidates(config, Game.empty(config.width))
-    if decode.shot_cost(every, Game.empty(config.width)) <= decode.NEXT_SHOT_BUDGET:
+    if shot_cost(every, Game.empty(config.width)) <= NEXT_SHOT_BUDGET:
         seconds, _ = timed(
-            lambda: decode.next_shots(config, Game.empty(config.width), every), max(1, args.runs // 2)
+            lambda: next_shots(config, Game.empty(config.width), every), max(1, args.runs // 2)
         )
         print(
             f"\nfirst shot ranked over every molecule: {seconds:.3f} s "

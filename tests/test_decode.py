@@ -11,15 +11,36 @@ import pytest
 
 from bbcore import decode, engine, rays
 from bbcore.config import parse_config
-from bbcore.decode import ABSORBED, REFLECTED, DecodeError, Game, parse_game
+from bbcore.game import (
+    ABSORBED,
+    REFLECTED,
+    DecodeError,
+    Game,
+    draft_game,
+    labels_text,
+    parse_game,
+    parse_guess,
+)
 from bbcore.numbering import (
+    _combination_batches,
     atoms_of,
     atoms_of_numbers,
     atoms_of_range,
+    molecule_batches,
     molecule_string,
     number_of,
 )
 from bbcore.render import render_board
+from bbcore.shots import (
+    ambiguity,
+    atom_counts,
+    doubtful_cells,
+    is_ambiguous,
+    next_shots,
+    probabilities,
+    rank_shots,
+    ranked_shots,
+)
 
 A1_B2 = parse_config("A1_B2")
 A2_B4 = parse_config("A2_B4")
@@ -215,29 +236,29 @@ def test_with_result_pairs_relabels_and_clears():
 def test_a_draft_keeps_a_lone_exit_label_waiting():
     labels = [""] * 16
     labels[0], labels[2], labels[4] = "H", "12", "a"
-    game, waiting = decode.draft_game(A2_B4, labels)
+    game, waiting = draft_game(A2_B4, labels)
     assert game.shown == (1,) and game.result(1) == ABSORBED
     assert waiting == (3, 5) and game.labels[2] == game.labels[4] == ""
     labels[9] = "12"  # the other end of the ray from 3: now a constraint
-    game, waiting = decode.draft_game(A2_B4, labels)
+    game, waiting = draft_game(A2_B4, labels)
     assert game.result(3) == 10 and game.result(10) == 3 and waiting == (5,)
     assert game.labels[2] == game.labels[9] == "12"
-    assert game == parse_game(decode.labels_text([lab if lab != "a" else "" for lab in labels]), A2_B4)
+    assert game == parse_game(labels_text([lab if lab != "a" else "" for lab in labels]), A2_B4)
 
 
 def test_a_draft_refuses_what_parse_game_refuses_but_a_lone_label():
     labels = ["a", "a", "a"] + [""] * 13
     with pytest.raises(DecodeError, match=r"label 'a' appears 3 times \(positions 1, 2, 3\)"):
-        decode.draft_game(A2_B4, labels)
+        draft_game(A2_B4, labels)
     with pytest.raises(DecodeError, match=r"unknown label '\*' at position 2"):
-        decode.draft_game(A2_B4, ["H", "*"] + [""] * 14)
+        draft_game(A2_B4, ["H", "*"] + [""] * 14)
 
 
 def test_labels_text_is_a_string_or_tokens_that_parse_back():
     labels = ["H", "", "R", "b"] + [""] * 8 + ["b", "", "", ""]
-    assert decode.labels_text(labels) == "H.Rb........b..."
+    assert labels_text(labels) == "H.Rb........b..."
     labels[1] = labels[5] = "12"
-    text = decode.labels_text(labels)
+    text = labels_text(labels)
     assert text == "H 12 R b . 12 . . . . . . b . . ."
     assert parse_game(text, A2_B4).labels == tuple(labels)
 
@@ -355,18 +376,18 @@ def test_a_game_for_another_box_is_refused():
 
 def test_bad_guesses_are_named():
     with pytest.raises(DecodeError, match="^bad guess '121': A2_B4 has molecules 1..120"):
-        decode.parse_guess("121", A2_B4)
+        parse_guess("121", A2_B4)
     with pytest.raises(DecodeError, match="^bad guess 'O-O': a A2_B4 molecule is 16 characters"):
-        decode.parse_guess("O-O", A2_B4)
+        parse_guess("O-O", A2_B4)
     with pytest.raises(DecodeError, match="^the guess has 3 atoms, A2_B4 has 2$"):
         decode.check_guess(A2_B4, Game.empty(4), (0, 1, 2))
-    assert decode.parse_guess("2", A2_B4) == decode.parse_guess("O-O-------------", A2_B4)
+    assert parse_guess("2", A2_B4) == parse_guess("O-O-------------", A2_B4)
 
 
 def test_an_unknown_ranking_is_refused():
     game = parse_game("@...............", A2_B4)
     with pytest.raises(DecodeError, match="^unknown ranking 'best'"):
-        decode.next_shots(A2_B4, game, decode.candidates(A2_B4, game), by="best")  # type: ignore[arg-type]
+        next_shots(A2_B4, game, decode.candidates(A2_B4, game), by="best")  # type: ignore[arg-type]
 
 
 def test_too_many_molecules_to_enumerate_is_refused():
@@ -385,17 +406,17 @@ def test_too_many_molecules_to_enumerate_is_refused():
 
 @pytest.mark.parametrize("m, n, size", [(7, 3, 4), (6, 1, 2), (5, 5, 1), (9, 4, 1000), (8, 2, 3)])
 def test_combination_batches_are_itertools_combinations(m, n, size):
-    batches = list(decode._combination_batches(m, n, size))
+    batches = list(_combination_batches(m, n, size))
     assert all(1 <= len(b) <= size for b in batches)
     assert [tuple(row) for b in batches for row in b.tolist()] == list(itertools.combinations(range(m), n))
 
 
 def test_molecule_batches_are_every_molecule_in_number_order():
     for config in (A2_B4, A3_B4, parse_config("A2_B5")):
-        got = np.concatenate(list(decode.molecule_batches(config, 50)))
+        got = np.concatenate(list(molecule_batches(config, 50)))
         assert (got == atoms_of_range(config, 1, config.nb_mol + 1)).all()
     cells = [1, 4, 5, 9, 12, 15]
-    got = np.concatenate(list(decode.molecule_batches(A3_B4, 7, cells)))
+    got = np.concatenate(list(molecule_batches(A3_B4, 7, cells)))
     assert [tuple(r) for r in got.tolist()] == list(itertools.combinations(cells, 3))
 
 
@@ -405,8 +426,8 @@ def test_no_ray_shown_is_every_molecule_unlisted():
     assert cands.numbers is None
     assert cands.molecules(2) == [(1, "OOOO" + "-" * 60), (2, "OOO-O" + "-" * 59)]
     assert cands.molecules(2, start=635_375) == [(635_376, "-" * 60 + "OOOO")]
-    assert np.allclose(decode.probabilities(cands), 4 / 64)
-    assert (decode.atom_counts(cands) == math.comb(63, 3)).all()
+    assert np.allclose(probabilities(cands), 4 / 64)
+    assert (atom_counts(cands) == math.comb(63, 3)).all()
 
 
 @pytest.mark.parametrize("config", [A1_B2, A2_B4, A3_B4])
@@ -575,23 +596,23 @@ def test_stored_and_computed_candidates_are_the_same(explored_a3_b5):
 
 def test_no_ray_shown_on_a1_b2_by_hand():
     cands = decode.candidates(A1_B2, Game.empty(2))
-    shots = decode.next_shots(A1_B2, Game.empty(2), cands)
+    shots = next_shots(A1_B2, Game.empty(2), cands)
     assert [s.position for s in shots] == list(range(1, 9))
     first = shots[0]
     assert first.outcomes == ((ABSORBED, 2), (REFLECTED, 1), (8, 1))
     assert first.remaining == pytest.approx((4 + 1 + 1) / 4)
     assert first.information == pytest.approx(1.5)
     assert all(s.remaining == pytest.approx(1.5) for s in shots)
-    assert np.allclose(decode.probabilities(cands), 0.25)
+    assert np.allclose(probabilities(cands), 0.25)
 
 
 def test_one_hit_on_a1_b2_by_hand():
     game = parse_game("H.......", A1_B2)
     cands = decode.candidates(A1_B2, game, source="compute")
     assert cands.numbers.tolist() == [1, 2]  # atom at (1,1) or (1,2)
-    assert decode.probabilities(cands).tolist() == [[0.5, 0.5], [0.0, 0.0]]
-    assert decode.doubtful_cells(cands) == [0, 1]
-    shots = {s.position: s for s in decode.next_shots(A1_B2, game, cands)}
+    assert probabilities(cands).tolist() == [[0.5, 0.5], [0.0, 0.0]]
+    assert doubtful_cells(cands) == [0, 1]
+    shots = {s.position: s for s in next_shots(A1_B2, game, cands)}
     # (1,1) / (1,2): position 2 R / out at 3, 3 H / out at 2, 4 out at 5 / H,
     # 5 out at 4 / R, 6 H / H, 7 R / H, 8 H / R.
     assert dict(shots[2].outcomes) == {REFLECTED: 1, 3: 1}
@@ -604,9 +625,9 @@ def test_one_hit_on_a1_b2_by_hand():
         assert shots[p].remaining == pytest.approx(1.0)
         assert shots[p].information == pytest.approx(1.0)
     assert shots[6].remaining == pytest.approx(2.0) and shots[6].information == 0.0
-    ranked = decode.next_shots(A1_B2, game, cands)
+    ranked = next_shots(A1_B2, game, cands)
     assert [s.position for s in ranked] == [2, 3, 4, 5, 7, 8, 6]
-    assert not decode.is_ambiguous(cands, ranked)
+    assert not is_ambiguous(cands, ranked)
 
 
 def test_rankings_differ_by_remaining_and_by_information():
@@ -614,8 +635,8 @@ def test_rankings_differ_by_remaining_and_by_information():
     full = parse_game(rays.spectrum(A3_B4, atoms_of(A3_B4, 300)), A3_B4)
     game = partial(full, [2, 7])
     cands = decode.candidates(A3_B4, game)
-    by_remaining = decode.next_shots(A3_B4, game, cands, by="remaining")
-    by_information = decode.next_shots(A3_B4, game, cands, by="information")
+    by_remaining = next_shots(A3_B4, game, cands, by="remaining")
+    by_information = next_shots(A3_B4, game, cands, by="information")
     assert [s.remaining for s in by_remaining] == sorted(s.remaining for s in by_remaining)
     infos = [s.information for s in by_information]
     assert infos == sorted(infos, reverse=True)
@@ -624,8 +645,8 @@ def test_rankings_differ_by_remaining_and_by_information():
         assert shot.remaining == pytest.approx((n * n).sum() / cands.count)
         assert sum(c for _, c in shot.outcomes) == cands.count
     assert len(by_remaining) == 16 - len(game.shown)
-    assert decode.rank_shots(by_remaining, "information") == by_information
-    assert decode.rank_shots(by_information, "remaining") == by_remaining
+    assert rank_shots(by_remaining, "information") == by_information
+    assert rank_shots(by_information, "remaining") == by_remaining
 
 
 def test_a_full_ambiguous_spectrum_leaves_atoms_in_doubt():
@@ -636,12 +657,12 @@ def test_a_full_ambiguous_spectrum_leaves_atoms_in_doubt():
     game = parse_game(spectrum, A3_B4)
     cands = decode.candidates(A3_B4, game)
     assert cands.numbers.tolist() == group
-    shots = decode.next_shots(A3_B4, game, cands)
-    assert shots == [] and decode.is_ambiguous(cands, shots)
+    shots = next_shots(A3_B4, game, cands)
+    assert shots == [] and is_ambiguous(cands, shots)
     first, second = (set(atoms_of(A3_B4, k)) for k in group)
-    assert decode.doubtful_cells(cands) == sorted(first ^ second)
+    assert doubtful_cells(cands) == sorted(first ^ second)
     doubt = ", ".join(f"({c // 4 + 1}, {c % 4 + 1})" for c in sorted(first ^ second))
-    assert decode.ambiguity(cands, shots, None) == (
+    assert ambiguity(cands, shots, None) == (
         f"No ray left can tell these 2 molecules apart: the game is ambiguous. Atoms in doubt: {doubt}."
     )
 
@@ -652,26 +673,26 @@ def test_a_full_ambiguous_spectrum_leaves_atoms_in_doubt():
             break
     else:
         pytest.fail("every ray of the group tells another molecule apart")
-    shots, skipped = decode.ranked_shots(A3_B4, fewer, decode.candidates(A3_B4, fewer))
+    shots, skipped = ranked_shots(A3_B4, fewer, decode.candidates(A3_B4, fewer))
     assert skipped is None and [s.position for s in shots] == [position]
     assert not shots[0].splits
-    assert decode.ambiguity(cands, shots, skipped) is not None
-    assert decode.ambiguity(cands, [], "next shots not ranked: ...") is None
+    assert ambiguity(cands, shots, skipped) is not None
+    assert ambiguity(cands, [], "next shots not ranked: ...") is None
 
 
 def test_ranked_shots_say_why_there_are_none():
     every = decode.candidates(A1_B2, Game.empty(2))
-    shots, skipped = decode.ranked_shots(A1_B2, Game.empty(2), every)
+    shots, skipped = ranked_shots(A1_B2, Game.empty(2), every)
     assert skipped is None and len(shots) == 8
     a5_b10 = parse_config("A5_B10")
-    shots, skipped = decode.ranked_shots(a5_b10, Game.empty(10), decode.candidates(a5_b10, Game.empty(10)))
+    shots, skipped = ranked_shots(a5_b10, Game.empty(10), decode.candidates(a5_b10, Game.empty(10)))
     assert shots == [] and skipped == (
         "next shots not ranked: 75,287,520 candidates x 40 "
         "positions is too many rays to trace; shoot a ray or "
         "two first"
     )
     solved = parse_game(WORKED, A2_B4)
-    assert decode.ranked_shots(A2_B4, solved, decode.candidates(A2_B4, solved)) == ([], None)
+    assert ranked_shots(A2_B4, solved, decode.candidates(A2_B4, solved)) == ([], None)
 
 
 # -- checking a guess ------------------------------------------------------------

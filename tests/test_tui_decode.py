@@ -22,9 +22,10 @@ from textual.widgets import Input
 
 from bbcore import decode, rays
 from bbcore.config import Config, parse_config
-from bbcore.decode import ABSORBED, Game, parse_game
 from bbcore.explore import explore
+from bbcore.game import ABSORBED, Game, draft_game, labels_text, parse_game
 from bbcore.numbering import atoms_of, molecule_string
+from bbcore.shots import atom_counts, next_shots
 from bbtui.app import BlackBoxApp
 from bbtui.screens.decode import PAGE, DecodeScreen
 from bbtui.widgets.board import Board, ray_caption
@@ -151,7 +152,7 @@ async def test_results_typed_on_the_board_are_decoded_as_you_go(tmp_path: Path) 
         expected = decode.candidates(A3_B4, game)
         assert screen.found is not None
         assert screen.found.numbers.tolist() == expected.numbers.tolist()
-        assert (board.counts == decode.atom_counts(expected).ravel()).all()
+        assert (board.counts == atom_counts(expected).ravel()).all()
         assert text_of(app, "#decode-result") == f"{expected.count} molecules agree with these rays."
         assert text_of(app, "#decode-message").endswith("(computed: A3_B4 is not explored).")
 
@@ -211,7 +212,7 @@ async def test_the_cursor_draws_its_ray_on_every_candidate_with_the_shown_rays(t
     app = BlackBoxApp(tmp_path / "empty.sqlite", A3_B4)
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await open_decode(app, pilot)
-        screen.spectrum_input.value = decode.labels_text(game.labels)
+        screen.spectrum_input.value = labels_text(game.labels)
         await pilot.press("enter")
         await settled(pilot, screen)
         assert screen.game.results == game.results and screen.focused is game_board(screen)
@@ -245,10 +246,10 @@ async def test_next_shots_are_ranked_either_way(tmp_path: Path) -> None:
     )
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await open_decode(app, pilot)
-        screen.read_game(decode.labels_text(game.labels))
+        screen.read_game(labels_text(game.labels))
         await settled(pilot, screen)
         for ranking in ("remaining", "information"):
-            expected = decode.next_shots(A3_B4, game, cands, by=ranking)
+            expected = next_shots(A3_B4, game, cands, by=ranking)
             lines = text_of(app, "#decode-shots").splitlines()
             title = "expected candidates left" if ranking == "remaining" else "expected information"
             assert lines[0] == f"Best next shots (*), by {title}:"
@@ -289,7 +290,7 @@ async def test_a_guess_is_checked_against_the_shown_rays(tmp_path: Path) -> None
     app = BlackBoxApp(tmp_path / "empty.sqlite", A3_B4)
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await open_decode(app, pilot)
-        screen.read_game(decode.labels_text(game.labels))
+        screen.read_game(labels_text(game.labels))
         await settled(pilot, screen)
         count = screen.found.count
         guess = screen.query_one("#decode-guess", Input)
@@ -317,7 +318,7 @@ async def test_a_pasted_diagram_is_read_with_its_guess(tmp_path: Path) -> None:
         await settled(pilot, screen)
         assert screen.game == parse_game(EMACS, A4_B8)
         assert game_board(screen).draft[:4] == ["1", "", "", "2"]
-        assert screen.spectrum_input.value == decode.labels_text(screen.game.labels)
+        assert screen.spectrum_input.value == labels_text(screen.game.labels)
         assert text_of(app, "#decode-result") == "Solved: one molecule agrees with these rays."
         assert text_of(app, "#decode-verdict") == (
             "Guess: the guess agrees with every shown ray and is the only molecule that does."
@@ -411,7 +412,7 @@ async def test_a_full_spectrum_comes_from_the_store_and_a_partial_game_is_comput
         assert screen.found.source == "store" and 123 in screen.found.numbers
         assert "(read from the explored A3_B4)" in text_of(app, "#decode-message")
         partial = spectrum[:6] + "." * 10
-        partial = decode.labels_text(decode.draft_game(A3_B4, list(partial))[0].labels)
+        partial = labels_text(draft_game(A3_B4, list(partial))[0].labels)
         screen.read_game(partial)
         await settled(pilot, screen)
         assert screen.found.source == "computed"

@@ -48,28 +48,19 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, Label, ProgressBar
 
 from bbcore.config import Config, parse_config, validation_error
-from bbcore.decode import (
-    BATCH,
-    Candidates,
-    DecodeCancelled,
-    DecodeError,
-    Game,
+from bbcore.decode import BATCH, Candidates, DecodeCancelled, candidates, check_guess
+from bbcore.game import DecodeError, Game, Result, labels_text, parse_game, parse_guess
+from bbcore.queries import config_state, molecule_record
+from bbcore.shots import (
     NextShot,
     Ranking,
-    Result,
     ambiguity,
     atom_counts,
-    candidates,
-    check_guess,
     doubtful_cells,
-    labels_text,
     outcomes_text,
-    parse_game,
-    parse_guess,
     rank_shots,
     ranked_shots,
 )
-from bbcore.queries import config_state, molecule_record
 from bbtui.messages import DecodeFinished, DecodeProgress
 from bbtui.widgets.board import Board, BoardGrid, RaySelected, record_board
 from bbtui.widgets.game_board import DraftChanged, DraftRefused, GameBoard

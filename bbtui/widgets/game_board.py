@@ -38,10 +38,11 @@ from textual.color import Color
 from textual.message import Message
 
 from bbcore.config import Config
-from bbcore.decode import DecodeError, Game, NextShot, describe, draft_game, heat_token
+from bbcore.game import DecodeError, Game, describe, draft_game
 from bbcore.geometry import Cell, cell_of
 from bbcore.numbering import EMPTY
 from bbcore.rays import Ray
+from bbcore.shots import NextShot, heat_token
 from bbtui.widgets.board import Board
 from bbtui.widgets.inputs import GamePasted
 

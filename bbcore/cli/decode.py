@@ -22,25 +22,40 @@ import time
 from pathlib import Path
 
 from bbcore import decode
-from bbcore.cli import CLIError, config_arg, open_store
-from bbcore.config import Config
-from bbcore.decode import (
-    ABSORBED,
-    REFLECTED,
-    Candidates,
-    DecodeError,
-    Game,
-    NextShot,
-    Result,
-    Verdict,
+from bbcore.cli.common import (
+    CLIError,
+    config_arg,
+    open_store,
+    plural,
 )
-from bbcore.explore import keep_freed_memory
+from bbcore.config import Config
+from bbcore.decode import Candidates, Verdict
+from bbcore.explore import (
+    keep_freed_memory,
+)
+from bbcore.game import ABSORBED, REFLECTED, DecodeError, Game, Result, parse_game, parse_guess
 from bbcore.geometry import cell_of
 from bbcore.render import diagram_grid, render_board, side_by_side
-from bbcore.store import default_path
+from bbcore.shots import (
+    NextShot,
+    ambiguity,
+    atom_counts,
+    doubtful_cells,
+    heat_token,
+    outcomes_text,
+    probabilities,
+    ranked_shots,
+)
+from bbcore.store import (
+    default_path,
+)
 
 BOARDS_SHOWN = 6
+
+
 TOP_SHOTS = 5
+
+
 OUTCOMES_SHOWN = 5
 
 
@@ -133,8 +148,8 @@ def run_decode(args: argparse.Namespace) -> int:
     # faulting fresh pages in every time (see bbcore.explore).
     keep_freed_memory()
     try:
-        game = decode.parse_game(read_game_text(args.game), config)
-        guess = decode.parse_guess(args.guess, config) if args.guess else None
+        game = parse_game(read_game_text(args.game), config)
+        guess = parse_guess(args.guess, config) if args.guess else None
         explored = is_explored_in_store(args, config)
         # As decode's "auto": the index answers a full spectrum at once, but
         # computing a partial game is quicker than scanning the store.
@@ -142,7 +157,7 @@ def run_decode(args: argparse.Namespace) -> int:
         progress = ProgressLine(f"decoding {config.name}")
         try:
             cands = decode.candidates(config, game, source=source, progress=progress)  # type: ignore[arg-type]
-            shots, skipped = decode.ranked_shots(config, game, cands, by=args.by, progress=progress)
+            shots, skipped = ranked_shots(config, game, cands, by=args.by, progress=progress)
         finally:
             progress.clear()
         verdict, guess_note = judge_guess(config, game, guess, cands)
@@ -174,14 +189,6 @@ def judge_guess(
     return decode.check_guess(config, game, guess, cands), None
 
 
-# -- text ----------------------------------------------------------------------
-
-
-def plural(count: int, word: str) -> str:
-    """``1 molecule``, ``2 molecules``."""
-    return f"{count:,} {word}{'' if count == 1 else 's'}"
-
-
 def shot_lines(shots: list[NextShot], by: str) -> list[str]:
     """The top next shots as a small table."""
     title = "expected candidates left" if by == "remaining" else "expected information"
@@ -189,18 +196,18 @@ def shot_lines(shots: list[NextShot], by: str) -> list[str]:
     for shot in shots[:TOP_SHOTS]:
         lines.append(
             f"  {shot.position:>8}  {shot.remaining:>10,.2f}  {shot.information:>6.3f}  "
-            f"{decode.outcomes_text(shot, OUTCOMES_SHOWN)}"
+            f"{outcomes_text(shot, OUTCOMES_SHOWN)}"
         )
     return lines
 
 
 def heat_map(config: Config, game: Game, cands: Candidates) -> str:
     """The atom probabilities as a board of percentages, the game's labels around it."""
-    counts = decode.atom_counts(cands).ravel()
+    counts = atom_counts(cands).ravel()
     rows = diagram_grid(config.width, "-" * config.cells, game.labels)
     for index, count in enumerate(counts.tolist()):
         line, column = cell_of(config.width, index)
-        rows[line][column] = decode.heat_token(count, cands.count)
+        rows[line][column] = heat_token(count, cands.count)
     size = max(len(token) for row in rows for token in row)
     return "\n".join(" ".join(token.rjust(size) for token in row).rstrip() for row in rows)
 
@@ -262,7 +269,7 @@ def text_report(
         out += [""] + shot_lines(shots, by)
     if skipped:
         out += ["", skipped + "."]
-    doubt = decode.ambiguity(cands, shots, skipped)
+    doubt = ambiguity(cands, shots, skipped)
     if doubt:
         out += ["", doubt]
     if verdict is not None:
@@ -270,9 +277,6 @@ def text_report(
     if guess_note:
         out += ["", guess_note + "."]
     return "\n".join(out) + "\n"
-
-
-# -- JSON ----------------------------------------------------------------------
 
 
 def result_json(result: Result) -> dict:
@@ -296,8 +300,8 @@ def json_report(
 ) -> dict:
     """The ``--json`` object."""
     listed = [] if cands.every_molecule else cands.molecules(limit)
-    counts = decode.atom_counts(cands)
-    ambiguous = decode.ambiguity(cands, shots, skipped) is not None
+    counts = atom_counts(cands)
+    ambiguous = ambiguity(cands, shots, skipped) is not None
     return {
         "config": config.name,
         "game": game.pattern(),
@@ -307,7 +311,7 @@ def json_report(
         "every_molecule": cands.every_molecule,
         "molecules": [{"number": n, "molecule": m} for n, m in listed],
         "atom_counts": counts.tolist(),
-        "probabilities": decode.probabilities(cands).tolist(),
+        "probabilities": probabilities(cands).tolist(),
         "next_shots": [
             {
                 "position": s.position,
@@ -320,7 +324,7 @@ def json_report(
         "next_shots_skipped": skipped,
         "ambiguous": ambiguous,
         "doubtful_cells": (
-            [list(cell_of(config.width, c)) for c in decode.doubtful_cells(cands)] if ambiguous else []
+            [list(cell_of(config.width, c)) for c in doubtful_cells(cands)] if ambiguous else []
         ),
         "guess": None
         if verdict is None

@@ -20,7 +20,14 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from bbcore.cli import CLIError, config_arg, open_store
+from bbcore.cli.common import (
+    CONFIG_HELP,
+    CLIError,
+    config_arg,
+    format_table,
+    open_store,
+    plural,
+)
 from bbcore.export import FORMATS, TABLES, export, export_to_file
 from bbcore.render import side_by_side
 from bbcore.statistics import (
@@ -33,8 +40,6 @@ from bbcore.statistics import (
     ray_board,
     statistics_report,
 )
-
-CONFIG_HELP = "a configuration, e.g. A4_B8"
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -64,25 +69,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--output", "-o", metavar="FILE", default=None, help="write to FILE instead of stdout"
     )
     export_parser.set_defaults(handler=run_export)
-
-
-# -- report ------------------------------------------------------------------
-
-
-def plural(count: int, word: str) -> str:
-    """``1 cell``, ``2 cells``."""
-    return f"{count} {word}" if count == 1 else f"{count} {word}s"
-
-
-def format_table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
-    """A plain text table: numbers right-aligned with separators, words (row labels) left-aligned."""
-    cells = [list(headers)] + [[f"{v:,}" if isinstance(v, int) else str(v) for v in row] for row in rows]
-    left = [any(isinstance(row[i], str) for row in rows) for i in range(len(headers))]
-    widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
-    return "\n".join(
-        "  ".join(c.ljust(w) if lft else c.rjust(w) for c, w, lft in zip(row, widths, left)).rstrip()
-        for row in cells
-    )
 
 
 def format_ambiguity(report: AmbiguityReport) -> str:
@@ -173,9 +159,6 @@ def run_report(args: argparse.Namespace) -> int:
     max_width = shutil.get_terminal_size((100, 24)).columns
     sys.stdout.write(format_report(report, max_width))
     return 0
-
-
-# -- export ------------------------------------------------------------------
 
 
 def run_export(args: argparse.Namespace) -> int:

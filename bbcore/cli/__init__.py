@@ -1,10 +1,18 @@
-"""The ``bbcore`` command line.
+"""The ``bbcore`` command line: a package, one module per command family.
 
-Every command is a function ``run_<name>(args) -> int``; modules that own a
-command register it with ``register(subparsers)``, so that commands live
-next to their domain code.  Every expected failure (a bad configuration, an
-unusable database, ...) is raised as one of ``USER_ERRORS`` and printed as
-one line on stderr with exit status 2; Ctrl-C exits with status 130.
+- ``explore``: explore, reset, spectrums, status;
+- ``browse``: show, groups;
+- ``stats``: report, export;
+- ``decode``: decode;
+- ``common``: what they share (one-line errors, argument types, tables,
+  progress, the pager).  Command modules import ``common`` only, never this
+  package's ``__init__``, so there is no import circle.
+
+Every command is a function ``run_<name>(args) -> int`` registered by its
+module's ``register(subparsers)``.  Every expected failure (a bad
+configuration, an unusable database, ...) is raised as one of
+``USER_ERRORS`` and printed as one line on stderr with exit status 2;
+Ctrl-C exits with status 130.
 """
 
 from __future__ import annotations
@@ -15,40 +23,13 @@ import sys
 from pathlib import Path
 
 from bbcore import __version__
-from bbcore.config import Config, ConfigError, parse_config
-from bbcore.store import StoreError, default_path, open_database
-
-
-class CLIError(Exception):
-    """A user error with a one-line message."""
-
-
-USER_ERRORS: tuple[type[Exception], ...] = (CLIError, ConfigError, StoreError)
-
-
-class OneLineParser(argparse.ArgumentParser):
-    """An ArgumentParser whose errors are one line (usage is in ``--help``)."""
-
-    def error(self, message: str):
-        self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
-
-
-def config_arg(text: str) -> Config:
-    """argparse type for ``AN_BW``."""
-    try:
-        return parse_config(text)
-    except ConfigError as error:
-        raise argparse.ArgumentTypeError(str(error)) from None
-
-
-def open_store(args: argparse.Namespace, *, create: bool = False) -> Path:
-    """Open the database named by ``--db`` / ``BBTUI_DB`` / the default."""
-    return open_database(args.db, create=create)
+from bbcore.cli.common import USER_ERRORS, OneLineParser
+from bbcore.store import default_path
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The parser with every registered command."""
-    from bbcore import cli_commands
+    from bbcore.cli import browse, decode, explore, stats
 
     parser = OneLineParser(
         prog="bbcore",
@@ -64,8 +45,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="SQLite database file (default: $BBTUI_DB or ~/.local/share/bbtui/blackbox.sqlite)",
     )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for register in cli_commands.REGISTRARS:
-        register(subparsers)
+    for module in (explore, browse, stats, decode):
+        module.register(subparsers)
     return parser
 
 

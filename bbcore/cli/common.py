@@ -1,0 +1,166 @@
+"""What every ``bbcore`` command shares: one-line errors, argument types, tables, progress, the pager."""
+
+from __future__ import annotations
+
+import argparse
+import io
+import pydoc
+import shutil
+import sys
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from bbcore import queries
+from bbcore.config import Config, ConfigError, parse_config
+from bbcore.explore import (
+    Progress,
+)
+from bbcore.store import (
+    Configuration,
+    StoreError,
+    open_database,
+)
+
+
+class CLIError(Exception):
+    """A user error with a one-line message."""
+
+
+USER_ERRORS: tuple[type[Exception], ...] = (CLIError, ConfigError, StoreError)
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """An ArgumentParser whose errors are one line (usage is in ``--help``)."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+
+
+def config_arg(text: str) -> Config:
+    """argparse type for ``AN_BW``."""
+    try:
+        return parse_config(text)
+    except ConfigError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def open_store(args: argparse.Namespace, *, create: bool = False) -> Path:
+    """Open the database named by ``--db`` / ``BBTUI_DB`` / the default."""
+    return open_database(args.db, create=create)
+
+
+CONFIG_HELP = "a configuration AN_BW, e.g. A4_B8 (N atoms in a W x W box)"
+
+
+def positive_int(text: str) -> int:
+    """argparse type: an integer >= 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a number >= 1, got {value}")
+    return value
+
+
+def plural(count: int, word: str) -> str:
+    """``1 cell``, ``2 cells``."""
+    return f"{count} {word}" if count == 1 else f"{count} {word}s"
+
+
+def format_table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
+    """A plain text table: numbers right-aligned with separators, words (row labels) left-aligned."""
+    cells = [list(headers)] + [[f"{v:,}" if isinstance(v, int) else str(v) for v in row] for row in rows]
+    left = [any(isinstance(row[i], str) for row in rows) for i in range(len(headers))]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
+    return "\n".join(
+        "  ".join(c.ljust(w) if lft else c.rjust(w) for c, w, lft in zip(row, widths, left)).rstrip()
+        for row in cells
+    )
+
+
+def clock(seconds: float | None) -> str:
+    """Seconds as ``h:mm:ss`` or ``m:ss``; ``?`` when unknown."""
+    if seconds is None:
+        return "?"
+    seconds = int(round(seconds))
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
+
+
+def progress_line(p: Progress) -> str:
+    """One line: done/total, percentage, rate, elapsed, ETA."""
+    return (
+        f"{p.config} {p.phase}: {p.done:,}/{p.total:,} ({100 * p.fraction:.1f}%)  "
+        f"{p.rate:,.0f} mol/s  elapsed {clock(p.elapsed)}  ETA {clock(p.eta)}"
+    )
+
+
+class ProgressPrinter:
+    """Progress on stderr: redrawn in place on a terminal, every 10% otherwise."""
+
+    def __init__(self, stream=None) -> None:
+        self.stream = stream or sys.stderr
+        self.live = self.stream.isatty()
+        self.next_tenth = 0
+
+    def __call__(self, p: Progress) -> None:
+        if self.live:
+            self.stream.write("\r\x1b[K" + progress_line(p))
+            self.stream.flush()
+            return
+        tenth = int(10 * p.fraction)
+        if p.phase != "exploring" or tenth >= self.next_tenth:
+            self.stream.write(progress_line(p) + "\n")
+            self.next_tenth = tenth + 1
+
+    def close(self) -> None:
+        """End the redrawn line."""
+        if self.live:
+            self.stream.write("\n")
+
+
+def require_stored(config: Config) -> None:
+    """Raise CLIError unless the configuration is in the open database."""
+    if Configuration.get_or_none(Configuration.config == config.name) is None:
+        raise CLIError(f"{config.name} is not explored: run 'bbcore explore {config.name}' first")
+
+
+def require_complete(config: Config) -> None:
+    """Raise CLIError unless the configuration's exploration is complete."""
+    require_stored(config)
+    if not queries.config_state(config).complete:
+        raise CLIError(
+            f"{config.name} is not completely explored: run 'bbcore explore {config.name}' to finish it"
+        )
+
+
+def emit(text: str) -> None:
+    """Print, through a pager when the text is longer than the terminal."""
+    emit_lines(text.splitlines(), [])
+
+
+def emit_lines(head: Iterable[str], rest: Iterable[str]) -> None:
+    """Print lines; on a terminal, page them when they do not fit on the screen."""
+    lines = list(head)
+    if not sys.stdout.isatty():
+        for line in lines:
+            print(line)
+        for line in rest:
+            print(line)
+        return
+    height = shutil.get_terminal_size().lines
+    buffer = io.StringIO()
+    rest = iter(rest)
+    for line in rest:
+        lines.append(line)
+        if len(lines) >= height:
+            break
+    if len(lines) < height:
+        print("\n".join(lines))
+        return
+    buffer.write("\n".join(lines) + "\n")
+    for line in rest:
+        buffer.write(line + "\n")
+    pydoc.pager(buffer.getvalue())

@@ -1,0 +1,186 @@
+"""The ``bbcore`` commands that run and inspect explorations.
+
+``explore``, ``reset``, ``spectrums``, ``status``, ``show`` and ``groups``.
+Progress goes to stderr: one line redrawn in place on a terminal, a line
+every 10% otherwise (logs, CI).  Ctrl-C during ``explore`` pauses: the
+ranges under way are stored, then the command says how far it got and
+exits with status 130; running it again resumes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import threading
+
+from bbcore import queries
+from bbcore.cli.common import (
+    CONFIG_HELP,
+    CLIError,
+    ProgressPrinter,
+    config_arg,
+    format_table,
+    open_store,
+    positive_int,
+    require_stored,
+)
+from bbcore.config import Config
+from bbcore.explore import (
+    ALREADY_COMPLETE,
+    COMPLETE,
+    ExploreError,
+    exploration_lock,
+    explore,
+    missing_ranges,
+)
+from bbcore.spectra import build_spectrums
+from bbcore.store import (
+    Configuration,
+    now,
+    reset_config,
+    stored_count,
+)
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add explore, reset, spectrums and status."""
+    p = subparsers.add_parser(
+        "explore",
+        help="explore a configuration (create or resume)",
+        description="Compute and store every molecule of a configuration, "
+        "then its spectral groups. Ctrl-C pauses; run again to resume.",
+    )
+    p.add_argument("config", type=config_arg, help=CONFIG_HELP)
+    p.add_argument(
+        "--workers",
+        type=positive_int,
+        default=None,
+        metavar="N",
+        help="worker processes (default: all cores)",
+    )
+    p.set_defaults(handler=run_explore)
+
+    p = subparsers.add_parser(
+        "reset",
+        help="delete a configuration's rows",
+        description="Delete every stored row of a configuration.",
+    )
+    p.add_argument("config", type=config_arg, help=CONFIG_HELP)
+    p.add_argument("--yes", action="store_true", help="do not ask for confirmation")
+    p.set_defaults(handler=run_reset)
+
+    p = subparsers.add_parser("spectrums", help="rebuild the spectral groups of an explored configuration")
+    p.add_argument("config", type=config_arg, help=CONFIG_HELP)
+    p.set_defaults(handler=run_spectrums)
+
+    p = subparsers.add_parser("status", help="the configurations in the database")
+    p.set_defaults(handler=run_status)
+
+
+def run_explore(args: argparse.Namespace) -> int:
+    """Explore (or resume) a configuration; Ctrl-C pauses it."""
+    config: Config = args.config
+    path = open_store(args, create=True)
+    stop = threading.Event()
+    printer = ProgressPrinter()
+
+    def pause(signum, frame) -> None:
+        if stop.is_set():
+            raise KeyboardInterrupt
+        stop.set()
+        sys.stderr.write("\npausing: storing the ranges under way (Ctrl-C again to abort)\n")
+
+    previous = signal.signal(signal.SIGINT, pause)
+    try:
+        status = explore(config, path, workers=args.workers, progress=printer, stop=stop)
+    except ExploreError as error:
+        raise CLIError(str(error)) from None
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        printer.close()
+    if status == ALREADY_COMPLETE:
+        print(f"{config.name} is already complete in {path}: nothing to do")
+        return 0
+    if status == COMPLETE:
+        state = queries.config_state(config)
+        print(
+            f"{config.name} complete: {state.done:,} molecules, {state.ambiguous:,} ambiguous "
+            f"spectra ({state.families:,} up to symmetry) in {path}"
+        )
+        return 0
+    print(
+        f"{config.name} paused at {stored_count(config):,}/{config.nb_mol:,} molecules; "
+        f"run 'bbcore explore {config.name}' again to resume"
+    )
+    return 130
+
+
+def run_reset(args: argparse.Namespace) -> int:
+    """Delete a configuration's rows, after confirmation on a terminal."""
+    config: Config = args.config
+    path = open_store(args)
+    if Configuration.get_or_none(Configuration.config == config.name) is None:
+        raise CLIError(f"{config.name} is not in {path}: nothing to reset")
+    if not args.yes:
+        if not sys.stdin.isatty():
+            raise CLIError("refusing to delete without confirmation: pass --yes")
+        answer = input(
+            f"Delete all {stored_count(config):,} stored molecules of {config.name} from {path}? [y/N] "
+        )
+        if answer.strip().lower() not in ("y", "yes"):
+            print("nothing deleted")
+            return 1
+    try:
+        with exploration_lock(path, config):
+            deleted = reset_config(config)
+    except ExploreError as error:
+        raise CLIError(str(error)) from None
+    print(f"{config.name}: {deleted:,} molecules deleted")
+    return 0
+
+
+def run_spectrums(args: argparse.Namespace) -> int:
+    """Rebuild the Spectrums rows of a fully stored configuration."""
+    config: Config = args.config
+    path = open_store(args)
+    require_stored(config)
+    try:
+        with exploration_lock(path, config):
+            if missing_ranges(config):
+                raise CLIError(
+                    f"{config.name} is not fully explored: run 'bbcore explore {config.name}' first"
+                )
+            count = build_spectrums(config)
+            Configuration.update(complete=True, dh2=now()).where(
+                Configuration.config == config.name
+            ).execute()
+    except ExploreError as error:
+        raise CLIError(str(error)) from None
+    print(f"{config.name}: {count:,} ambiguous spectra")
+    return 0
+
+
+def run_status(args: argparse.Namespace) -> int:
+    """A table of the configurations in the database."""
+    path = open_store(args)
+    states = queries.config_states()
+    print(f"database: {path}")
+    if not states:
+        print("no configuration yet: try 'bbcore explore A4_B6'")
+        return 0
+    rows = [
+        (
+            s.config.name,
+            f"{s.total:,}",
+            f"{s.done:,}",
+            s.label,
+            f"{s.ambiguous:,}" if s.complete else "",
+            f"{s.families:,}" if s.complete else "",
+        )
+        for s in states
+    ]
+    print(
+        format_table(("config", "molecules", "stored", "state", "ambiguous spectra", "up to symmetry"), rows)
+    )
+    return 0
