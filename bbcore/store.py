@@ -12,6 +12,8 @@ can query them with ``sqlite3``:
 - ``ExploredRanges`` (ours, not the spec's): which ranges of canonical
   molecule numbers are stored.  A range's molecules and its row here are
   written in one transaction, which is what makes a run resumable.
+- ``Books`` (ours): the strategy book of a configuration under each policy
+  (``bbcore.strategy``): figures, and arrays for the TUI.
 
 ``complete`` is set once every range is stored and ``Spectrums`` is built.
 One database file holds any number of configurations.  The database is
@@ -28,10 +30,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from peewee import (
+    BlobField,
     BooleanField,
     CharField,
     CompositeKey,
     DatabaseError,
+    FloatField,
     IntegerField,
     Model,
     OperationalError,
@@ -154,7 +158,35 @@ class ExploredRange(BaseModel):
         without_rowid = True
 
 
-MODELS = (Configuration, Molecule, Spectrum, ExploredRange)
+class Book(BaseModel):
+    """A configuration's strategy book under one policy (``bbcore.strategy``).
+
+    The figures are columns and ``summary`` (JSON: histograms, size by
+    depth, hardest molecules) for anyone reading the file with ``sqlite3``;
+    ``arrays`` (numpy's npz) holds each molecule's rays and points and the
+    tree's first levels, for the TUI and ``bbcore decode``.
+    """
+
+    config = CharField()
+    by = CharField()
+    nb_mol = IntegerField()
+    source = CharField()
+    seconds = FloatField()
+    first_shot = IntegerField(null=True)
+    rays_mean = FloatField()
+    rays_max = IntegerField()
+    points_mean = FloatField()
+    points_max = IntegerField()
+    summary = TextField()
+    arrays = BlobField()
+    dh1 = TextField(default=now)
+
+    class Meta:
+        table_name = "Books"
+        primary_key = CompositeKey("config", "by")
+
+
+MODELS = (Configuration, Molecule, Spectrum, ExploredRange, Book)
 MOLECULE_COLUMNS: tuple[str, ...] = (
     "config",
     "number",
@@ -352,5 +384,6 @@ def reset_config(config: Config) -> int:
         deleted = Molecule.delete().where(Molecule.config == config.name).execute()
         Spectrum.delete().where(Spectrum.config == config.name).execute()
         ExploredRange.delete().where(ExploredRange.config == config.name).execute()
+        Book.delete().where(Book.config == config.name).execute()
         Configuration.delete().where(Configuration.config == config.name).execute()
     return deleted

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from hypothesis import strategies as st
 
-from bbcore import engine, rays
+from bbcore import engine, rays, strategy
 from bbcore.config import Config
 from bbcore.explore import explore as explore_configuration
 from bbcore.geometry import TRANSFORM_NAMES, transform_atoms
@@ -168,13 +168,14 @@ def random_molecules() -> st.SearchStrategy[tuple[Config, tuple[int, ...]]]:
 
 @pytest.fixture(scope="session", autouse=True)
 def compiled_engine() -> None:
-    """Compile (or load from cache) the numba kernels once, before any timed test.
+    """Compile (or load from cache) the numba kernels (engine, strategy book) once, before any timed test.
 
     On a fresh clone the first engine call compiles for up to a minute on a
     loaded machine; the TUI tests wait for results with timeouts and must
     not pay for that.
     """
     engine.explore_range(Config(2, 3), 1, 4)
+    strategy.compute_book(Config(2, 3), source="compute")
 
 
 @pytest.fixture(scope="session")

@@ -1,0 +1,785 @@
+"""The seeker's book: the best-next-shot strategy played against every molecule.
+
+Glossary (see the spec for molecule, ray, spectrum, spectral group):
+
+- *policy*: how a perfect seeker plays.  The *state* is the candidates (the
+  molecules agreeing with every ray seen) and the known positions: a shot
+  position is known, and so is the exit of a ray that came out (the same
+  ray reversed).  The seeker *stops* when all candidates share one spectrum
+  (one molecule, or a spectral group no ray can split); otherwise they shoot
+  the unknown position ranked first by ``bbcore.shots``' order: ``remaining``
+  (fewest expected candidates left, the sum of n^2 / N over the outcomes;
+  ties by most information; then the lowest position) or ``information``
+  (most information first, then fewest left, then the lowest position);
+- *cost*: rays shot, and points as the game scores them: 1 for an absorbed
+  or reflected ray, 2 for a ray that comes out (a marker at each end);
+- *book*: the policy as one decision tree over every molecule of a
+  configuration.  The root holds every molecule; a *node* shoots one
+  position and has one child per outcome (absorbed, reflected, out at an
+  exit), holding the candidates that give it; a *leaf* holds one molecule
+  or one spectral group;
+- *line*: the book's sequence of shots for one molecule, root to leaf.
+
+How it is computed: every molecule's spectrum is one row of small integers
+(``codes``: the engine's partner code + 2, so 0 reflected, 1 absorbed, 2 + q
+out at 0-based position q), read from the store when the configuration is
+fully explored, traced otherwise.  A numba kernel then walks the tree depth
+first over one array of molecule indexes, each node a segment of it: it
+counts the outcomes of every unknown position over the segment, picks the
+shot, and sorts the segment by that shot's outcome so that the children are
+segments in turn.  The figures of a shot come from ``bbcore.shots.shot_figures``,
+compiled into the kernel: the book ranks exactly as the Decode screen does.
+
+What is kept: each molecule's rays and points, the tree's size by depth, the
+molecule indexes in tree order, and the nodes of the first ``STORED_DEPTH``
+levels.  A node deeper down is rebuilt on demand from its segment of
+molecules (``StrategyBook.children``): the policy at a node depends only on
+its candidates and known positions, so the rebuilt part is the same tree.
+The book is stored in the ``Books`` table (``bbcore.store.Book``), so that
+the TUI and ``bbcore decode`` read it without computing it again.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Final, Literal
+
+import numpy as np
+
+from bbcore.config import Config
+from bbcore.decode import DecodeCancelled, Stop
+from bbcore.engine import compiled, trace_batch
+from bbcore.game import ABSORBED, REFLECTED, Result
+from bbcore.numbering import atoms_of_numbers, molecule_batches
+from bbcore.shots import NextShot, Ranking, shot_figures, shot_of_counts
+
+STORED_DEPTH: Final = 3
+"""Levels of the tree below the root kept with the book (the rest is rebuilt on demand)."""
+HARDEST: Final = 20
+"""Hardest molecules listed: the most rays, then the most points, then the lowest number."""
+BATCH: Final = 1 << 16
+"""Molecules traced or read at once while gathering the spectra."""
+POLICIES: Final = ("remaining", "information")
+
+Source = Literal["auto", "store", "compute"]
+Progress = Callable[[str, int, int], None]
+"""Called with (phase, done, total) while the spectra are gathered, then once for the tree."""
+
+
+class StrategyError(ValueError):
+    """A book that cannot be made or read; the message is one line for the user."""
+
+
+# ---------------------------------------------------------------------------
+# Spectra as codes
+
+
+def codes_of_partner(partner: np.ndarray) -> np.ndarray:
+    """The engine's partner arrays as codes (int8, partner + 2)."""
+    return (partner + 2).astype(np.int8)
+
+
+def codes_of_spectra(chars: np.ndarray) -> np.ndarray:
+    """Normalised spectra (uint8 characters, shape (k, 4W)) as codes.
+
+    In each row sorted by character, ``&`` and ``@`` come first, then the
+    letters, each exactly twice and side by side: the two ends of a ray.
+    """
+    k, npos = chars.shape
+    codes = np.zeros((k, npos), dtype=np.int8)
+    codes[chars == ord("@")] = 1
+    order = np.argsort(chars, axis=1, kind="stable")
+    first_letter = (chars < ord("a")).sum(axis=1)[:, None]
+    rank = np.arange(npos)[None, :]
+    # The sorted index of each end's partner: the other one of its pair.
+    partner_rank = np.where(rank >= first_letter, first_letter + ((rank - first_letter) ^ 1), rank)
+    partner_rank = np.minimum(partner_rank, npos - 1)
+    rows = np.arange(k)[:, None]
+    ends = order
+    partners = order[rows, partner_rank]
+    letter = rank >= first_letter
+    codes[rows.repeat(npos, axis=1)[letter], ends[letter]] = (partners[letter] + 2).astype(np.int8)
+    return codes
+
+
+def spectra_codes(
+    config: Config,
+    source: Source = "auto",
+    progress: Progress | None = None,
+    stop: Stop | None = None,
+) -> tuple[np.ndarray, str]:
+    """Every molecule's spectrum as codes, shape (C(W², N), 4W), in number order,
+    and where they came from (``"store"`` or ``"computed"``).
+
+    ``"auto"`` reads the store when the open database holds the whole
+    configuration, and traces the rays otherwise.
+    """
+    from bbcore.decode import is_explored
+
+    if source == "auto":
+        source = "store" if is_explored(config) else "compute"
+    if source == "store":
+        return _stored_codes(config, progress, stop), "store"
+    codes = np.empty((config.nb_mol, config.positions), dtype=np.int8)
+    done = 0
+    for atoms in molecule_batches(config, BATCH):
+        _tick(stop, progress, "tracing", done, config.nb_mol)
+        codes[done : done + len(atoms)] = codes_of_partner(trace_batch(config, atoms)[0])
+        done += len(atoms)
+    _tick(stop, progress, "tracing", done, config.nb_mol)
+    return codes, "computed"
+
+
+def _stored_codes(config: Config, progress: Progress | None, stop: Stop | None) -> np.ndarray:
+    """The stored spectra of a complete configuration, in number order."""
+    from bbcore.decode import is_explored
+    from bbcore.store import config_literal, db
+
+    if not is_explored(config):
+        raise StrategyError(f"{config.name} is not completely explored: its spectra are not all stored")
+    codes = np.empty((config.nb_mol, config.positions), dtype=np.int8)
+    cursor = db.execute_sql(
+        f'SELECT spectrum FROM "Molecules" WHERE config = {config_literal(config)} ORDER BY number'
+    )
+    done = 0
+    while rows := cursor.fetchmany(BATCH):
+        _tick(stop, progress, "reading", done, config.nb_mol)
+        chars = np.frombuffer("".join(row[0] for row in rows).encode("ascii"), dtype=np.uint8)
+        codes[done : done + len(rows)] = codes_of_spectra(chars.reshape(len(rows), config.positions))
+        done += len(rows)
+    if done != config.nb_mol:
+        raise StrategyError(f"{config.name}: {done:,} spectra stored, {config.nb_mol:,} expected")
+    _tick(stop, progress, "reading", done, config.nb_mol)
+    return codes
+
+
+def _tick(stop: Stop | None, progress: Progress | None, phase: str, done: int, total: int) -> None:
+    if stop is not None and stop.is_set():
+        raise DecodeCancelled()
+    if progress is not None:
+        progress(phase, done, total)
+
+
+# ---------------------------------------------------------------------------
+# The kernel
+
+
+_figures = shot_figures
+"""The kernel's ranking figures: ``shot_figures`` compiled before the kernel is (see ``_kernel``)."""
+
+
+def _book_kernel(
+    codes,
+    order,
+    buffer,
+    known0,
+    rays0,
+    points0,
+    by_information,
+    record_depth,
+    rays_out,
+    points_out,
+    parent,
+    depth,
+    shot,
+    outcome,
+    start,
+    count,
+    known,
+    rays,
+    points,
+    depth_nodes,
+    depth_leaves,
+):  # pragma: no cover
+    """Play the policy from one node over the molecules ``order`` (compiled by numba).
+
+    ``codes[m]`` is molecule m's spectrum; ``order`` (the node's molecules)
+    is sorted in place into the tree's segments, ``buffer`` as long.  Each
+    molecule's rays and points go to ``rays_out`` and ``points_out``; the
+    nodes down to ``record_depth`` levels below this one go to the node
+    arrays (``shot`` -1 at a leaf; ``outcome`` the code that led there, -1
+    at the first node).  Returns the number of nodes recorded.
+    """
+    npos = codes.shape[1]
+    ncodes = npos + 2
+    tally = np.zeros((npos, ncodes), dtype=np.int64)
+    kinds = np.zeros(npos, dtype=np.int64)
+    seen = np.empty((npos, ncodes), dtype=np.int64)
+    values = np.empty(ncodes, dtype=np.int64)
+    offsets = np.empty(ncodes, dtype=np.int64)
+    capacity = (npos + 2) * (npos + 2)
+    s_start = np.empty(capacity, dtype=np.int64)
+    s_count = np.empty(capacity, dtype=np.int64)
+    s_known = np.empty(capacity, dtype=np.int64)
+    s_rays = np.empty(capacity, dtype=np.int64)
+    s_points = np.empty(capacity, dtype=np.int64)
+    s_depth = np.empty(capacity, dtype=np.int64)
+    s_parent = np.empty(capacity, dtype=np.int64)
+    s_outcome = np.empty(capacity, dtype=np.int64)
+    top = 0
+    s_start[0], s_count[0], s_known[0] = 0, len(order), known0
+    s_rays[0], s_points[0], s_depth[0], s_parent[0], s_outcome[0] = rays0, points0, 0, -1, -1
+    top = 1
+    recorded = 0
+    while top > 0:
+        top -= 1
+        first, n, mask = s_start[top], s_count[top], s_known[top]
+        r, pts, d = s_rays[top], s_points[top], s_depth[top]
+        node = -1
+        if d <= record_depth:
+            node = recorded
+            recorded += 1
+            parent[node], depth[node], outcome[node] = s_parent[top], d, s_outcome[top]
+            start[node], count[node], known[node] = first, n, mask
+            rays[node], points[node], shot[node] = r, pts, -1
+        depth_nodes[r] += 1
+        # Outcome counts of every unknown position, and the outcomes seen.
+        best = -1
+        if n > 1:
+            for j in range(npos):
+                kinds[j] = 0
+            for i in range(first, first + n):
+                m = order[i]
+                for j in range(npos):
+                    if (mask >> j) & 1:
+                        continue
+                    c = codes[m, j]
+                    if tally[j, c] == 0:
+                        seen[j, kinds[j]] = c
+                        kinds[j] += 1
+                    tally[j, c] += 1
+            best_square, best_information = 0, 0.0
+            for j in range(npos):
+                if (mask >> j) & 1 or kinds[j] < 2:
+                    continue
+                square = 0
+                for k in range(kinds[j]):
+                    values[k] = tally[j, seen[j, k]]
+                    square += values[k] * values[k]
+                if by_information:
+                    information = _figures(values[: kinds[j]])[1]
+                    if (
+                        best < 0
+                        or information > best_information
+                        or (information == best_information and square < best_square)
+                    ):
+                        best, best_square, best_information = j, square, information
+                elif best < 0 or square < best_square:
+                    best, best_square = j, square
+                    best_information = -1.0  # computed only if another shot ties
+                elif square == best_square:
+                    if best_information < 0:
+                        for k in range(kinds[best]):
+                            values[k] = tally[best, seen[best, k]]
+                        best_information = _figures(values[: kinds[best]])[1]
+                        for k in range(kinds[j]):
+                            values[k] = tally[j, seen[j, k]]
+                    information = _figures(values[: kinds[j]])[1]
+                    if information > best_information:
+                        best, best_information = j, information
+            if best >= 0:
+                # The children's segments, in code order.
+                total = 0
+                for c in range(ncodes):
+                    offsets[c] = total
+                    total += tally[best, c]
+                for i in range(first, first + n):
+                    m = order[i]
+                    c = codes[m, best]
+                    buffer[first + offsets[c]] = m
+                    offsets[c] += 1
+                for i in range(first, first + n):
+                    order[i] = buffer[i]
+                end = first + n
+                for c in range(ncodes - 1, -1, -1):
+                    size = tally[best, c]
+                    if size == 0:
+                        continue
+                    end -= size
+                    child = mask | (1 << best)
+                    if c >= 2:
+                        child |= 1 << (c - 2)
+                    s_start[top], s_count[top], s_known[top] = end, size, child
+                    s_rays[top], s_points[top] = r + 1, pts + (2 if c >= 2 else 1)
+                    s_depth[top], s_parent[top], s_outcome[top] = d + 1, node, c
+                    top += 1
+            for j in range(npos):
+                for k in range(kinds[j]):
+                    tally[j, seen[j, k]] = 0
+        if best < 0:
+            depth_leaves[r] += 1
+            for i in range(first, first + n):
+                rays_out[order[i]] = r
+                points_out[order[i]] = pts
+        elif node >= 0:
+            shot[node] = best
+    return recorded
+
+
+def _kernel():
+    """The compiled kernel; ``shot_figures`` is compiled first and put where the kernel calls it."""
+    global _figures
+    _figures = compiled(shot_figures)
+    return compiled(_book_kernel)
+
+
+# ---------------------------------------------------------------------------
+# Nodes
+
+
+NODE_COLUMNS: Final = ("parent", "depth", "shot", "outcome", "start", "count", "known", "rays", "points")
+
+
+@dataclass
+class Nodes:
+    """Recorded nodes of a book, one array per column (``NODE_COLUMNS``).
+
+    ``depth`` counts levels below the root; ``shot`` is the 0-based position
+    shot there (-1 at a leaf); ``outcome`` the code of the parent's shot that
+    led there (-1 at the root); ``start`` and ``count`` the node's segment of
+    the book's ``order``; ``known`` a bit mask of the known positions;
+    ``rays`` and ``points`` what the seeker spent to get there.
+    """
+
+    parent: np.ndarray
+    depth: np.ndarray
+    shot: np.ndarray
+    outcome: np.ndarray
+    start: np.ndarray
+    count: np.ndarray
+    known: np.ndarray
+    rays: np.ndarray
+    points: np.ndarray
+
+    @classmethod
+    def empty(cls, size: int) -> Nodes:
+        """Room for ``size`` nodes."""
+        return cls(*(np.zeros(size, dtype=np.int64) for _ in NODE_COLUMNS))
+
+    def __len__(self) -> int:
+        return len(self.parent)
+
+    def head(self, size: int) -> Nodes:
+        """The first ``size`` nodes."""
+        return Nodes(*(getattr(self, name)[:size].copy() for name in NODE_COLUMNS))
+
+
+@dataclass
+class Run:
+    """What one kernel run gives: per-molecule costs, recorded nodes, tree size by depth."""
+
+    rays: np.ndarray
+    points: np.ndarray
+    nodes: Nodes
+    depth_nodes: np.ndarray
+    depth_leaves: np.ndarray
+
+
+def play(
+    codes: np.ndarray,
+    order: np.ndarray,
+    by: Ranking,
+    *,
+    known: int = 0,
+    rays: int = 0,
+    points: int = 0,
+    record_depth: int | None = None,
+) -> Run:
+    """Play the policy over the molecules ``order`` (indexes into ``codes``, sorted in
+    place into the tree's segments) from a node where ``known`` positions are known.
+
+    Records the nodes down to ``record_depth`` levels below (every node when
+    None).  The per-molecule ``rays`` and ``points`` of the result are
+    indexed like ``codes`` (zero for molecules not in ``order``).
+    """
+    if by not in POLICIES:
+        raise StrategyError(f"unknown policy {by!r}: expected 'remaining' or 'information'")
+    npos = codes.shape[1]
+    n = len(order)
+    levels = npos + 1 if record_depth is None else record_depth
+    # At most 2n - 1 nodes (every inner node has two children or more), and at
+    # most (4W + 2)^d at depth d.
+    bound = 2 * n
+    if record_depth is not None:
+        bound = min(bound, sum((npos + 2) ** d for d in range(record_depth + 1)))
+    nodes = Nodes.empty(max(1, bound))
+    rays_out = np.zeros(len(codes), dtype=np.int16)
+    points_out = np.zeros(len(codes), dtype=np.int16)
+    depth_nodes = np.zeros(npos + 2, dtype=np.int64)
+    depth_leaves = np.zeros(npos + 2, dtype=np.int64)
+    recorded = _kernel()(
+        codes,
+        order,
+        np.empty_like(order),
+        known,
+        rays,
+        points,
+        by == "information",
+        levels,
+        rays_out,
+        points_out,
+        *(getattr(nodes, name) for name in NODE_COLUMNS),
+        depth_nodes,
+        depth_leaves,
+    )
+    return Run(rays_out, points_out, nodes.head(recorded), depth_nodes, depth_leaves)
+
+
+# ---------------------------------------------------------------------------
+# The book
+
+
+def result_of_code(code: int) -> Result:
+    """A code (partner + 2) as a game result: ``ABSORBED``, ``REFLECTED`` or the 1-based exit."""
+    return REFLECTED if code == 0 else ABSORBED if code == 1 else code - 1
+
+
+@dataclass
+class BookNode:
+    """One node of a book, as the screens and the CLI show it."""
+
+    index: int
+    depth: int
+    shot: int | None  # 1-based position shot here; None at a leaf
+    outcome: Result | None  # the parent's shot's result that led here; None at the root
+    count: int
+    rays: int
+    points: int
+
+    @property
+    def leaf(self) -> bool:
+        """Whether the seeker stops here (one spectrum left)."""
+        return self.shot is None
+
+
+@dataclass
+class StrategyBook:
+    """The policy played against every molecule of a configuration.
+
+    ``rays`` and ``points`` hold each molecule's cost (index number - 1);
+    ``order`` holds the molecule indexes so that each node's molecules are
+    one segment; ``nodes`` the recorded nodes, the first ``STORED_DEPTH``
+    levels and any rebuilt since (``children``).
+    """
+
+    config: Config
+    by: Ranking
+    source: str
+    seconds: float
+    rays: np.ndarray
+    points: np.ndarray
+    order: np.ndarray
+    nodes: Nodes
+    depth_nodes: np.ndarray
+    depth_leaves: np.ndarray
+    _children: dict[int, list[int]] = field(default_factory=dict, repr=False)
+    _expanded: set[int] = field(default_factory=set, repr=False)
+
+    # -- figures --------------------------------------------------------------
+
+    @property
+    def molecules(self) -> int:
+        """Molecules in the book."""
+        return len(self.rays)
+
+    def histogram(self, what: Literal["rays", "points"]) -> dict[int, int]:
+        """How many molecules needed each number of rays (or points)."""
+        counts = np.bincount(getattr(self, what))
+        return {int(k): int(n) for k, n in enumerate(counts) if n}
+
+    def mean(self, what: Literal["rays", "points"]) -> float:
+        """The mean rays (or points) over every molecule."""
+        return float(getattr(self, what).mean())
+
+    def maximum(self, what: Literal["rays", "points"]) -> int:
+        """The most rays (or points) any molecule needed."""
+        return int(getattr(self, what).max())
+
+    def hardest(self, limit: int = HARDEST) -> list[int]:
+        """Numbers of the molecules needing the most rays, then the most points, then by number."""
+        index = np.lexsort((np.arange(self.molecules), -self.points.astype(np.int64), -self.rays))
+        return [int(i) + 1 for i in index[:limit]]
+
+    def hardest_count(self) -> int:
+        """How many molecules need the most rays."""
+        return int((self.rays == self.rays.max()).sum())
+
+    def size_by_depth(self) -> list[tuple[int, int, int]]:
+        """(rays shot, nodes, leaves) for each depth of the tree that has nodes."""
+        return [
+            (d, int(n), int(leaves))
+            for d, (n, leaves) in enumerate(zip(self.depth_nodes, self.depth_leaves))
+            if n
+        ]
+
+    @property
+    def first_shot(self) -> NextShot | None:
+        """The root's shot with its figures over every molecule (None when one spectrum only)."""
+        return self.shot_at(0)
+
+    def shot_at(self, index: int) -> NextShot | None:
+        """The shot of a recorded node with its outcomes over the node's molecules."""
+        position = int(self.nodes.shot[index])
+        if position < 0:
+            return None
+        counts = np.zeros(self.config.positions + 2, dtype=np.int64)
+        for child in self.children(index):
+            counts[int(self.nodes.outcome[child])] = int(self.nodes.count[child])
+        return shot_of_counts(position + 1, counts)
+
+    def summary(self) -> dict:
+        """The figures of ``bbcore strategy --json`` (histogram keys are strings)."""
+        first = self.first_shot
+        return {
+            "config": self.config.name,
+            "by": self.by,
+            "molecules": self.molecules,
+            "first_shot": first.position if first else None,
+            "rays": {
+                "mean": self.mean("rays"),
+                "max": self.maximum("rays"),
+                "histogram": {str(k): n for k, n in self.histogram("rays").items()},
+            },
+            "points": {
+                "mean": self.mean("points"),
+                "max": self.maximum("points"),
+                "histogram": {str(k): n for k, n in self.histogram("points").items()},
+            },
+            "hardest": self.hardest(),
+        }
+
+    # -- the tree -------------------------------------------------------------
+
+    def node(self, index: int) -> BookNode:
+        """A recorded node."""
+        nodes = self.nodes
+        shot = int(nodes.shot[index])
+        outcome = int(nodes.outcome[index])
+        return BookNode(
+            index=index,
+            depth=int(nodes.depth[index]),
+            shot=shot + 1 if shot >= 0 else None,
+            outcome=result_of_code(outcome) if outcome >= 0 else None,
+            count=int(nodes.count[index]),
+            rays=int(nodes.rays[index]),
+            points=int(nodes.points[index]),
+        )
+
+    def numbers(self, index: int) -> np.ndarray:
+        """The molecule numbers of a node, sorted."""
+        first, n = int(self.nodes.start[index]), int(self.nodes.count[index])
+        return np.sort(self.order[first : first + n]).astype(np.int64) + 1
+
+    def children(self, index: int) -> list[int]:
+        """The recorded children of a node, most candidates first, rebuilding them when the
+        node is below the stored levels."""
+        if int(self.nodes.shot[index]) < 0:
+            return []
+        if not self._children:
+            self._index_children(0)
+        if index not in self._children and index not in self._expanded:
+            self._expand(index)
+        return self._children.get(index, [])
+
+    def _index_children(self, since: int) -> None:
+        parents = self.nodes.parent
+        for child in range(since, len(parents)):
+            if parents[child] >= 0:
+                self._children.setdefault(int(parents[child]), []).append(child)
+        for kids in self._children.values():
+            kids.sort(key=lambda c: (-int(self.nodes.count[c]), int(self.nodes.outcome[c])))
+
+    def _expand(self, index: int) -> None:
+        """Rebuild the subtree under a node from its molecules (the same policy, the same tree)."""
+        self._expanded.add(index)
+        nodes = self.nodes
+        first, n = int(nodes.start[index]), int(nodes.count[index])
+        segment = self.order[first : first + n].astype(np.int64)
+        atoms = atoms_of_numbers(self.config, segment + 1)
+        codes = codes_of_partner(trace_batch(self.config, atoms)[0])
+        local = np.arange(n, dtype=np.int64)
+        run = play(
+            codes,
+            local,
+            self.by,
+            known=int(nodes.known[index]),
+            rays=int(nodes.rays[index]),
+            points=int(nodes.points[index]),
+        )
+        self.order[first : first + n] = segment[local]
+        new = run.nodes
+        offset = len(nodes)
+        # The subtree's first node is this node again: its children hang from ``index``.
+        kept = slice(1, len(new))
+        parent = np.where(new.parent[kept] == 0, index, new.parent[kept] - 1 + offset)
+        self.nodes = Nodes(
+            parent=np.concatenate([nodes.parent, parent]),
+            depth=np.concatenate([nodes.depth, new.depth[kept] + nodes.depth[index]]),
+            shot=np.concatenate([nodes.shot, new.shot[kept]]),
+            outcome=np.concatenate([nodes.outcome, new.outcome[kept]]),
+            start=np.concatenate([nodes.start, new.start[kept] + first]),
+            count=np.concatenate([nodes.count, new.count[kept]]),
+            known=np.concatenate([nodes.known, new.known[kept]]),
+            rays=np.concatenate([nodes.rays, new.rays[kept]]),
+            points=np.concatenate([nodes.points, new.points[kept]]),
+        )
+        self._index_children(offset)
+
+    def leaf_of(self, number: int) -> int:
+        """The leaf holding molecule ``number`` (rebuilding the nodes on its way)."""
+        where = int(np.flatnonzero(self.order == number - 1)[0])
+        index = 0
+        while int(self.nodes.shot[index]) >= 0:
+            index = next(
+                c
+                for c in self.children(index)
+                if self.nodes.start[c] <= where < self.nodes.start[c] + self.nodes.count[c]
+            )
+            where = int(np.flatnonzero(self.order == number - 1)[0])
+        return index
+
+    def path(self, index: int) -> list[int]:
+        """The nodes from the root down to ``index``."""
+        path = [index]
+        while self.nodes.parent[path[-1]] >= 0:
+            path.append(int(self.nodes.parent[path[-1]]))
+        return path[::-1]
+
+    def line(self, number: int) -> list[tuple[int, Result]]:
+        """The book's shots for molecule ``number``: (position, result) from the first."""
+        path = self.path(self.leaf_of(number))
+        return [
+            (int(self.nodes.shot[a]) + 1, result_of_code(int(self.nodes.outcome[b])))
+            for a, b in zip(path, path[1:])
+        ]
+
+    def walk(self) -> Iterator[BookNode]:
+        """Every recorded node, depth first (without rebuilding any)."""
+        if not self._children:
+            self._index_children(0)
+        stack = [0]
+        while stack:
+            index = stack.pop()
+            yield self.node(index)
+            stack.extend(reversed(self._children.get(index, [])))
+
+
+def compute_book(
+    config: Config,
+    by: Ranking = "remaining",
+    *,
+    source: Source = "auto",
+    progress: Progress | None = None,
+    stop: Stop | None = None,
+) -> StrategyBook:
+    """Play the policy against every molecule of ``config`` (one decision tree)."""
+    began = time.perf_counter()
+    codes, where = spectra_codes(config, source, progress, stop)
+    _tick(stop, progress, "playing", 0, 1)
+    order = np.arange(config.nb_mol, dtype=np.int64)
+    run = play(codes, order, by, record_depth=STORED_DEPTH)
+    _tick(stop, progress, "playing", 1, 1)
+    return StrategyBook(
+        config=config,
+        by=by,
+        source=where,
+        seconds=time.perf_counter() - began,
+        rays=run.rays.astype(np.uint8),
+        points=run.points.astype(np.uint8),
+        order=order.astype(np.int32),
+        nodes=run.nodes,
+        depth_nodes=run.depth_nodes,
+        depth_leaves=run.depth_leaves,
+    )
+
+
+# ---------------------------------------------------------------------------
+# Storage
+
+
+def save_book(book: StrategyBook) -> None:
+    """Store a book (replacing the same configuration and policy's)."""
+    from bbcore.store import Book, db, now
+
+    arrays = io.BytesIO()
+    np.savez(
+        arrays,
+        rays=book.rays,
+        points=book.points,
+        order=book.order,
+        depth_nodes=book.depth_nodes,
+        depth_leaves=book.depth_leaves,
+        **{f"node_{name}": getattr(book.nodes, name) for name in NODE_COLUMNS},
+    )
+    summary = book.summary()
+    summary["size_by_depth"] = book.size_by_depth()
+    summary["hardest_count"] = book.hardest_count()
+    with db.atomic():
+        Book.delete().where((Book.config == book.config.name) & (Book.by == book.by)).execute()
+        Book.create(
+            config=book.config.name,
+            by=book.by,
+            nb_mol=book.molecules,
+            source=book.source,
+            seconds=book.seconds,
+            first_shot=summary["first_shot"],
+            rays_mean=summary["rays"]["mean"],
+            rays_max=summary["rays"]["max"],
+            points_mean=summary["points"]["mean"],
+            points_max=summary["points"]["max"],
+            summary=json.dumps(summary),
+            arrays=arrays.getvalue(),
+            dh1=now(),
+        )
+
+
+def stored_book(config: Config, by: Ranking = "remaining") -> StrategyBook | None:
+    """The stored book of a configuration and policy, or None."""
+    from bbcore.store import Book, db
+
+    if db.database is None:
+        return None
+    row = Book.get_or_none((Book.config == config.name) & (Book.by == by))
+    if row is None:
+        return None
+    with np.load(io.BytesIO(row.arrays)) as arrays:
+        nodes = Nodes(*(arrays[f"node_{name}"] for name in NODE_COLUMNS))
+        return StrategyBook(
+            config=config,
+            by=by,
+            source=row.source,
+            seconds=row.seconds,
+            rays=arrays["rays"],
+            points=arrays["points"],
+            order=arrays["order"].copy(),
+            nodes=nodes,
+            depth_nodes=arrays["depth_nodes"],
+            depth_leaves=arrays["depth_leaves"],
+        )
+
+
+def book(
+    config: Config,
+    by: Ranking = "remaining",
+    *,
+    source: Source = "auto",
+    recompute: bool = False,
+    progress: Progress | None = None,
+    stop: Stop | None = None,
+) -> tuple[StrategyBook, bool]:
+    """The stored book, else computed and stored (when a database is open); and whether
+    it was computed now."""
+    from bbcore.store import db
+
+    if not recompute:
+        found = stored_book(config, by)
+        if found is not None:
+            return found, False
+    made = compute_book(config, by, source=source, progress=progress, stop=stop)
+    if db.database is not None:
+        save_book(made)
+    return made, True

@@ -1,0 +1,262 @@
+"""The strategy book: the policy played against every molecule, checked by brute force.
+
+The simulation below plays the issue's policy one molecule at a time, written
+plainly from the reference rules (``bbcore.rays``): no engine, no kernel.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import Counter
+from functools import cache
+
+import numpy as np
+import pytest
+
+from bbcore import rays
+from bbcore.config import Config
+from bbcore.game import ABSORBED, REFLECTED
+from bbcore.numbering import atoms_of
+from bbcore.shots import shot_figures
+from bbcore.store import Book, open_database
+from bbcore.strategy import (
+    STORED_DEPTH,
+    StrategyError,
+    book,
+    codes_of_partner,
+    codes_of_spectra,
+    compute_book,
+    play,
+    spectra_codes,
+    stored_book,
+)
+
+A2_B4, A3_B4 = Config(2, 4), Config(3, 4)
+
+
+@cache
+def reference_spectra(config: Config) -> tuple[tuple[object, ...], ...]:
+    """Each molecule's result at each position: ``@``, ``&`` or the 1-based exit."""
+    spectra = []
+    for number in range(1, config.nb_mol + 1):
+        traced = rays.trace_all(config, atoms_of(config, number))
+        spectra.append(
+            tuple(
+                ABSORBED if r.result == "absorbed" else REFLECTED if r.result == "reflected" else r.exit
+                for r in traced
+            )
+        )
+    return tuple(spectra)
+
+
+def simulate(config: Config, number: int, by: str) -> tuple[list[tuple[int, object]], int, int]:
+    """Play the policy against one molecule: its shots (position, result), rays, points."""
+    spectra = reference_spectra(config)
+    hidden = spectra[number - 1]
+    candidates = list(range(config.nb_mol))
+    known: set[int] = set()
+    line: list[tuple[int, object]] = []
+    points = 0
+    while len({spectra[m] for m in candidates}) > 1:
+        best, best_key = None, None
+        for position in range(1, config.positions + 1):
+            if position in known:
+                continue
+            counts = Counter(spectra[m][position - 1] for m in candidates)
+            n = len(candidates)
+            remaining = sum(c * c for c in counts.values()) / n
+            information = -sum(c / n * math.log2(c / n) for c in counts.values())
+            figures = (round(remaining, 9), -round(information, 9))
+            key = (figures if by == "remaining" else figures[::-1]) + (position,)
+            if best_key is None or key < best_key:
+                best, best_key = position, key
+        assert best is not None
+        result = hidden[best - 1]
+        candidates = [m for m in candidates if spectra[m][best - 1] == result]
+        known.add(best)
+        if isinstance(result, int):
+            known.add(result)
+            points += 2
+        else:
+            points += 1
+        line.append((best, result))
+    return line, len(line), points
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("config", [A2_B4, A3_B4], ids=str)
+@pytest.mark.parametrize("by", ["remaining", "information"])
+def test_book_equals_a_direct_simulation_molecule_by_molecule(config, by):
+    """Every molecule's line of shots, rays and points; the tree's size by depth."""
+    made = compute_book(config, by, source="compute")
+    lines = {}
+    for number in range(1, config.nb_mol + 1):
+        line, shot, points = simulate(config, number, by)
+        assert made.line(number) == line, number
+        assert (int(made.rays[number - 1]), int(made.points[number - 1])) == (shot, points), number
+        lines[number] = tuple(line)
+    # A node at depth d is a distinct beginning of d shots; a leaf a distinct whole line.
+    depths = max(len(line) for line in lines.values()) + 1
+    nodes = [len({line[:d] for line in lines.values() if len(line) >= d}) for d in range(depths)]
+    leaves = [len({line for line in lines.values() if len(line) == d}) for d in range(depths)]
+    assert made.size_by_depth() == [(d, nodes[d], leaves[d]) for d in range(depths)]
+    assert made.histogram("rays") == dict(Counter(len(line) for line in lines.values()))
+    assert made.maximum("rays") == max(len(line) for line in lines.values())
+
+
+def test_book_tree_rebuilt_below_the_stored_levels_equals_the_whole_tree():
+    """Nodes rebuilt on demand are the nodes a run recording every level gives."""
+    made = compute_book(A3_B4, source="compute")
+    assert made.nodes.depth.max() == STORED_DEPTH
+    codes, _ = spectra_codes(A3_B4, "compute")
+    order = np.arange(A3_B4.nb_mol, dtype=np.int64)
+    whole = play(codes, order, "remaining")
+
+    def shape(tree, index):
+        """A node and everything under it, as nested (shot, outcome, count, molecules)."""
+        first, n = int(tree.nodes.start[index]), int(tree.nodes.count[index])
+        kids = sorted(shape(tree, c) for c in children(tree, index))
+        members = tuple(sorted(tree.order[first : first + n].tolist()))
+        return (int(tree.nodes.shot[index]), int(tree.nodes.outcome[index]), n, members, tuple(kids))
+
+    def children(tree, index):
+        if hasattr(tree, "children"):
+            return tree.children(index)
+        return [int(c) for c in np.flatnonzero(tree.nodes.parent == index)]
+
+    whole.order = order
+    assert shape(made, 0) == shape(whole, 0)
+    assert len(made.nodes) == len(whole.nodes)
+
+
+def test_codes_read_from_the_store_equal_the_traced_ones(store):
+    """Stored spectra (letters) become the same codes as the engine's partners."""
+    for config in (A2_B4, A3_B4, Config(4, 4)):
+        stored, where = spectra_codes(config, "auto")
+        assert where == "store"
+        assert np.array_equal(stored, spectra_codes(config, "compute")[0])
+
+
+def test_codes_of_spectra_pairs_each_letter_with_its_other_end():
+    """The spec's worked example: ``@&ab@&@cbac@&@&@``."""
+    chars = np.frombuffer(b"@&ab@&@cbac@&@&@", dtype=np.uint8).reshape(1, 16)
+    # 1-based, a: 3 <-> 10, b: 4 <-> 9, c: 8 <-> 11; a code is the 0-based exit + 2.
+    absorbed, reflected = 1, 0
+    expected = [absorbed, reflected, 11, 10, absorbed, reflected, absorbed, 12, 5, 4, 9]
+    expected += [absorbed, reflected, absorbed, reflected, absorbed]
+    assert codes_of_spectra(chars)[0].tolist() == expected
+
+
+def test_a_configuration_not_explored_has_no_stored_spectra(tmp_path):
+    """Asking for the store's spectra of an unexplored configuration is a one-line error."""
+    open_database(tmp_path / "empty.sqlite")
+    with pytest.raises(StrategyError, match="not completely explored"):
+        spectra_codes(A2_B4, "store")
+
+
+# -- hand-made cases ----------------------------------------------------------
+
+
+def hand_made(columns: list[list[int]], spare: int = 8) -> np.ndarray:
+    """Codes of molecules (rows) at positions (the given columns, then ``spare``
+    positions where every molecule is reflected, for exits to point at)."""
+    rows = len(columns[0])
+    return np.array([column for column in columns] + [[0] * rows] * spare, dtype=np.int8).T.copy()
+
+
+def exit_to(position: int) -> int:
+    """The code of a ray out at a 0-based position."""
+    return position + 2
+
+
+def first_shot(codes: np.ndarray, by: str) -> int:
+    run = play(codes, np.arange(len(codes), dtype=np.int64), by, record_depth=1)
+    return int(run.nodes.shot[0])
+
+
+def test_equal_outcome_counts_tie_and_the_lowest_position_wins():
+    """Positions 0 and 1 split the molecules into the same multiset of counts (2, 1, 1),
+    in other outcomes: a tie on both figures, so position 0 is shot."""
+    codes = hand_made([[0, 0, 1, exit_to(5)], [exit_to(6), 1, 1, 0], [0, 0, 0, 1]])
+    for by in ("remaining", "information"):
+        assert first_shot(codes, by) == 0
+    # Swapping the two columns swaps nothing else: still the lower one.
+    assert first_shot(codes[:, [1, 0, 2, 3, 4, 5, 6, 7, 8, 9, 10]], "remaining") == 0
+
+
+def test_equal_remaining_goes_to_more_information():
+    """(2, 2, 2) and (3, 1, 1, 1) both leave 2 candidates on average out of 6; the
+    second tells more (1.79 bits against 1.58), so position 1 wins the tie."""
+    e = exit_to
+    codes = hand_made([[0, 0, 1, 1, e(8), e(8)], [0, 0, 0, 1, e(8), e(9)]])
+    assert shot_figures(np.array([2, 2, 2]))[0] == shot_figures(np.array([3, 1, 1, 1]))[0]
+    assert first_shot(codes, "remaining") == 1
+
+
+def test_the_two_policies_differ_where_the_figures_disagree():
+    """(3, 3, 2, 2) leaves fewer on average (2.6 against 3), (5, 1, 1, 1, 1, 1) tells
+    more (2.16 bits against 1.97)."""
+    e = exit_to
+    fewest = [0, 0, 0, 1, 1, 1, e(8), e(8), e(9), e(9)]
+    most = [0, 0, 0, 0, 0, 1, e(8), e(9), e(10), e(11)]
+    codes = hand_made([fewest, most], spare=10)
+    assert first_shot(codes, "remaining") == 0
+    assert first_shot(codes, "information") == 1
+
+
+def test_an_exit_reveals_its_other_end():
+    """Position 0 comes out at position 1 for molecules A and B: then position 1 is
+    known and never shot, though (in these made-up codes) it would split them and
+    has the lower number than position 2; the exit costs 2 points."""
+    codes = hand_made([[exit_to(1), exit_to(1), 1], [exit_to(0), 0, 0], [0, 1, 0]], spare=0)
+    order = np.arange(3, dtype=np.int64)
+    run = play(codes, order, "remaining")
+    assert int(run.nodes.shot[0]) == 0
+    # A and B: shot 0 (out, 2 points), then shot 2 (1 point); C: shot 0 absorbed (1 point).
+    assert run.rays.tolist() == [2, 2, 1]
+    assert run.points.tolist() == [3, 3, 1]
+    assert sorted(int(s) for s in run.nodes.shot if s >= 0) == [0, 2]
+
+
+def test_one_spectrum_left_stops_at_once():
+    """Two molecules no ray tells apart (a spectral group) need no ray."""
+    codes = hand_made([[1, 1], [exit_to(2), exit_to(2)], [exit_to(1), exit_to(1)]], spare=0)
+    run = play(codes, np.arange(2, dtype=np.int64), "remaining")
+    assert run.rays.tolist() == [0, 0] and len(run.nodes) == 1 and run.nodes.shot[0] == -1
+
+
+def test_codes_of_partner_shifts_the_engine_codes():
+    assert codes_of_partner(np.array([[-2, -1, 0, 5]])).tolist() == [[0, 1, 2, 7]]
+
+
+# -- storage and JSON ---------------------------------------------------------
+
+
+def test_a_stored_book_is_read_back_equal_and_not_recomputed(tmp_path):
+    open_database(tmp_path / "book.sqlite")
+    made, computed = book(A3_B4, "information")
+    assert computed
+    again, computed = book(A3_B4, "information")
+    assert not computed
+    assert again.summary() == made.summary()
+    assert np.array_equal(again.rays, made.rays) and np.array_equal(again.order, made.order)
+    assert [again.line(n) for n in (1, 77, 560)] == [made.line(n) for n in (1, 77, 560)]
+    assert stored_book(A3_B4, "remaining") is None
+    row = Book.get(Book.config == "A3_B4")
+    assert json.loads(row.summary)["hardest"] == made.hardest()
+    assert row.rays_max == made.maximum("rays")
+
+
+def test_summary_has_the_issue_shape():
+    summary = compute_book(A2_B4, source="compute").summary()
+    assert list(summary) == ["config", "by", "molecules", "first_shot", "rays", "points", "hardest"]
+    assert summary["config"] == "A2_B4" and summary["by"] == "remaining" and summary["molecules"] == 120
+    assert isinstance(summary["first_shot"], int)
+    for what in ("rays", "points"):
+        assert list(summary[what]) == ["mean", "max", "histogram"]
+        assert isinstance(summary[what]["mean"], float) and isinstance(summary[what]["max"], int)
+        histogram = summary[what]["histogram"]
+        assert all(isinstance(k, str) and int(k) >= 0 and isinstance(n, int) for k, n in histogram.items())
+        assert sum(histogram.values()) == 120
+    assert all(isinstance(n, int) for n in summary["hardest"])
