@@ -44,16 +44,16 @@ from __future__ import annotations
 import io
 import json
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Final, Literal
 
 import numpy as np
 
 from bbcore.config import Config
-from bbcore.decode import DecodeCancelled, Stop
+from bbcore.decode import Progress, Stop, _tick
 from bbcore.engine import compiled, trace_batch
-from bbcore.game import ABSORBED, REFLECTED, Result
+from bbcore.game import ABSORBED, REFLECTED, Game, Result
 from bbcore.numbering import atoms_of_numbers, molecule_batches
 from bbcore.shots import NextShot, Ranking, shot_figures, shot_of_counts
 
@@ -64,10 +64,13 @@ HARDEST: Final = 20
 BATCH: Final = 1 << 16
 """Molecules traced or read at once while gathering the spectra."""
 POLICIES: Final = ("remaining", "information")
+BYTES_PER_MOLECULE: Final = 60
+"""Memory a book takes per molecule while computed (A5_B8 peaked at 540 MB): its spectrum
+as codes, its place in the tree twice, its rays and points."""
+BOOK_LIMIT: Final = 20_000_000
+"""The most molecules a book is computed for (A5_B8 has 7,624,512; A6_B8 74,974,368)."""
 
 Source = Literal["auto", "store", "compute"]
-Progress = Callable[[str, int, int], None]
-"""Called with (phase, done, total) while the spectra are gathered, then once for the tree."""
 
 
 class StrategyError(ValueError):
@@ -127,10 +130,10 @@ def spectra_codes(
     codes = np.empty((config.nb_mol, config.positions), dtype=np.int8)
     done = 0
     for atoms in molecule_batches(config, BATCH):
-        _tick(stop, progress, "tracing", done, config.nb_mol)
+        _tick(stop, progress, done, config.nb_mol)
         codes[done : done + len(atoms)] = codes_of_partner(trace_batch(config, atoms)[0])
         done += len(atoms)
-    _tick(stop, progress, "tracing", done, config.nb_mol)
+    _tick(stop, progress, done, config.nb_mol)
     return codes, "computed"
 
 
@@ -147,21 +150,14 @@ def _stored_codes(config: Config, progress: Progress | None, stop: Stop | None) 
     )
     done = 0
     while rows := cursor.fetchmany(BATCH):
-        _tick(stop, progress, "reading", done, config.nb_mol)
+        _tick(stop, progress, done, config.nb_mol)
         chars = np.frombuffer("".join(row[0] for row in rows).encode("ascii"), dtype=np.uint8)
         codes[done : done + len(rows)] = codes_of_spectra(chars.reshape(len(rows), config.positions))
         done += len(rows)
     if done != config.nb_mol:
         raise StrategyError(f"{config.name}: {done:,} spectra stored, {config.nb_mol:,} expected")
-    _tick(stop, progress, "reading", done, config.nb_mol)
+    _tick(stop, progress, done, config.nb_mol)
     return codes
-
-
-def _tick(stop: Stop | None, progress: Progress | None, phase: str, done: int, total: int) -> None:
-    if stop is not None and stop.is_set():
-        raise DecodeCancelled()
-    if progress is not None:
-        progress(phase, done, total)
 
 
 # ---------------------------------------------------------------------------
@@ -438,6 +434,27 @@ def result_of_code(code: int) -> Result:
     return REFLECTED if code == 0 else ABSORBED if code == 1 else code - 1
 
 
+def code_of_result(result: Result) -> int:
+    """A game result as a code (the inverse of ``result_of_code``)."""
+    return 0 if result == REFLECTED else 1 if result == ABSORBED else int(result) + 1
+
+
+def shot_text(position: int, result: Result) -> str:
+    """One shot of a line: ``2:H``, ``5:R``, ``3->19``."""
+    return (
+        f"{position}:H"
+        if result == ABSORBED
+        else f"{position}:R"
+        if result == REFLECTED
+        else f"{position}->{result}"
+    )
+
+
+def line_text(line: list[tuple[int, Result]]) -> str:
+    """A line of shots, space-separated (``(no ray)`` when empty)."""
+    return " ".join(shot_text(p, r) for p, r in line) or "(no ray)"
+
+
 @dataclass
 class BookNode:
     """One node of a book, as the screens and the CLI show it."""
@@ -657,6 +674,46 @@ class StrategyBook:
             for a, b in zip(path, path[1:])
         ]
 
+    def follow(self, game: Game) -> int | None:
+        """The node a game has reached by following the book: its shown rays are exactly the
+        book's shots (and their exits) from the root; None when the game left the book."""
+        if game.width != self.config.width:
+            return None
+        shown = sum(1 << (p - 1) for p in game.shown)
+        index = 0
+        while int(self.nodes.known[index]) != shown:
+            shot = int(self.nodes.shot[index])
+            result = game.result(shot + 1) if shot >= 0 else None
+            if result is None:
+                return None
+            code = code_of_result(result)
+            index = next((c for c in self.children(index) if self.nodes.outcome[c] == code), -1)
+            if index < 0:
+                return None
+        return index
+
+    def ahead(self, index: int) -> tuple[float, int, float, int]:
+        """What the book still spends below a node: mean and most rays, mean and most points."""
+        numbers = self.numbers(index) - 1
+        rays = self.rays[numbers].astype(np.int64) - int(self.nodes.rays[index])
+        points = self.points[numbers].astype(np.int64) - int(self.nodes.points[index])
+        return float(rays.mean()), int(rays.max()), float(points.mean()), int(points.max())
+
+    def advice(self, game: Game) -> str:
+        """One sentence on what the book does from a game: its next shot and what follows,
+        or that the game has left the book."""
+        index = self.follow(game)
+        if index is None:
+            return f"The book (by {self.by}) does not play this game: its shots differ."
+        node = self.node(index)
+        if node.leaf:
+            return f"The book (by {self.by}) stops here: its {node.count:,} candidates share one spectrum."
+        rays, most, points, _ = self.ahead(index)
+        return (
+            f"The book (by {self.by}) shoots position {node.shot} next; from here it needs "
+            f"{rays:.2f} more rays on average (at most {most}) and {points:.2f} more points."
+        )
+
     def walk(self) -> Iterator[BookNode]:
         """Every recorded node, depth first (without rebuilding any)."""
         if not self._children:
@@ -676,13 +733,22 @@ def compute_book(
     progress: Progress | None = None,
     stop: Stop | None = None,
 ) -> StrategyBook:
-    """Play the policy against every molecule of ``config`` (one decision tree)."""
+    """Play the policy against every molecule of ``config`` (one decision tree).
+
+    ``progress`` is told (molecules done, in all) while the spectra are read
+    or traced; ``stop`` is checked then and once the tree is played
+    (DecodeCancelled).  StrategyError when the configuration is too large.
+    """
+    if config.nb_mol > BOOK_LIMIT:
+        raise StrategyError(
+            f"{config.name} has {config.nb_mol:,} molecules: too many for a book in memory "
+            f"(the limit is {BOOK_LIMIT:,}, about {BOOK_LIMIT * BYTES_PER_MOLECULE // 10**6:,} MB)"
+        )
     began = time.perf_counter()
     codes, where = spectra_codes(config, source, progress, stop)
-    _tick(stop, progress, "playing", 0, 1)
     order = np.arange(config.nb_mol, dtype=np.int64)
     run = play(codes, order, by, record_depth=STORED_DEPTH)
-    _tick(stop, progress, "playing", 1, 1)
+    _tick(stop, None, 0, 0)
     return StrategyBook(
         config=config,
         by=by,

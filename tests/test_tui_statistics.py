@@ -11,11 +11,12 @@ from textual.widgets import DataTable, Label, Select, TabbedContent
 
 from bbcore.config import Config
 from bbcore.explore import explore
+from bbcore.plot import round_ticks
 from bbcore.statistics import ray_records
 from bbcore.store import open_database
 from bbtui.screens.statistics import StatisticsScreen
 from bbtui.widgets.board import Board
-from bbtui.widgets.plot import BarPlot, round_ticks
+from bbtui.widgets.plot import BarPlot
 
 A4_B4 = Config(4, 4)
 

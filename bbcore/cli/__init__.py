@@ -4,6 +4,7 @@
 - ``browse``: show, groups;
 - ``stats``: report, export;
 - ``decode``: decode;
+- ``strategy``: strategy (the seeker's book);
 - ``common``: what they share (one-line errors, argument types, tables,
   progress, the pager).  Command modules import ``common`` only, never this
   package's ``__init__``, so there is no import circle.
@@ -29,7 +30,7 @@ from bbcore.store import default_path
 
 def build_parser() -> argparse.ArgumentParser:
     """The parser with every registered command."""
-    from bbcore.cli import browse, decode, explore, stats
+    from bbcore.cli import browse, decode, explore, stats, strategy
 
     parser = OneLineParser(
         prog="bbcore",
@@ -45,7 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="SQLite database file (default: $BBTUI_DB or ~/.local/share/bbtui/blackbox.sqlite)",
     )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for module in (explore, browse, stats, decode):
+    for module in (explore, browse, stats, decode, strategy):
         module.register(subparsers)
     return parser
 

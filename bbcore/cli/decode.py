@@ -6,6 +6,8 @@ tokens, or a board diagram on standard input with ``-``; see
 with every shown ray, the atom probabilities as a heat map, and the best
 next shots (``--by remaining|information``).  ``--guess`` (or atoms drawn in
 a diagram) checks a guessed molecule.  ``--json`` prints one JSON object.
+When the database holds the configuration's strategy book for the ranking
+(``bbcore strategy``), the text says what the book does from the game.
 
 The candidates come from the store when the configuration is explored in
 the database (``--db`` / ``BBTUI_DB`` / the default file), and are computed
@@ -49,6 +51,7 @@ from bbcore.shots import (
 from bbcore.store import (
     default_path,
 )
+from bbcore.strategy import StrategyBook, stored_book
 
 BOARDS_SHOWN = 6
 
@@ -105,13 +108,18 @@ def read_game_text(words: list[str]) -> str:
     return " ".join(words)
 
 
-def is_explored_in_store(args: argparse.Namespace, config: Config) -> bool:
-    """Whether the database exists and holds the whole configuration (never creates it)."""
+def database_exists(args: argparse.Namespace) -> bool:
+    """Whether the database file exists (it is opened then, never created)."""
     path = Path(args.db).expanduser() if args.db else default_path()
     if not path.exists():
         return False
     open_store(args)
-    return decode.is_explored(config)
+    return True
+
+
+def is_explored_in_store(args: argparse.Namespace, config: Config) -> bool:
+    """Whether the database exists and holds the whole configuration (never creates it)."""
+    return database_exists(args) and decode.is_explored(config)
 
 
 class ProgressLine:
@@ -168,7 +176,19 @@ def run_decode(args: argparse.Namespace) -> int:
     else:
         limit = BOARDS_SHOWN if args.limit is None else args.limit
         sys.stdout.write(
-            text_report(config, game, cands, shots, skipped, verdict, guess_note, limit, args.by, explored)
+            text_report(
+                config,
+                game,
+                cands,
+                shots,
+                skipped,
+                verdict,
+                guess_note,
+                limit,
+                args.by,
+                explored,
+                stored_book(config, args.by) if database_exists(args) else None,
+            )
         )
     return 0
 
@@ -223,8 +243,9 @@ def text_report(
     limit: int,
     by: str,
     explored: bool,
+    book: StrategyBook | None = None,
 ) -> str:
-    """The whole text output of ``bbcore decode``."""
+    """The whole text output of ``bbcore decode``; ``book`` the stored strategy book, if any."""
     count = cands.count
     if cands.source == "store":
         source = f"read from the explored {config.name}"
@@ -267,6 +288,8 @@ def text_report(
         ]
     if shots:
         out += [""] + shot_lines(shots, by)
+    if book is not None:
+        out += ["", book.advice(game)]
     if skipped:
         out += ["", skipped + "."]
     doubt = ambiguity(cands, shots, skipped)

@@ -1,59 +1,20 @@
-"""A bar chart drawn by plotext, at the size of the widget.
+"""A bar chart at the size of the widget, drawn by ``bbcore.plot.chart_text`` (plotext).
 
-plotext 6 draws on a figure object (``plot_class``); ``figure.build()``
-returns a matrix whose ``string()`` is the chart as text with ANSI colours.
-The chart is built with the ``colorless`` theme and read with
-``Text.from_ansi``; the bars are then coloured from the Textual theme
-(``plot--bar``), so the plot follows the app's light or dark theme.
-
-Each ``BarPlot`` has its own plotext figure (plotext's module-level figure
-is shared global state), and draws only from ``render``, on the app's
-thread.  The y axis gets a few round integer ticks: the values are counts.
+The chart is read with ``Text.from_ansi``; the bars are then coloured from
+the Textual theme (``plot--bar``), so the plot follows the app's light or
+dark theme.  A plot draws only from ``render``, on the app's thread.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
-from plotext import terminal as plotext_terminal
-from plotext._plotter.plot import plot_class
 from rich.text import Text
 from textual.widget import Widget
 
+from bbcore.plot import chart_text
+
 BAR_GLYPHS = r"[█▄▀▌▐]+"
-
-
-def round_ticks(maximum: int, count: int = 4) -> list[int]:
-    """Round tick values (1, 2 or 5 times a power of ten) from 0 up to ``maximum``, about ``count`` steps."""
-    if maximum <= 0:
-        return [0]
-    power = 10 ** max(0, math.floor(math.log10(maximum / count)))
-    steps = [m * power for m in (1, 2, 5, 10, 20)]
-    step = min(steps, key=lambda s: (abs(maximum // s - count), -s))
-    return list(range(0, maximum + 1, step))
-
-
-def tick_label(value: int) -> str:
-    """A short count: 950, 12k, 1.5M."""
-    if value >= 1_000_000:
-        return f"{value / 1_000_000:g}M"
-    if value >= 10_000:
-        return f"{value / 1000:g}k"
-    return str(value)
-
-
-def chart_text(title: str, labels: Sequence[str], values: Sequence[int], width: int, height: int) -> str:
-    """The bar chart as plotext draws it (ANSI text), ``width`` x ``height`` cells."""
-    figure = plot_class(plotext_terminal)
-    figure.plot_size(width, height)
-    figure.theme("colorless")
-    figure.title(title)
-    figure.draw(figure.bar(list(labels), list(values)))
-    ticks = round_ticks(max(values))
-    figure.ruler("y").ticks(ticks, labels=[tick_label(t) for t in ticks])
-    figure.ruler("y").lim(0, max(values))
-    return figure.build().string()
 
 
 class BarPlot(Widget):

@@ -1,0 +1,165 @@
+"""The ``strategy`` command of ``bbcore``: the seeker's book over every molecule.
+
+``bbcore strategy CONFIG [--by remaining|information] [--json]`` plays the
+best-next-shot policy (``bbcore.strategy``) against every molecule of the
+configuration and prints the best first shot with its figures, the mean and
+maximum of rays and of points, both histograms (a table and a plot), the
+tree's size by depth and the hardest molecules.  ``--json`` prints one
+object, the shape of ``StrategyBook.summary``.
+
+The book is read from the database when it was stored before (``--recompute``
+plays it again); otherwise it is computed, from the stored spectra when the
+configuration is explored and traced otherwise, then stored.  A database
+that cannot be written (read-only, locked) is said in one line on stderr and
+the book is still printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sqlite3
+import sys
+
+from peewee import DatabaseError, OperationalError
+
+from bbcore.cli.common import CONFIG_HELP, CLIError, config_arg, format_table, open_store, plural
+from bbcore.cli.decode import ProgressLine
+from bbcore.config import Config
+from bbcore.numbering import atoms_of, molecule_string
+from bbcore.plot import plain_chart
+from bbcore.rays import spectrum
+from bbcore.render import render_board, side_by_side
+from bbcore.shots import outcomes_text
+from bbcore.store import db, describe
+from bbcore.strategy import (
+    POLICIES,
+    StrategyBook,
+    StrategyError,
+    compute_book,
+    line_text,
+    save_book,
+    stored_book,
+)
+
+HARDEST_SHOWN = 6
+"""Hardest molecules drawn as boards (all ``HARDEST`` are listed)."""
+PLOT_HEIGHT = 14
+POLICY_WORDS = {"remaining": "fewest expected candidates left", "information": "most expected information"}
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add the ``strategy`` command."""
+    parser = subparsers.add_parser(
+        "strategy",
+        help="the seeker's book: the best-next-shot policy against every molecule",
+        description="Play the best-next-shot policy against every molecule of a configuration, as "
+        "one decision tree: shoot the position leaving the fewest expected candidates (ties: "
+        "most information, then the lowest position), until every candidate shares one "
+        "spectrum. Prints the best first shot, the rays and points needed (mean, maximum, "
+        "histograms), the tree's size by depth and the hardest molecules. The book is stored in "
+        "the database and read from there next time.",
+    )
+    parser.add_argument("config", type=config_arg, metavar="CONFIG", help=CONFIG_HELP)
+    parser.add_argument(
+        "--by",
+        choices=POLICIES,
+        default="remaining",
+        help="rank shots by expected candidates left (default) or by expected information in bits",
+    )
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--recompute", action="store_true", help="play the book again even if it is stored")
+    parser.set_defaults(handler=run_strategy)
+
+
+def run_strategy(args: argparse.Namespace) -> int:
+    """``bbcore strategy CONFIG``."""
+    config: Config = args.config
+    open_store(args, create=True)
+    made = None if args.recompute else stored_book(config, args.by)
+    computed = made is None
+    if made is None:
+        progress = ProgressLine(f"{config.name}: spectra")
+        try:
+            made = compute_book(config, args.by, progress=progress)
+        except StrategyError as error:
+            raise CLIError(str(error)) from None
+        finally:
+            progress.clear()
+        try:
+            save_book(made)
+        except (DatabaseError, OperationalError, sqlite3.Error) as error:
+            print(f"bbcore: the book is not stored: {describe(error, db.database)}", file=sys.stderr)
+    if args.json:
+        print(json.dumps(made.summary()))
+    else:
+        width = shutil.get_terminal_size((100, 24)).columns
+        sys.stdout.write(text_report(made, computed, width))
+    return 0
+
+
+def text_report(book: StrategyBook, computed: bool, width: int = 100) -> str:
+    """The book as text: first shot, figures, histograms, tree by depth, hardest molecules."""
+    config = book.config
+    where = "the stored spectra" if book.source == "store" else "spectra traced now"
+    when = "computed now" if computed else "read from the database (computed earlier)"
+    lines = [
+        f"{config.name} strategy book, by {book.by} ({POLICY_WORDS[book.by]}): "
+        f"{book.molecules:,} molecules, {when}, {book.seconds:.1f} s from {where}.",
+        "",
+    ]
+    first = book.first_shot
+    if first is None:
+        lines.append("Every molecule has the same spectrum: no ray can tell them apart.")
+    else:
+        lines += [
+            f"Best first shot: position {first.position}, {first.remaining:,.2f} candidates left on "
+            f"average, {first.information:.3f} bits, {plural(len(first.outcomes), 'result')}:",
+            "  " + outcomes_text(first, 8),
+        ]
+    lines += [
+        "",
+        format_table(
+            ("", "mean", "max"),
+            [
+                ("rays", f"{book.mean('rays'):.3f}", book.maximum("rays")),
+                ("points", f"{book.mean('points'):.3f}", book.maximum("points")),
+            ],
+        ),
+    ]
+    plot_width = max(40, min(width, 100) - 2)
+    for what, unit in (("rays", "rays shot"), ("points", "points scored")):
+        histogram = book.histogram(what)
+        keys = list(range(min(histogram), max(histogram) + 1))
+        rows = [(k, histogram.get(k, 0), f"{100 * histogram.get(k, 0) / book.molecules:.2f}%") for k in keys]
+        lines += ["", f"Molecules by {unit}:", format_table((what, "molecules", "share"), rows)]
+        lines += [
+            "",
+            plain_chart(f"molecules by {unit}", keys, [n for _, n, _ in rows], plot_width, PLOT_HEIGHT),
+        ]
+    lines += [
+        "",
+        "The tree by depth (a node is a state of the game; a leaf, one spectrum left):",
+        format_table(("rays shot", "nodes", "leaves"), book.size_by_depth()),
+    ]
+    hardest = book.hardest()
+    lines += [
+        "",
+        f"Hardest molecules: {plural(book.hardest_count(), 'molecule')} "
+        f"{'needs' if book.hardest_count() == 1 else 'need'} {book.maximum('rays')} rays; "
+        f"the {len(hardest)} with most rays, then most points:",
+        format_table(
+            ("number", "rays", "points", "the book's shots"),
+            [(n, int(book.rays[n - 1]), int(book.points[n - 1]), line_text(book.line(n))) for n in hardest],
+        ),
+        "",
+    ]
+    boards = []
+    for n in hardest[:HARDEST_SHOWN]:
+        atoms = atoms_of(config, n)
+        board = render_board(config.width, molecule_string(config, atoms), spectrum(config, atoms))
+        boards.append(f"number {n}\n{board}")
+    if boards:
+        lines += [side_by_side(boards, max_width=width), ""]
+    return "\n".join(lines)

@@ -1,0 +1,114 @@
+"""``bbcore strategy``: the text and JSON of the book, stored and read back, one-line errors;
+and ``bbcore decode`` saying what the stored book does from a game."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from peewee import OperationalError
+
+from bbcore.cli import main
+from bbcore.config import Config
+from bbcore.store import Book, db, open_database
+from bbcore.strategy import compute_book
+
+A3_B4 = Config(3, 4)
+
+
+def run(capsys, db_path: Path, *args: str) -> tuple[int, str, str]:
+    """``bbcore --db DB ARGS``: (status, stdout, stderr)."""
+    status = main(["--db", str(db_path), *args])
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+def test_json_has_the_issue_shape_and_the_book_figures(capsys, tmp_path):
+    status, out, err = run(capsys, tmp_path / "db.sqlite", "strategy", "A3_B4", "--json")
+    assert status == 0, err
+    summary = json.loads(out)
+    assert set(summary) == {"config", "by", "molecules", "first_shot", "rays", "points", "hardest"}
+    assert (summary["config"], summary["by"], summary["molecules"]) == ("A3_B4", "remaining", 560)
+    assert isinstance(summary["first_shot"], int) and 1 <= summary["first_shot"] <= 16
+    made = compute_book(A3_B4, source="compute")
+    for what in ("rays", "points"):
+        assert set(summary[what]) == {"mean", "max", "histogram"}
+        assert isinstance(summary[what]["mean"], float)
+        assert summary[what]["mean"] == pytest.approx(made.mean(what))
+        assert summary[what]["max"] == made.maximum(what)
+        assert summary[what]["histogram"] == {str(k): n for k, n in made.histogram(what).items()}
+    assert summary["hardest"] == made.hardest() and all(isinstance(n, int) for n in summary["hardest"])
+
+
+def test_text_then_read_back_from_the_database(capsys, tmp_path):
+    path = tmp_path / "db.sqlite"
+    status, out, _ = run(capsys, path, "strategy", "A3_B4", "--by", "information")
+    assert status == 0
+    assert "computed now" in out and "spectra traced now" in out
+    made = compute_book(A3_B4, "information", source="compute")
+    first = made.first_shot
+    assert f"Best first shot: position {first.position}," in out
+    for heading in ("Molecules by rays shot:", "Molecules by points scored:", "The tree by depth"):
+        assert heading in out
+    assert "┤" in out  # the plots' axes
+    assert f"need {made.maximum('rays')} rays" in out
+    status, again, _ = run(capsys, path, "strategy", "A3_B4", "--by", "information")
+    assert "read from the database" in again
+    assert again.split("\n", 1)[1] == out.split("\n", 1)[1]
+    open_database(path)
+    assert Book.select().count() == 1
+
+
+def test_an_explored_configuration_uses_its_stored_spectra(capsys, store):
+    target = store.parent / "copy.sqlite"
+    db.close()
+    shutil.copy(store, target)
+    status, out, _ = run(capsys, target, "strategy", "A2_B4", "--recompute")
+    assert status == 0 and "from the stored spectra" in out
+
+
+def test_decode_says_what_the_stored_book_does(capsys, tmp_path):
+    path = tmp_path / "db.sqlite"
+    run(capsys, path, "strategy", "A3_B4")
+    made = compute_book(A3_B4, source="compute")
+    first = made.first_shot.position
+    status, out, _ = run(capsys, path, "decode", "A3_B4")
+    assert f"The book (by remaining) shoots position {first} next" in out
+    # A game off the book's line is said to be so.
+    other = next(p for p in range(1, 17) if p != first)
+    game = ["."] * 16
+    game[other - 1] = "H"
+    status, out, _ = run(capsys, path, "decode", "A3_B4", "".join(game))
+    assert "does not play this game" in out
+
+
+def test_a_configuration_too_large_is_one_line(capsys, tmp_path):
+    status, out, err = run(capsys, tmp_path / "db.sqlite", "strategy", "A6_B8")
+    assert status == 2 and out == ""
+    assert "too many for a book" in err and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    ("args", "message"), [(["A1_B1"], "CONFIG"), (["A3_B4", "--by", "luck"], "invalid choice")]
+)
+def test_bad_arguments_are_one_line(capsys, tmp_path, args, message):
+    with pytest.raises(SystemExit) as exit:
+        main(["--db", str(tmp_path / "db.sqlite"), "strategy", *args])
+    err = capsys.readouterr().err
+    assert exit.value.code == 2
+    assert message in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_database_that_cannot_be_written_still_prints_the_book(capsys, tmp_path, monkeypatch):
+    """Read-only or locked: one line on stderr, and the book on stdout."""
+
+    def refused(book):
+        raise OperationalError("attempt to write a readonly database")
+
+    monkeypatch.setattr("bbcore.cli.strategy.save_book", refused)
+    status, out, err = run(capsys, tmp_path / "db.sqlite", "strategy", "A2_B4")
+    assert status == 0 and "Best first shot" in out
+    assert "the book is not stored" in err and "read-only" in err
+    assert len(err.strip().splitlines()) == 1
