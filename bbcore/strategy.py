@@ -694,9 +694,10 @@ class StrategyBook:
 
     def ahead(self, index: int) -> tuple[float, int, float, int]:
         """What the book still spends below a node: mean and most rays, mean and most points."""
-        numbers = self.numbers(index) - 1
-        rays = self.rays[numbers].astype(np.int64) - int(self.nodes.rays[index])
-        points = self.points[numbers].astype(np.int64) - int(self.nodes.points[index])
+        first, n = int(self.nodes.start[index]), int(self.nodes.count[index])
+        members = self.order[first : first + n]
+        rays = self.rays[members].astype(np.int64) - int(self.nodes.rays[index])
+        points = self.points[members].astype(np.int64) - int(self.nodes.points[index])
         return float(rays.mean()), int(rays.max()), float(points.mean()), int(points.max())
 
     def advice(self, game: Game) -> str:

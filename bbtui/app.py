@@ -8,7 +8,9 @@ and posts its progress as messages, so every screen stays usable during a
 run and ``ctrl+q`` pauses the run cleanly before quitting.
 
 Screens: Explore (the home screen), Groups, Group, Decode, Molecule,
-Statistics and Help; the global keys and the command palette open them.
+Statistics, Play, Strategy and Help; the global keys and the command
+palette open them.  ``p`` pauses or turns pages on five screens, so Play is
+``P`` (shift+p) everywhere; the Strategy book is ``b``.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from bbcore.store import (
     default_path,
     open_database,
 )
+from bbcore.strategy import StrategyBook
 from bbtui.messages import ExplorationEnded, ExplorationProgress
 from bbtui.screens.confirm import ConfirmScreen
 from bbtui.screens.decode import DecodeScreen
@@ -48,7 +51,9 @@ from bbtui.screens.group import GroupScreen
 from bbtui.screens.groups import GroupsScreen
 from bbtui.screens.help import HelpScreen
 from bbtui.screens.molecule import MoleculeScreen
+from bbtui.screens.play import PlayScreen
 from bbtui.screens.statistics import StatisticsScreen
+from bbtui.screens.strategy import StrategyScreen
 
 
 class BlackBoxApp(App[None]):
@@ -65,6 +70,9 @@ class BlackBoxApp(App[None]):
         Binding("d", "decode", "Decode"),
         Binding("m", "molecule", "Molecule"),
         Binding("t", "statistics", "Stats"),
+        # p pauses or turns pages on five screens: Play is shift+p everywhere.
+        Binding("P", "play", "Play", key_display="P"),
+        Binding("b", "strategy", "Book"),
         Binding("ctrl+q", "quit", "Quit", priority=True),
     ]
 
@@ -101,6 +109,8 @@ class BlackBoxApp(App[None]):
         self.progress_at = time.monotonic()
         self.last_error: str | None = None
         self.quitting = False
+        self.books: dict[tuple[Config, str], StrategyBook] = {}
+        """Strategy books read or computed, by (configuration, policy), shared by the screens."""
         self.sub_title = str(self.db_path)
 
     def watch_config(self) -> None:
@@ -134,11 +144,14 @@ class BlackBoxApp(App[None]):
             "decode": DecodeScreen,
             "molecule": MoleculeScreen,
             "statistics": StatisticsScreen,
+            "play": PlayScreen,
         }
         if action in screens:
             return not isinstance(self.screen, screens[action])
         if action == "groups":
             return not isinstance(self.screen, GroupsScreen) and (self.config is not None or None)
+        if action == "strategy":
+            return not isinstance(self.screen, StrategyScreen) and (self.config is not None or None)
         return True
 
     def action_help(self) -> None:
@@ -184,6 +197,22 @@ class BlackBoxApp(App[None]):
             lambda screen: getattr(screen, "config", None) == config,
         )
 
+    def action_play(self) -> None:
+        """The Play screen."""
+        self.show_screen(PlayScreen, lambda: PlayScreen(self.config))
+
+    def action_strategy(self) -> None:
+        """The strategy book of the current configuration."""
+        config = self.config
+        if config is None:
+            self.notify("Choose a configuration first (Explore screen).", severity="warning")
+            return
+        self.show_screen(
+            StrategyScreen,
+            lambda: StrategyScreen(config),
+            lambda screen: getattr(screen, "config", None) == config,
+        )
+
     def open_molecule(self, config: Config, number: int) -> None:
         """The Molecule screen on molecule ``number`` of ``config``."""
         self.push_screen(MoleculeScreen(config, number))
@@ -208,6 +237,12 @@ class BlackBoxApp(App[None]):
             "Statistics",
             "Ambiguity report, ray records and distributions of the current configuration",
             self.action_statistics,
+        )
+        yield SystemCommand("Play", "A game against the box, with the book as coach", self.action_play)
+        yield SystemCommand(
+            "Strategy book",
+            "The best-next-shot strategy over every molecule, as a tree",
+            self.action_strategy,
         )
         yield SystemCommand("Help", "The notation and the keys", self.action_help)
         yield from super().get_system_commands(screen)

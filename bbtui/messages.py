@@ -16,6 +16,7 @@ from bbcore.decode import Candidates
 from bbcore.explore import Progress
 from bbcore.game import Game
 from bbcore.shots import NextShot
+from bbcore.strategy import StrategyBook
 
 
 @dataclass
@@ -60,3 +61,23 @@ class DecodeFinished(Message):
     shots: list[NextShot] = field(default_factory=list)
     skipped: str | None = None
     error: str | None = None
+
+
+@dataclass
+class BookReady(Message):
+    """The strategy book of a configuration and policy was read or computed (or ``error``)."""
+
+    config: Config
+    by: str
+    book: StrategyBook | None
+    error: str | None = None
+
+
+@dataclass
+class CoachAnswer(Message):
+    """The Play screen's coach decoded the rays shot so far."""
+
+    game: Game
+    candidates: Candidates
+    shots: list[NextShot]
+    skipped: str | None

@@ -1,0 +1,449 @@
+"""The Play screen: a game against the box, with the strategy book as coach.
+
+- A new game hides a molecule of the configuration (``bbcore.play``): ``n``
+  a random one (the seed is shown; ``seed 42`` in the input replays it), a
+  number typed in the input, or ``h`` a hard one, from a spectral group or
+  among the book's hardest molecules.
+- Shooting: the arrow keys move the perimeter cursor round the box and
+  Enter fires; the results are marked as in the game (``H``, ``R``, a letter
+  at both ends of a ray that came out) and the points counted.
+- Guessing: ``a`` switches to placing atoms (the arrows move a cell cursor,
+  Enter puts or takes an atom), ``s`` submits.  Each wrong atom costs 5
+  points; a guess with the hidden spectrum counts as right, and the screen
+  says so when the spectral group has several molecules.
+- ``r`` reveals the hidden molecule with the player's rays drawn, beside
+  what the book spent on it and its shots (a guess reveals it too).
+- ``c`` the coach (off at first): the heat map of the atoms over the
+  molecules that agree with the rays shot, and the best next shots.
+
+The book (``bbcore.strategy``) is read from the database or computed once in
+a thread worker, and kept by the app for the Strategy screen too.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, cast
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Footer, Header, Input, Label
+
+from bbcore.config import Config, parse_config, validation_error
+from bbcore.decode import Candidates, DecodeCancelled, candidates
+from bbcore.game import DecodeError, Game
+from bbcore.numbering import molecule_string
+from bbcore.play import Match, PlayError, chosen_match, hard_match, random_match
+from bbcore.shots import atom_counts, ranked_shots
+from bbcore.strategy import StrategyBook, line_text
+from bbtui.messages import BookReady, CoachAnswer
+from bbtui.screens.decode import shots_text
+from bbtui.widgets.board import Board, BoardGrid
+from bbtui.widgets.game_board import GameBoard
+from bbtui.widgets.inputs import ConfigValidator
+from bbtui.widgets.play_board import AtomToggled, PlayBoard, ShotFired
+
+if TYPE_CHECKING:
+    from bbtui.app import BlackBoxApp
+
+SEED_RE = re.compile(r"^\s*seed\s*(\d+)\s*$", re.I)
+NEW_GAME_HELP = "a number, 'seed N' or 'hard', then Enter"
+
+
+class PlayScreen(Screen):
+    """Play against the box: shoot, guess, and compare with the book."""
+
+    BINDINGS = [
+        Binding("escape", "back", "Back"),
+        Binding("a", "placing", "Atoms/rays"),
+        Binding("s", "submit", "Guess"),
+        Binding("r", "reveal", "Reveal"),
+        Binding("c", "coach", "Coach"),
+        Binding("n", "new_game", "New"),
+        Binding("h", "hard_game", "Hard"),
+        Binding("slash", "choose", "Number", key_display="/"),
+    ]
+
+    def __init__(self, config: Config | None = None) -> None:
+        """Play on ``config`` (default: the app's configuration)."""
+        super().__init__()
+        self.config = config
+        self.match: Match | None = None
+        self.guess: set[int] = set()
+        self.coaching = False
+        self.coached: Candidates | None = None  # the coach's candidates, narrowed shot by shot
+        self.waiting_hard = False
+        self.waiting_reveal = False
+
+    @property
+    def bb_app(self) -> BlackBoxApp:
+        """The app, typed."""
+        return cast("BlackBoxApp", self.app)
+
+    @property
+    def board(self) -> PlayBoard | None:
+        """The play board, once a configuration is chosen."""
+        boards = self.query(PlayBoard)
+        return boards.first() if boards else None
+
+    def compose(self) -> ComposeResult:
+        """Inputs and message; the box, the score, the coach; what the reveal shows."""
+        yield Header()
+        with Horizontal(id="play-inputs", classes="inputs"):
+            yield Input(
+                placeholder="A4_B8", id="play-config", validators=[ConfigValidator()], classes="config-input"
+            )
+            yield Input(placeholder=f"new game: {NEW_GAME_HELP}", id="play-new")
+        yield Label("", id="play-message", classes="message")
+        with VerticalScroll(id="play-body"):
+            with Horizontal(id="play-top"):
+                yield Vertical(id="play-box")
+                yield Label("", id="play-status")
+                yield Vertical(id="play-coach")
+            yield Label("", id="play-shots")
+            yield Label("", id="play-coach-text")
+            yield Label("", id="play-verdict", classes="heading")
+            yield BoardGrid(id="play-reveal")
+        yield Footer(compact=True)
+
+    async def on_mount(self) -> None:
+        """A random game of the app's configuration, or ask for one."""
+        self.title = "Play"
+        self.query_one("#play-coach").display = False
+        config = self.config or self.bb_app.config
+        if config is None:
+            self.say("Choose a configuration (AN_BW, e.g. A4_B8) to play.")
+            self.query_one("#play-config", Input).focus()
+            return
+        self.query_one("#play-config", Input).value = config.name
+        await self.set_config(config)
+
+    def say(self, text: str, *, error: bool = False) -> None:
+        """The line under the inputs."""
+        message = self.query_one("#play-message", Label)
+        message.update(text)
+        message.set_class(error, "error")
+
+    async def set_config(self, config: Config) -> None:
+        """A fresh box of ``config`` and a random game."""
+        self.config = config
+        slot = self.query_one("#play-box", Vertical)
+        await slot.remove_children()
+        await slot.mount(PlayBoard(config))
+        coach = self.query_one("#play-coach", Vertical)
+        await coach.remove_children()
+        board = GameBoard(config)
+        board.can_focus = False
+        board.border_title, board.border_subtitle = "Coach", "heat map, * best shot"
+        await coach.mount(board)
+        await self.start(random_match(config))
+
+    @on(Input.Changed, "#play-config")
+    async def config_typed(self, event: Input.Changed) -> None:
+        """A valid configuration starts a game at once."""
+        if not event.value.strip():
+            return
+        error = validation_error(event.value)
+        if error:
+            self.say(error, error=True)
+            return
+        config = parse_config(event.value)
+        if config != self.config:
+            await self.set_config(config)
+
+    @on(Input.Submitted, "#play-new")
+    async def new_typed(self, event: Input.Submitted) -> None:
+        """A number, ``seed N`` or ``hard`` starts that game."""
+        if self.config is None:
+            self.say("Choose a configuration first.", error=True)
+            return
+        text = event.value.strip()
+        try:
+            if text.lower() == "hard":
+                self.action_hard_game()
+                return
+            seed = SEED_RE.match(text)
+            if seed:
+                match = random_match(self.config, int(seed.group(1)))
+            elif text.isdigit():
+                match = chosen_match(self.config, int(text))
+            else:
+                self.say(f"Type {NEW_GAME_HELP}.", error=True)
+                return
+        except PlayError as error:
+            self.say(str(error), error=True)
+            return
+        event.input.value = ""
+        await self.start(match)
+
+    # -- the game ----------------------------------------------------------------
+
+    async def start(self, match: Match) -> None:
+        """Play ``match``: no ray shot, no atom placed, the reveal cleared."""
+        self.match = match
+        self.guess = set()
+        self.coached = None
+        board = self.board
+        assert board is not None
+        board.set_placing(False)
+        board.focus()
+        await self.query_one("#play-reveal", BoardGrid).update([])
+        self.query_one("#play-verdict", Label).update("")
+        self.show()
+        how = {
+            "random": f"a random molecule, seed {match.seed} ('seed {match.seed}' replays it)",
+            "chosen": f"molecule number {match.number:,}",
+            "hard": f"a hard molecule, seed {match.seed}",
+        }[match.draw]
+        self.say(f"New game of {match.config}: {how}. Arrows pick a position, Enter shoots; a places atoms.")
+        if self.coaching:
+            self.coach()
+
+    def show(self) -> None:
+        """The box, the score and the shots so far."""
+        match, board = self.match, self.board
+        if match is None or board is None:
+            return
+        board.show(match.marks, self.guess)
+        config = match.config
+        status = [
+            f"{config}: {config.atoms} atoms hidden",
+            f"rays {match.rays}, points {match.points}",
+            f"atoms placed {len(self.guess)} of {config.atoms}",
+            "",
+            "Enter shoots; a: atoms",
+            "s guesses, r reveals",
+        ]
+        self.query_one("#play-status", Label).update("\n".join(status))
+        shots = " ".join(f"{p}:{match.marks[p - 1]}" for p in match.shots)
+        self.query_one("#play-shots", Label).update(f"Your shots: {shots}" if shots else "")
+
+    @on(ShotFired)
+    def shot_fired(self, event: ShotFired) -> None:
+        """Fire the ray and mark its result."""
+        if self.match is None:
+            return
+        try:
+            result = self.match.shoot(event.position)
+        except PlayError as error:
+            self.say(str(error).capitalize() + ".", error=True)
+            return
+        words = {"@": "absorbed (H)", "&": "reflected (R)"}
+        self.say(f"Position {event.position}: {words.get(str(result), f'out at position {result}')}.")
+        self.show()
+        if self.coaching:
+            self.coach()
+
+    @on(AtomToggled)
+    def atom_toggled(self, event: AtomToggled) -> None:
+        """Put an atom on the cell or take it away."""
+        if self.match is None or self.match.over:
+            self.say("The game is over: n starts a new one.", error=True)
+            return
+        if event.cell in self.guess:
+            self.guess.discard(event.cell)
+        elif len(self.guess) >= self.match.config.atoms:
+            self.say(f"{self.match.config.atoms} atoms placed already: take one away first.", error=True)
+            return
+        else:
+            self.guess.add(event.cell)
+        self.show()
+
+    def action_placing(self) -> None:
+        """Switch the board between shooting and placing atoms."""
+        board = self.board
+        if board is not None:
+            board.set_placing(not board.placing)
+            board.focus()
+            self.say(
+                "Placing atoms: arrows move, Enter puts or takes one; s submits."
+                if board.placing
+                else "Shooting: arrows pick a position, Enter shoots."
+            )
+
+    def action_submit(self) -> None:
+        """Judge the guess, then reveal."""
+        if self.match is None:
+            return
+        try:
+            judgement = self.match.judge(self.guess)
+        except PlayError as error:
+            self.say(str(error).capitalize() + ".", error=True)
+            return
+        self.say(f"{judgement.message} Score: {self.match.points} points.", error=not judgement.right)
+        self.action_reveal()
+
+    def action_reveal(self) -> None:
+        """Show the hidden molecule and what the book spent on it."""
+        if self.match is None:
+            return
+        self.match.reveal()
+        self.show()
+        self.waiting_reveal = True
+        self.query_one("#play-verdict", Label).update(
+            "The book's figures for this molecule: reading the book..."
+        )
+        self.load_book()
+        self.call_later(self.show_reveal)
+
+    async def show_reveal(self) -> None:
+        """The hidden molecule with the player's rays drawn, the guess beside it, and the book."""
+        match = self.match
+        if match is None:
+            return
+        config = match.config
+        boards = [
+            Board(
+                config.width,
+                match.molecule,
+                match.marks,
+                drawn=match.shots,
+                title=f"#{match.number:,} hidden",
+            )
+        ]
+        if match.judgement is not None:
+            boards.append(
+                Board(
+                    config.width,
+                    molecule_string(config, match.judgement.guess),
+                    match.marks,
+                    marked=match.judgement.wrong,
+                    title="your guess",
+                )
+            )
+        await self.query_one("#play-reveal", BoardGrid).update(boards)
+        book = self.bb_app.books.get((config, "remaining"))
+        if book is not None:
+            self.show_book_comparison(book)
+
+    def show_book_comparison(self, book: StrategyBook) -> None:
+        """``the book needed 7 rays and 11 points for this molecule; you used 9 and 14``."""
+        match = self.match
+        if match is None or not match.over:
+            return
+        self.waiting_reveal = False
+        index = match.number - 1
+        verdict = match.judgement.message if match.judgement else "You did not guess."
+        self.query_one("#play-verdict", Label).update(
+            f"{verdict}\nThe book needed {int(book.rays[index])} rays and {int(book.points[index])} points "
+            f"for this molecule; you used {match.rays} and {match.points}.\n"
+            f"The book's shots: {line_text(book.line(match.number))}"
+        )
+
+    # -- the book ----------------------------------------------------------------
+
+    def load_book(self) -> None:
+        """The book of the configuration (by remaining), from the app or in a worker."""
+        if self.config is None:
+            return
+        book = self.bb_app.books.get((self.config, "remaining"))
+        if book is not None:
+            self.post_message(BookReady(self.config, "remaining", book))
+            return
+        self.run_book(self.config)
+
+    @work(thread=True, exclusive=True, group="play-book")
+    def run_book(self, config: Config) -> None:
+        """Read or compute the book in a thread."""
+        from bbcore.strategy import StrategyError, book
+
+        try:
+            made, _ = book(config, "remaining")
+        except StrategyError as error:
+            self.post_message(BookReady(config, "remaining", None, str(error)))
+            return
+        self.post_message(BookReady(config, "remaining", made))
+
+    async def on_book_ready(self, message: BookReady) -> None:
+        """Keep the book; finish what waited for it."""
+        if message.book is None:
+            self.say(message.error or "no book", error=True)
+            return
+        self.bb_app.books[(message.config, message.by)] = message.book
+        if message.config != self.config:
+            return
+        if self.waiting_hard:
+            self.waiting_hard = False
+            await self.start_hard(message.book)
+        if self.waiting_reveal:
+            self.show_book_comparison(message.book)
+
+    def action_hard_game(self) -> None:
+        """A hard molecule: from a spectral group or among the book's hardest."""
+        if self.config is None:
+            return
+        self.waiting_hard = True
+        self.say(f"Drawing a hard molecule of {self.config} (reading the book)...")
+        self.load_book()
+
+    async def start_hard(self, book: StrategyBook) -> None:
+        """Start a hard game once the book is known."""
+        assert self.config is not None
+        try:
+            match = hard_match(self.config, book.hardest())
+        except PlayError as error:
+            self.say(str(error), error=True)
+            return
+        await self.start(match)
+
+    async def action_new_game(self) -> None:
+        """A new random game."""
+        if self.config is not None:
+            await self.start(random_match(self.config))
+
+    def action_choose(self) -> None:
+        """To the new-game input."""
+        self.query_one("#play-new", Input).focus()
+
+    # -- the coach ---------------------------------------------------------------
+
+    def action_coach(self) -> None:
+        """Show or hide the coach: heat map and best next shots."""
+        self.coaching = not self.coaching
+        self.query_one("#play-coach").display = self.coaching
+        if self.coaching:
+            self.coach()
+        else:
+            self.query_one("#play-coach-text", Label).update("")
+
+    def coach(self) -> None:
+        """Decode the rays shot so far in a worker (narrowing the last answer)."""
+        if self.match is None:
+            return
+        self.run_coach(self.match.config, self.match.game, self.coached)
+
+    @work(thread=True, exclusive=True, group="coach")
+    def run_coach(self, config: Config, game: Game, within: Candidates | None) -> None:
+        """Candidates, then the next shots, in a thread."""
+        try:
+            found = candidates(config, game, within=within if within and game.shown else None)
+            shots, skipped = ranked_shots(config, game, found)
+        except (DecodeCancelled, DecodeError):
+            return
+        self.post_message(CoachAnswer(game, found, shots, skipped))
+
+    def on_coach_answer(self, message: CoachAnswer) -> None:
+        """Show the heat map and the best next shots, if still for the game on the board."""
+        if self.match is None or message.game != self.match.game or not self.coaching:
+            return
+        self.coached = message.candidates
+        coach = self.query(GameBoard)
+        if coach:
+            board = coach.first()
+            board.set_draft(self.match.marks)
+            board.show_heat(atom_counts(message.candidates), message.candidates.count)
+            board.show_shots(message.shots)
+        count = message.candidates.count
+        text = shots_text(message.shots, message.skipped, "remaining")
+        text.append(f"\n{count:,} molecule{'s' * (count != 1)} agree with your rays.")
+        self.query_one("#play-coach-text", Label).update(text)
+
+    def action_back(self) -> None:
+        """Escape leaves an input for the board first, then the screen."""
+        if isinstance(self.focused, Input) and self.board is not None:
+            self.board.focus()
+        else:
+            self.app.pop_screen()
