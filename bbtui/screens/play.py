@@ -229,7 +229,7 @@ class PlayScreen(Screen):
         try:
             result = self.match.shoot(event.position)
         except PlayError as error:
-            self.say(str(error).capitalize() + ".", error=True)
+            self.say(sentence(str(error)), error=True)
             return
         words = {"@": "absorbed (H)", "&": "reflected (R)"}
         self.say(f"Position {event.position}: {words.get(str(result), f'out at position {result}')}.")
@@ -271,7 +271,7 @@ class PlayScreen(Screen):
         try:
             judgement = self.match.judge(self.guess)
         except PlayError as error:
-            self.say(str(error).capitalize() + ".", error=True)
+            self.say(sentence(str(error)), error=True)
             return
         self.say(f"{judgement.message} Score: {self.match.points} points.", error=not judgement.right)
         self.action_reveal()
@@ -447,3 +447,8 @@ class PlayScreen(Screen):
             self.board.focus()
         else:
             self.app.pop_screen()
+
+
+def sentence(text: str) -> str:
+    """A one-line message as a sentence: a capital first, a full stop last."""
+    return text[:1].upper() + text[1:] + ("" if text.endswith(".") else ".")
