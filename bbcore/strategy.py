@@ -86,27 +86,40 @@ def codes_of_partner(partner: np.ndarray) -> np.ndarray:
     return (partner + 2).astype(np.int8)
 
 
-def codes_of_spectra(chars: np.ndarray) -> np.ndarray:
-    """Normalised spectra (uint8 characters, shape (k, 4W)) as codes.
-
-    In each row sorted by character, ``&`` and ``@`` come first, then the
-    letters, each exactly twice and side by side: the two ends of a ray.
-    """
+def codes_of_spectra(
+    chars: np.ndarray, rows: np.ndarray | None = None, out: np.ndarray | None = None
+) -> np.ndarray:
+    """Normalised spectra (uint8 characters, shape (k, 4W)) as codes, written to the
+    ``rows`` of ``out`` (default: a new array, in order)."""
     k, npos = chars.shape
-    codes = np.zeros((k, npos), dtype=np.int8)
-    codes[chars == ord("@")] = 1
-    order = np.argsort(chars, axis=1, kind="stable")
-    first_letter = (chars < ord("a")).sum(axis=1)[:, None]
-    rank = np.arange(npos)[None, :]
-    # The sorted index of each end's partner: the other one of its pair.
-    partner_rank = np.where(rank >= first_letter, first_letter + ((rank - first_letter) ^ 1), rank)
-    partner_rank = np.minimum(partner_rank, npos - 1)
-    rows = np.arange(k)[:, None]
-    ends = order
-    partners = order[rows, partner_rank]
-    letter = rank >= first_letter
-    codes[rows.repeat(npos, axis=1)[letter], ends[letter]] = (partners[letter] + 2).astype(np.int8)
-    return codes
+    if out is None:
+        out = np.empty((k, npos), dtype=np.int8)
+    if rows is None:
+        rows = np.arange(k, dtype=np.int64)
+    compiled(_letters_kernel)(chars, rows, out)
+    return out
+
+
+def _letters_kernel(chars, rows, codes):  # pragma: no cover
+    """Spectrum characters to codes (compiled by numba): the two ends of a letter point at
+    each other."""
+    first = np.empty(26, dtype=np.int64)
+    for i in range(chars.shape[0]):
+        row = rows[i]
+        first[:] = -1
+        for j in range(chars.shape[1]):
+            ch = chars[i, j]
+            if ch == 64:  # '@'
+                codes[row, j] = 1
+            elif ch == 38:  # '&'
+                codes[row, j] = 0
+            else:
+                letter = ch - 97
+                if first[letter] < 0:
+                    first[letter] = j
+                else:
+                    codes[row, j] = first[letter] + 2
+                    codes[row, first[letter]] = j + 2
 
 
 def spectra_codes(
@@ -138,21 +151,30 @@ def spectra_codes(
 
 
 def _stored_codes(config: Config, progress: Progress | None, stop: Stop | None) -> np.ndarray:
-    """The stored spectra of a complete configuration, in number order."""
+    """The stored spectra of a complete configuration, in number order.
+
+    The rows are read in the table's own order (rowid), within the rowids of
+    the configuration, and put in place by number: reading them in number
+    order went through the primary key's index, a table look-up per row, 3
+    times slower (bench/strategy.py).
+    """
     from bbcore.decode import is_explored
     from bbcore.store import config_literal, db
 
     if not is_explored(config):
         raise StrategyError(f"{config.name} is not completely explored: its spectra are not all stored")
+    where = f"config = {config_literal(config)}"
+    low, high = db.execute_sql(f'SELECT min(rowid), max(rowid) FROM "Molecules" WHERE {where}').fetchone()
     codes = np.empty((config.nb_mol, config.positions), dtype=np.int8)
     cursor = db.execute_sql(
-        f'SELECT spectrum FROM "Molecules" WHERE config = {config_literal(config)} ORDER BY number'
+        f'SELECT number, spectrum FROM "Molecules" WHERE rowid BETWEEN ? AND ? AND {where}', (low, high)
     )
     done = 0
     while rows := cursor.fetchmany(BATCH):
         _tick(stop, progress, done, config.nb_mol)
-        chars = np.frombuffer("".join(row[0] for row in rows).encode("ascii"), dtype=np.uint8)
-        codes[done : done + len(rows)] = codes_of_spectra(chars.reshape(len(rows), config.positions))
+        numbers = np.fromiter((row[0] for row in rows), dtype=np.int64, count=len(rows)) - 1
+        chars = np.frombuffer("".join(row[1] for row in rows).encode("ascii"), dtype=np.uint8)
+        codes_of_spectra(chars.reshape(len(rows), config.positions), numbers, codes)
         done += len(rows)
     if done != config.nb_mol:
         raise StrategyError(f"{config.name}: {done:,} spectra stored, {config.nb_mol:,} expected")

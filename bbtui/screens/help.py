@@ -101,6 +101,17 @@ molecules of a group.
 - **Molecule** (`m`): one molecule, its statistics and its enantiomers;
   `/` another number, `n` `p` next and previous number, `c` canonical,
   `s` its spectral group.
+- **Play** (`P`, shift+p: `p` pauses or turns pages elsewhere): a game
+  against a hidden molecule: `n` a random one (its seed shown; type
+  `seed N` in the input to replay it), `/` a number or `hard`, `h` a hard
+  one.  The arrows and Enter shoot; `a` switches to placing atoms (arrows,
+  Enter), `s` submits the guess (5 points a wrong atom; a molecule with the
+  hidden spectrum counts as right), `r` reveals it beside the book's
+  figures and shots, `c` the coach (heat map and best next shots).
+- **Strategy** (`b`, the book): the best-next-shot strategy over every
+  molecule as a tree: Enter opens a node (an outcome, its candidates, the
+  next shot), or a leaf's molecule or spectral group (`o` too); `ctrl+r`
+  the other policy (expected candidates left, or information).
 
 Everywhere: `?` this help, `ctrl+p` the command palette (screens, theme),
 `escape` back, `ctrl+q` quit (a running exploration is paused first and
