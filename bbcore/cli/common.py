@@ -52,6 +52,16 @@ def open_store(args: argparse.Namespace, *, create: bool = False) -> Path:
 CONFIG_HELP = "a configuration AN_BW, e.g. A4_B8 (N atoms in a W x W box)"
 
 
+def add_ranking_argument(parser: argparse.ArgumentParser) -> None:
+    """``--by remaining|information``: how next shots are ranked (``bbcore.shots.rank_shots``)."""
+    parser.add_argument(
+        "--by",
+        choices=("remaining", "information"),
+        default="remaining",
+        help="rank shots by expected candidates left (default) or by expected information in bits",
+    )
+
+
 def positive_int(text: str) -> int:
     """argparse type: an integer >= 1."""
     try:

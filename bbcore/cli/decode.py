@@ -26,6 +26,7 @@ from pathlib import Path
 from bbcore import decode
 from bbcore.cli.common import (
     CLIError,
+    add_ranking_argument,
     config_arg,
     open_store,
     plural,
@@ -78,12 +79,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "game", nargs="*", metavar="GAME", help="the game as a string or tokens, or '-' to read it from stdin"
     )
-    parser.add_argument(
-        "--by",
-        choices=("remaining", "information"),
-        default="remaining",
-        help="rank next shots by expected candidates left (default) or by expected information in bits",
-    )
+    add_ranking_argument(parser)
     parser.add_argument(
         "--guess",
         metavar="N|MOLECULE",

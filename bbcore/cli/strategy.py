@@ -24,7 +24,15 @@ import sys
 
 from peewee import DatabaseError, OperationalError
 
-from bbcore.cli.common import CONFIG_HELP, CLIError, config_arg, format_table, open_store, plural
+from bbcore.cli.common import (
+    CONFIG_HELP,
+    CLIError,
+    add_ranking_argument,
+    config_arg,
+    format_table,
+    open_store,
+    plural,
+)
 from bbcore.cli.decode import ProgressLine
 from bbcore.config import Config
 from bbcore.numbering import atoms_of, molecule_string
@@ -34,7 +42,6 @@ from bbcore.render import render_board, side_by_side
 from bbcore.shots import outcomes_text
 from bbcore.store import db, describe
 from bbcore.strategy import (
-    POLICIES,
     StrategyBook,
     StrategyError,
     compute_book,
@@ -62,12 +69,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "the database and read from there next time.",
     )
     parser.add_argument("config", type=config_arg, metavar="CONFIG", help=CONFIG_HELP)
-    parser.add_argument(
-        "--by",
-        choices=POLICIES,
-        default="remaining",
-        help="rank shots by expected candidates left (default) or by expected information in bits",
-    )
+    add_ranking_argument(parser)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--recompute", action="store_true", help="play the book again even if it is stored")
     parser.set_defaults(handler=run_strategy)
