@@ -134,7 +134,7 @@ def text_report(book: StrategyBook, computed: bool, width: int = 100) -> str:
     for what, unit in (("rays", "rays shot"), ("points", "points scored")):
         histogram = book.histogram(what)
         keys = list(range(min(histogram), max(histogram) + 1))
-        rows = [(k, histogram.get(k, 0), f"{100 * histogram.get(k, 0) / book.molecules:.2f}%") for k in keys]
+        rows = [(k, histogram.get(k, 0), share(histogram.get(k, 0), book.molecules)) for k in keys]
         lines += ["", f"Molecules by {unit}:", format_table((what, "molecules", "share"), rows)]
         lines += [
             "",
@@ -165,3 +165,9 @@ def text_report(book: StrategyBook, computed: bool, width: int = 100) -> str:
     if boards:
         lines += [side_by_side(boards, max_width=width), ""]
     return "\n".join(lines)
+
+
+def share(count: int, total: int) -> str:
+    """A percentage with two decimals; ``<0.01%`` rather than a misleading ``0.00%``."""
+    percent = 100 * count / total
+    return "<0.01%" if 0 < percent < 0.005 else f"{percent:.2f}%"
