@@ -58,13 +58,14 @@ class PlayScreen(Screen):
 
     BINDINGS = [
         Binding("escape", "back", "Back"),
-        Binding("a", "placing", "Atoms/rays"),
+        Binding("a", "placing", "Atoms"),
         Binding("s", "submit", "Guess"),
         Binding("r", "reveal", "Reveal"),
         Binding("c", "coach", "Coach"),
         Binding("n", "new_game", "New"),
-        Binding("h", "hard_game", "Hard"),
-        Binding("slash", "choose", "Number", key_display="/"),
+        # Kept out of the footer (80 columns); the score panel and ? name them.
+        Binding("h", "hard_game", "Hard", show=False),
+        Binding("slash", "choose", "Number", key_display="/", show=False),
     ]
 
     def __init__(self, config: Config | None = None) -> None:
@@ -216,6 +217,7 @@ class PlayScreen(Screen):
             "",
             "Enter shoots; a: atoms",
             "s guesses, r reveals",
+            "n new, h hard, / number",
         ]
         self.query_one("#play-status", Label).update("\n".join(status))
         shots = " ".join(f"{p}:{match.marks[p - 1]}" for p in match.shots)

@@ -53,8 +53,8 @@ class PlayBoard(Board, inherit_bindings=False):
         Binding("right", "move(0, 1)", "Move", group=Binding.Group("Move"), show=False),
         Binding("up", "move(-1, 0)", "Move", group=Binding.Group("Move"), show=False),
         Binding("down", "move(1, 0)", "Move", group=Binding.Group("Move"), show=False),
-        Binding("enter", "fire", "Shoot/atom"),
-        Binding("space", "fire", "Atom", show=False),
+        Binding("enter", "shoot", "Shoot"),
+        Binding("enter,space", "place", "Atom"),
         Binding("number_sign", "toggle_numbers", "Numbers", key_display="#", show=False),
     ]
 
@@ -100,15 +100,24 @@ class PlayBoard(Board, inherit_bindings=False):
         self.cell = line * w + column
         self.refresh()
 
-    def action_fire(self) -> None:
-        """Shoot from the cursor's position, or put an atom on the cursor's cell (or take it)."""
-        if self.placing:
-            self.post_message(AtomToggled(self, self.cell))
-            return
+    def action_shoot(self) -> None:
+        """Shoot from the cursor's position (the first press picks position 1)."""
         if self.position is None:
             self.action_move(0, 0)
             return
         self.post_message(ShotFired(self, self.position))
+
+    def action_place(self) -> None:
+        """Put an atom on the cursor's cell, or take it away."""
+        self.post_message(AtomToggled(self, self.cell))
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Enter shoots while shooting and places while placing; the footer shows which."""
+        if action == "shoot":
+            return not self.placing
+        if action == "place":
+            return self.placing
+        return True
 
     def cell_style(self, styles: dict[str, Style], index: int, token: str) -> Style:
         """The cell cursor while placing."""
