@@ -247,7 +247,7 @@ async def test_the_strategy_tree_opens_lazily_down_to_a_molecule(tmp_path: Path,
         await wait_for(pilot, lambda: screen.book is not None)
         tree = screen.tree
         first = book.first_shot
-        assert str(tree.root.label).startswith(f"560 molecules → shoot {first.position}")
+        assert str(tree.root.label).startswith(f"560 molecules → {first.position} · ")
         assert [str(c.label).split(" →")[0].split(":")[0] for c in tree.root.children][0] == (
             f"H {dict(first.outcomes)['@']}"
         )
@@ -267,7 +267,7 @@ async def test_the_strategy_tree_opens_lazily_down_to_a_molecule(tmp_path: Path,
         await pilot.press("ctrl+r")
         other = compute_book(A3_B4, "information", source="compute")
         await wait_for(pilot, lambda: screen.book is not None and screen.book.by == "information")
-        assert str(tree.root.label).startswith(f"560 molecules → shoot {other.first_shot.position}")
+        assert str(tree.root.label).startswith(f"560 molecules → {other.first_shot.position} · ")
         rays_plot = screen.query_one("#strategy-rays")
         assert dict(zip(map(int, rays_plot.labels), rays_plot.values)) == {
             k: other.histogram("rays").get(k, 0) for k in range(min(other.histogram("rays")), 9)
