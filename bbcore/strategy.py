@@ -44,6 +44,7 @@ from __future__ import annotations
 import io
 import json
 import time
+import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Final, Literal
@@ -835,20 +836,31 @@ def stored_book(config: Config, by: Ranking = "remaining") -> StrategyBook | Non
     row = Book.get_or_none((Book.config == config.name) & (Book.by == by))
     if row is None:
         return None
-    with np.load(io.BytesIO(row.arrays)) as arrays:
-        nodes = Nodes(*(arrays[f"node_{name}"] for name in NODE_COLUMNS))
-        return StrategyBook(
-            config=config,
-            by=by,
-            source=row.source,
-            seconds=row.seconds,
-            rays=arrays["rays"],
-            points=arrays["points"],
-            order=arrays["order"].copy(),
-            nodes=nodes,
-            depth_nodes=arrays["depth_nodes"],
-            depth_leaves=arrays["depth_leaves"],
+    try:
+        with np.load(io.BytesIO(row.arrays)) as arrays:
+            nodes = Nodes(*(arrays[f"node_{name}"] for name in NODE_COLUMNS))
+            made = StrategyBook(
+                config=config,
+                by=by,
+                source=row.source,
+                seconds=row.seconds,
+                rays=arrays["rays"],
+                points=arrays["points"],
+                order=arrays["order"].copy(),
+                nodes=nodes,
+                depth_nodes=arrays["depth_nodes"],
+                depth_leaves=arrays["depth_leaves"],
+            )
+    except (ValueError, OSError, KeyError, zipfile.BadZipFile) as error:
+        raise StrategyError(
+            f"the stored {by} book of {config.name} is unreadable ({error}); --recompute plays it again"
+        ) from None
+    if made.molecules != config.nb_mol:
+        raise StrategyError(
+            f"the stored {by} book of {config.name} has {made.molecules:,} molecules, not "
+            f"{config.nb_mol:,}; --recompute plays it again"
         )
+    return made
 
 
 def book(

@@ -112,3 +112,17 @@ def test_a_database_that_cannot_be_written_still_prints_the_book(capsys, tmp_pat
     assert status == 0 and "Best first shot" in out
     assert "the book is not stored" in err and "read-only" in err
     assert len(err.strip().splitlines()) == 1
+
+
+def test_a_corrupt_stored_book_is_one_line_and_recompute_mends_it(capsys, tmp_path):
+    path = tmp_path / "db.sqlite"
+    run(capsys, path, "strategy", "A2_B4")
+    open_database(path)
+    Book.update(arrays=b"not an npz").execute()
+    status, out, err = run(capsys, path, "strategy", "A2_B4")
+    assert status == 2 and out == ""
+    assert "the stored remaining book of A2_B4 is unreadable" in err and len(err.strip().splitlines()) == 1
+    status, out, _ = run(capsys, path, "strategy", "A2_B4", "--recompute")
+    assert status == 0 and "computed now" in out
+    status, out, _ = run(capsys, path, "strategy", "A2_B4")
+    assert status == 0 and "read from the database" in out

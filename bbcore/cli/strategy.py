@@ -79,16 +79,17 @@ def run_strategy(args: argparse.Namespace) -> int:
     """``bbcore strategy CONFIG``."""
     config: Config = args.config
     open_store(args, create=True)
-    made = None if args.recompute else stored_book(config, args.by)
-    computed = made is None
-    if made is None:
-        progress = ProgressLine(f"{config.name}: spectra")
-        try:
+    progress = ProgressLine(f"{config.name}: spectra")
+    try:
+        made = None if args.recompute else stored_book(config, args.by)
+        computed = made is None
+        if made is None:
             made = compute_book(config, args.by, progress=progress)
-        except StrategyError as error:
-            raise CLIError(str(error)) from None
-        finally:
-            progress.clear()
+    except StrategyError as error:
+        raise CLIError(str(error)) from None
+    finally:
+        progress.clear()
+    if computed:
         try:
             save_book(made)
         except (DatabaseError, OperationalError, sqlite3.Error) as error:
