@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Literal
 
 from bbcore.config import Config
@@ -183,10 +183,6 @@ class Match:
     def reveal(self) -> None:
         """Show the hidden molecule: the game ends (a guess, if any, is kept)."""
         self.revealed = True
-
-    def replay(self) -> Match:
-        """The same hidden molecule, no ray shot."""
-        return replace(self, shots=[], judgement=None, revealed=False)
 
 
 def group_size(config: Config, atoms: Iterable[int]) -> int:

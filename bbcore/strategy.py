@@ -45,7 +45,6 @@ import io
 import json
 import time
 import zipfile
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Final, Literal
 
@@ -388,7 +387,7 @@ class Nodes:
 
 
 @dataclass
-class Run:
+class PolicyRun:
     """What one kernel run gives: per-molecule costs, recorded nodes, tree size by depth."""
 
     rays: np.ndarray
@@ -398,7 +397,7 @@ class Run:
     depth_leaves: np.ndarray
 
 
-def play(
+def run_policy(
     codes: np.ndarray,
     order: np.ndarray,
     by: Ranking,
@@ -407,7 +406,7 @@ def play(
     rays: int = 0,
     points: int = 0,
     record_depth: int | None = None,
-) -> Run:
+) -> PolicyRun:
     """Play the policy over the molecules ``order`` (indexes into ``codes``, sorted in
     place into the tree's segments) from a node where ``known`` positions are known.
 
@@ -445,7 +444,7 @@ def play(
         depth_nodes,
         depth_leaves,
     )
-    return Run(rays_out, points_out, nodes.head(recorded), depth_nodes, depth_leaves)
+    return PolicyRun(rays_out, points_out, nodes.head(recorded), depth_nodes, depth_leaves)
 
 
 # ---------------------------------------------------------------------------
@@ -642,7 +641,7 @@ class StrategyBook:
         atoms = atoms_of_numbers(self.config, segment + 1)
         codes = codes_of_partner(trace_batch(self.config, atoms)[0])
         local = np.arange(n, dtype=np.int64)
-        run = play(
+        run = run_policy(
             codes,
             local,
             self.by,
@@ -738,16 +737,6 @@ class StrategyBook:
             f"{rays:.2f} more rays on average (at most {most}) and {points:.2f} more points."
         )
 
-    def walk(self) -> Iterator[BookNode]:
-        """Every recorded node, depth first (without rebuilding any)."""
-        if not self._children:
-            self._index_children(0)
-        stack = [0]
-        while stack:
-            index = stack.pop()
-            yield self.node(index)
-            stack.extend(reversed(self._children.get(index, [])))
-
 
 def compute_book(
     config: Config,
@@ -771,7 +760,7 @@ def compute_book(
     began = time.perf_counter()
     codes, where = spectra_codes(config, source, progress, stop)
     order = np.arange(config.nb_mol, dtype=np.int64)
-    run = play(codes, order, by, record_depth=STORED_DEPTH)
+    run = run_policy(codes, order, by, record_depth=STORED_DEPTH)
     _tick(stop, None, 0, 0)
     return StrategyBook(
         config=config,

@@ -33,7 +33,7 @@ from decode import numpy_reference  # noqa: E402  (bench/decode.py, the same ref
 from bbcore.config import Config, parse_config  # noqa: E402
 from bbcore.explore import keep_freed_memory  # noqa: E402
 from bbcore.store import open_database  # noqa: E402
-from bbcore.strategy import POLICIES, compute_book, play, spectra_codes  # noqa: E402
+from bbcore.strategy import POLICIES, compute_book, run_policy, spectra_codes  # noqa: E402
 
 
 def timed(function, runs: int) -> tuple[float, object]:
@@ -75,7 +75,8 @@ def main() -> None:
         print(f"reading every spectrum from the store: {read:.2f} s ({read / trace:.2f}x tracing)")
     for by in [args.by] if args.by else POLICIES:
         tree, run = timed(
-            lambda by=by: play(codes, np.arange(config.nb_mol, dtype=np.int64), by, record_depth=3), args.runs
+            lambda by=by: run_policy(codes, np.arange(config.nb_mol, dtype=np.int64), by, record_depth=3),
+            args.runs,
         )
         whole, book = timed(lambda by=by: compute_book(config, by, source="compute"), args.runs)
         print(

@@ -27,7 +27,7 @@ from bbcore.strategy import (
     codes_of_partner,
     codes_of_spectra,
     compute_book,
-    play,
+    run_policy,
     spectra_codes,
     stored_book,
 )
@@ -111,7 +111,7 @@ def test_book_tree_rebuilt_below_the_stored_levels_equals_the_whole_tree():
     assert made.nodes.depth.max() == STORED_DEPTH
     codes, _ = spectra_codes(A3_B4, "compute")
     order = np.arange(A3_B4.nb_mol, dtype=np.int64)
-    whole = play(codes, order, "remaining")
+    whole = run_policy(codes, order, "remaining")
 
     def shape(tree, index):
         """A node and everything under it, as nested (shot, outcome, count, molecules)."""
@@ -171,7 +171,7 @@ def exit_to(position: int) -> int:
 
 
 def first_shot(codes: np.ndarray, by: str) -> int:
-    run = play(codes, np.arange(len(codes), dtype=np.int64), by, record_depth=1)
+    run = run_policy(codes, np.arange(len(codes), dtype=np.int64), by, record_depth=1)
     return int(run.nodes.shot[0])
 
 
@@ -211,7 +211,7 @@ def test_an_exit_reveals_its_other_end():
     has the lower number than position 2; the exit costs 2 points."""
     codes = hand_made([[exit_to(1), exit_to(1), 1], [exit_to(0), 0, 0], [0, 1, 0]], spare=0)
     order = np.arange(3, dtype=np.int64)
-    run = play(codes, order, "remaining")
+    run = run_policy(codes, order, "remaining")
     assert int(run.nodes.shot[0]) == 0
     # A and B: shot 0 (out, 2 points), then shot 2 (1 point); C: shot 0 absorbed (1 point).
     assert run.rays.tolist() == [2, 2, 1]
@@ -222,7 +222,7 @@ def test_an_exit_reveals_its_other_end():
 def test_one_spectrum_left_stops_at_once():
     """Two molecules no ray tells apart (a spectral group) need no ray."""
     codes = hand_made([[1, 1], [exit_to(2), exit_to(2)], [exit_to(1), exit_to(1)]], spare=0)
-    run = play(codes, np.arange(2, dtype=np.int64), "remaining")
+    run = run_policy(codes, np.arange(2, dtype=np.int64), "remaining")
     assert run.rays.tolist() == [0, 0] and len(run.nodes) == 1 and run.nodes.shot[0] == -1
 
 
