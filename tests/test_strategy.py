@@ -13,6 +13,8 @@ from functools import cache
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from bbcore import rays
 from bbcore.config import Config
@@ -260,3 +262,58 @@ def test_summary_has_the_issue_shape():
         assert all(isinstance(k, str) and int(k) >= 0 and isinstance(n, int) for k, n in histogram.items())
         assert sum(histogram.values()) == 120
     assert all(isinstance(n, int) for n in summary["hardest"])
+
+
+def simulate_codes(codes: np.ndarray, target: int, by: str) -> tuple[int, int]:
+    """The policy, plainly, over made-up codes (code >= 2 is an exit at position code - 2):
+    the rays and points it spends on molecule ``target``."""
+    candidates = list(range(len(codes)))
+    known: set[int] = set()
+    rays = points = 0
+    while True:
+        best, best_key = None, None
+        for position in range(codes.shape[1]):
+            if position in known:
+                continue
+            counts = Counter(int(codes[m, position]) for m in candidates)
+            if len(counts) < 2:
+                continue
+            n = len(candidates)
+            remaining = sum(c * c for c in counts.values()) / n
+            information = -sum(c / n * math.log2(c / n) for c in counts.values())
+            figures = (round(remaining, 9), -round(information, 9))
+            key = (figures if by == "remaining" else figures[::-1]) + (position,)
+            if best_key is None or key < best_key:
+                best, best_key = position, key
+        if best is None:
+            return rays, points
+        code = int(codes[target, best])
+        candidates = [m for m in candidates if codes[m, best] == code]
+        known.add(best)
+        if code >= 2:
+            known.add(code - 2)
+        rays += 1
+        points += 2 if code >= 2 else 1
+
+
+@st.composite
+def made_up_codes(draw) -> np.ndarray:
+    """A few molecules' codes at a few positions, with ties and exits galore."""
+    positions = draw(st.integers(2, 6))
+    molecules = draw(st.integers(1, 12))
+    values = st.integers(0, positions + 1)
+    rows = draw(
+        st.lists(
+            st.lists(values, min_size=positions, max_size=positions), min_size=molecules, max_size=molecules
+        )
+    )
+    return np.array(rows, dtype=np.int8)
+
+
+@settings(max_examples=150, deadline=None)
+@given(codes=made_up_codes(), by=st.sampled_from(["remaining", "information"]))
+def test_the_kernel_plays_the_policy_on_any_codes(codes, by):
+    """Whatever the codes, each molecule's rays and points are the plain policy's."""
+    run = run_policy(codes, np.arange(len(codes), dtype=np.int64), by)
+    for target in range(len(codes)):
+        assert (int(run.rays[target]), int(run.points[target])) == simulate_codes(codes, target, by)
