@@ -273,3 +273,45 @@ async def test_the_strategy_tree_opens_lazily_down_to_a_molecule(tmp_path: Path,
             k: other.histogram("rays").get(k, 0) for k in range(min(other.histogram("rays")), 9)
         }
         assert f"#{other.hardest()[0]}" in text_of(app, "#strategy-hardest")
+
+
+async def test_a_stored_book_is_read_and_a_group_leaf_opens_the_group(
+    explored: Path, tmp_path, monkeypatch
+) -> None:
+    """The Strategy screen reads the stored book (never playing it again), and a leaf of
+    two molecules of an explored configuration opens their spectral group."""
+    import shutil
+
+    from bbcore.store import db, open_database
+    from bbcore.strategy import book as stored_or_computed
+    from bbtui.screens.group import GroupScreen
+
+    path = tmp_path / "explored.sqlite"
+    shutil.copy(explored, path)
+    open_database(path)
+    made, computed = stored_or_computed(A3_B4)
+    assert computed
+    db.close()
+
+    def refused(*args, **kwargs):
+        raise AssertionError("the book was played again")
+
+    monkeypatch.setattr("bbcore.strategy.compute_book", refused)
+    app = BlackBoxApp(path, A3_B4)
+    async with app.run_test(size=(140, 50)) as pilot:
+        await pilot.press("escape", "b")
+        screen = app.screen
+        assert isinstance(screen, StrategyScreen)
+        await wait_for(pilot, lambda: screen.book is not None)
+        assert "stored spectra" in text_of(app, "#strategy-message")
+        hidden, other = spectral_pair()
+        node = screen.tree.root
+        for _, result in made.line(hidden):
+            node.expand()
+            await pilot.pause()
+            node = next(c for c in node.children if screen.book.node(c.data).outcome == result)
+        assert str(node.label).endswith(f"one spectrum, #{hidden}, #{other}")
+        screen.tree.move_cursor(node)
+        await pilot.press("enter")
+        assert isinstance(app.screen, GroupScreen)
+        assert app.screen.spectrum == rays.spectrum(A3_B4, atoms_of(A3_B4, hidden))
