@@ -14,22 +14,14 @@ from dataclasses import dataclass, field
 import numpy as np
 from peewee import fn
 
-from bbcore import rays
+from bbcore import rays, sql
 from bbcore.config import Config
 from bbcore.engine import image_numbers
 from bbcore.geometry import TRANSFORM_NAMES
 from bbcore.numbering import atoms_of, binomial_table, molecule_string
 from bbcore.rays import STAT_FIELDS
 from bbcore.render import max_atoms_differing
-from bbcore.store import (
-    Configuration,
-    Molecule,
-    Spectrum,
-    config_literal,
-    has_config_indexes,
-    spectrum_index,
-    stored_count,
-)
+from bbcore.store import Configuration, Molecule, Spectrum, has_config_indexes, stored_count
 
 NOT_STARTED, PARTIAL, EXPLORED, COMPLETE = "not started", "partial", "explored", "complete"
 
@@ -156,23 +148,11 @@ def molecules_with_spectrum(config: Config, spectrum: str) -> list[MoleculeRecor
 def _with_spectrum(config: Config, spectrum: str):
     """The Molecules rows of one spectrum, through the configuration's spectrum index.
 
-    Without ANALYZE statistics SQLite prefers the primary key (config=?) as
-    soon as a column outside that index is read: a scan of the whole
-    configuration per spectrum (seconds each on A4_B8; a page of groups froze
-    the TUI for minutes).  INDEXED BY names the index to use.  A configuration
-    still being explored has no such index yet: its molecules are scanned.
+    A configuration still being explored has no such index yet: its
+    molecules are scanned (``bbcore.sql``).
     """
-    if not has_config_indexes(config):
-        return Molecule.raw(
-            'SELECT * FROM "Molecules" WHERE config = ? AND spectrum = ? ORDER BY number',
-            config.name,
-            spectrum,
-        )
-    return Molecule.raw(
-        f'SELECT * FROM "Molecules" INDEXED BY "{spectrum_index(config)}" '
-        f"WHERE config = {config_literal(config)} AND spectrum = ? ORDER BY number",
-        spectrum,
-    )
+    query = sql.by_spectrum(config, "*", "spectrum = ?", indexed=has_config_indexes(config), order="number")
+    return Molecule.raw(query, spectrum)
 
 
 @dataclass(frozen=True)
