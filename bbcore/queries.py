@@ -12,7 +12,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-from peewee import fn
 
 from bbcore import rays, sql
 from bbcore.config import Config
@@ -167,9 +166,6 @@ class GroupRow:
     max_diff: int  # the most atoms that differ between two of its molecules
 
 
-GROUP_ORDERS = ("canonical", "size")
-
-
 def _groups_query(config: Config, *, all_rows: bool, size: int | None, order: str):
     query = Spectrum.select().where(Spectrum.config == config.name)
     if not all_rows:
@@ -231,18 +227,4 @@ def _group_row(config: Config, row: Spectrum) -> GroupRow:
     molecules = [m.molecule for m in _with_spectrum(config, row.spectrum)]
     return GroupRow(
         config, row.spectrum, row.nb_mol, row.transform, row.canonical_number, max_atoms_differing(molecules)
-    )
-
-
-def group_members(config: Config, spectrum: str) -> list[MoleculeRecord]:
-    """The molecules of a spectral group, by number."""
-    return molecules_with_spectrum(config, spectrum)
-
-
-def spectrum_count(config: Config) -> int:
-    """How many distinct spectra the stored molecules of a configuration have."""
-    return (
-        Molecule.select(fn.COUNT(fn.DISTINCT(Molecule.spectrum)))
-        .where(Molecule.config == config.name)
-        .scalar()
     )
