@@ -8,10 +8,11 @@ numbers it covers, is one ``BEGIN IMMEDIATE`` transaction.  So a run can be
 stopped at any moment (Ctrl-C, ``kill -9``, power loss): every group is
 stored whole or not at all, and the next run computes exactly the intervals
 that are missing.  Before writing, a chunk checks that no stored interval
-overlaps it, so that a worker orphaned by a killed parent cannot duplicate
-rows.  Chunks, not ranges, bound a transaction because canonical molecules
-are dense among low numbers (a range of 8,192 numbers of A4_B8 can hold
-59,000 molecules) and absent among high ones.
+overlaps it, so that no interval is ever stored twice (workers also end
+with their parent, even on SIGKILL: ``bbcore.lifeline``).  Chunks, not
+ranges, bound a transaction because canonical molecules are dense among low
+numbers (a range of 8,192 numbers of A4_B8 can hold 59,000 molecules) and
+absent among high ones.
 
 Ranges are computed in worker processes (``spawn``, all cores by default),
 and each worker writes its own transactions.  A worker binds its rows into
@@ -53,6 +54,7 @@ from pathlib import Path
 
 from bbcore import engine, sql, store
 from bbcore.config import Config
+from bbcore.lifeline import die_with_parent
 from bbcore.spectra import build_spectrums
 from bbcore.store import (
     Configuration,
@@ -284,7 +286,7 @@ def keep_freed_memory() -> None:
 
 
 def _worker_init(parent: int, halt, write_turn) -> None:
-    """Worker initialiser: remember the parent so that orphans stop, tune malloc.
+    """Worker initialiser: end with the parent (``bbcore.lifeline``), tune malloc.
 
     Workers ignore Ctrl-C: the parent receives it and pauses the run, which
     lets the ranges under way finish and be stored.  ``write_turn`` is a lock
@@ -293,8 +295,8 @@ def _worker_init(parent: int, halt, write_turn) -> None:
     the other had committed (the writer sat idle for a third of an A4_B8 run).
     """
     global _worker_halt, _write_turn
+    die_with_parent(parent)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    os.environ["BBCORE_PARENT_PID"] = str(parent)
     _worker_halt = halt
     _write_turn = write_turn
     # The staged rows (up to 65,536, about 13 MB) stay in memory: with the
@@ -309,9 +311,7 @@ _write_turn = None
 
 
 def _worker_range(db_path: str, config: Config, start: int, stop: int) -> int:
-    """``store_range`` in a worker process, unless its parent died."""
-    if os.getppid() != int(os.environ.get("BBCORE_PARENT_PID", os.getppid())):
-        return 0
+    """``store_range`` in a worker process."""
     return store_range(db_path, config, start, stop, _worker_halt)
 
 
