@@ -102,7 +102,12 @@ def position_source(width: int, transform: str) -> tuple[int, ...]:
 
 
 def transform_atoms(config: Config, atoms: tuple[int, ...], transform: str) -> tuple[int, ...]:
-    """The atom cells of the image of a molecule under a transform."""
+    """The atom cells of the image of a molecule under a transform.
+
+    The plain reference for the symmetries: the tests check the engine's
+    vectorised images (``engine.image_numbers``) and the spectra of images
+    against it.
+    """
     perm = cell_permutation(config.width, transform)
     return tuple(sorted(perm[a] for a in atoms))
 
