@@ -65,7 +65,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bbcore import engine
+from bbcore import engine, sql
 from bbcore.config import Config
 from bbcore.geometry import TRANSFORM_NAMES
 from bbcore.numbering import atoms_of_numbers
@@ -529,9 +529,7 @@ def _record_shard(config: Config, result: GroupResult) -> None:
     with db.atomic():
         for first in range(0, len(spectra), 500):
             Spectrum.insert_many(spectra[first : first + 500]).execute()
-        db.connection().executemany(
-            'INSERT INTO "SpectrumMolecules" (config, spectrum, number) VALUES (?, ?, ?)', members
-        )
+        db.connection().executemany(sql.INSERT_SPECTRUM_MOLECULES, members)
         GroupedShard.insert(
             config=config.name,
             shard=result.shard,
