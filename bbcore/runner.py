@@ -106,7 +106,8 @@ class LocalRunner:
     At most ``workers + 1`` tasks are submitted at a time, so that a stop
     drops the queue at once and the jobs are never all materialised in the
     pool.  Workers ignore Ctrl-C (the driver pauses the run instead) and
-    keep freed memory for reuse (``keep_freed_memory``).
+    keep freed memory for reuse (``keep_freed_memory``), and end with the
+    process that started them, even on SIGKILL (``bbcore.lifeline``).
     """
 
     def __init__(self, workers: int | None = None) -> None:
@@ -137,7 +138,7 @@ class LocalRunner:
                     if job is None:
                         exhausted = True
                         break
-                    running[pool.submit(_guarded, stage, job)] = job
+                    running[pool.submit(stage, job)] = job
                 if not running:
                     return
                 finished, _ = wait(list(running), timeout=POLL_SECONDS, return_when=FIRST_COMPLETED)
@@ -174,23 +175,10 @@ def keep_freed_memory() -> None:
     libc.mallopt(m_trim_threshold, 1 << 30)
 
 
-_parent_pid: int | None = None
-
-
 def _worker_init(parent: int) -> None:
-    """A worker ignores Ctrl-C, remembers its parent and keeps freed memory."""
-    global _parent_pid
+    """A worker ends with its parent (``bbcore.lifeline``), ignores Ctrl-C and keeps freed memory."""
+    from bbcore.lifeline import die_with_parent
+
+    die_with_parent(parent)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    _parent_pid = parent
     keep_freed_memory()
-
-
-class OrphanedTask(RuntimeError):
-    """A task refused because the process that asked for it is gone."""
-
-
-def _guarded(stage: Callable[[Job], Result], job: Job) -> Result:
-    """``stage(job)``, unless the driver died (its files would be cleaned up anyway)."""
-    if _parent_pid is not None and os.getppid() != _parent_pid:
-        raise OrphanedTask("the exploring process is gone")
-    return stage(job)
