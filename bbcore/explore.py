@@ -52,7 +52,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from bbcore import engine, store
+from bbcore import engine, sql, store
 from bbcore.config import Config
 from bbcore.feasibility import refusal
 from bbcore.lifeline import die_with_parent
@@ -205,17 +205,10 @@ def exploration_lock(db_path: Path, config: Config) -> Iterator[None]:
 
 _worker_db: str | None = None
 
-INSERT_MOLECULES = (
-    f'INSERT INTO "Molecules" ({", ".join(store.MOLECULE_COLUMNS)}) '
-    f"VALUES ({', '.join('?' * len(store.MOLECULE_COLUMNS))})"
-)
-STAGE = "staged_molecules"
-"""A connection's own temporary table where a chunk waits for its write turn."""
-CREATE_STAGE = f'CREATE TEMP TABLE IF NOT EXISTS "{STAGE}" ({", ".join(store.MOLECULE_COLUMNS)})'
-INSERT_STAGED = INSERT_MOLECULES.replace('"Molecules"', f'temp."{STAGE}"')
-COPY_STAGED = (
-    f'INSERT INTO main."Molecules" ({", ".join(store.MOLECULE_COLUMNS)}) SELECT * FROM temp."{STAGE}"'
-)
+INSERT_MOLECULES = sql.insert_molecules(store.MOLECULE_COLUMNS)
+INSERT_STAGED = sql.insert_molecules(store.MOLECULE_COLUMNS, f'temp."{sql.STAGE}"')
+CREATE_STAGE = sql.create_stage(store.MOLECULE_COLUMNS)
+COPY_STAGED = sql.copy_stage(store.MOLECULE_COLUMNS)
 
 
 def store_range(
@@ -263,7 +256,7 @@ def _store_chunk(config: Config, low: int, high: int, rows: list[tuple], stamp: 
         with _write_turn:
             return _commit_chunk(config, low, high, len(rows), stamp, lambda: connection.execute(COPY_STAGED))
     finally:
-        connection.execute(f'DELETE FROM temp."{STAGE}"')
+        connection.execute(sql.CLEAR_STAGE)
 
 
 def _commit_chunk(
@@ -411,10 +404,20 @@ def explore(
             report("paused")
             return PAUSED
         report("spectrums")
-        build_spectrums(config)
-        Configuration.update(complete=True, dh2=now()).where(Configuration.config == config.name).execute()
+        finish(config)
         report("complete")
         return COMPLETE
+
+
+def finish(config: Config) -> int:
+    """Complete a fully stored configuration: its indexes, its spectral groups, ``complete``.
+
+    The end of every run, and all of ``bbcore spectrums``.  The caller holds
+    the exploration lock.  Returns how many ambiguous spectra it has.
+    """
+    count = build_spectrums(config)
+    Configuration.update(complete=True, dh2=now()).where(Configuration.config == config.name).execute()
+    return count
 
 
 def _run_pool(
