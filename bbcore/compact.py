@@ -450,11 +450,9 @@ def _recorded(config: Config) -> list[tuple[int, int]]:
 
 def _ranges_todo(config: Config, size: int) -> Iterator[tuple[int, int]]:
     """The ranges not traced yet, cut into ranges of at most ``size`` numbers, lazily."""
-    cursor = 1
-    for start, stop in [*_recorded(config), (config.nb_mol + 1, config.nb_mol + 1)]:
-        for low in range(cursor, start, size):
-            yield low, min(low + size, start)
-        cursor = max(cursor, stop)
+    from bbcore.explore import missing_ranges  # explore imports this module
+
+    return missing_ranges(config, size)
 
 
 def _forget_unrecorded(directory: Path, config: Config, shards: int) -> None:
