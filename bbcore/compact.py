@@ -83,12 +83,15 @@ from bbcore.store import (
     stored_count,
 )
 
-RANGE_SIZE = 1 << 20
-"""Molecule numbers per tracing task: a second or two of tracing, and few files."""
+RANGE_SIZE = 1 << 18
+"""Molecule numbers per tracing task: a few seconds at most (canonical molecules are
+dense among low numbers), so that a pause is quick, and few files (one per shard)."""
 TRACE_BATCH = 1 << 16
 """Numbers traced at a time within a range, which bounds a task's memory."""
 SHARD_RECORDS = 1 << 22
 """Records per shard, about (64 MB): the grouping's memory is a few times this."""
+MAX_SHARDS = 1 << 12
+"""More shards than this would be mostly empty folders: larger configurations get larger shards."""
 SETTLE_BATCH = 1 << 14
 """Canonical molecules traced again at a time when a shard's groups are settled."""
 SHARED = np.uint64(1 << 63)
@@ -113,7 +116,7 @@ def shard_count(config: Config, records_per_shard: int = SHARD_RECORDS) -> int:
     """Shards for a configuration: a power of two, about ``records_per_shard`` canonical records each."""
     expected = config.nb_mol // 8 + 1
     shards = 1
-    while shards * records_per_shard < expected:
+    while shards * records_per_shard < expected and shards < MAX_SHARDS:
         shards *= 2
     return shards
 
@@ -196,12 +199,11 @@ def _write_shards(job: TraceJob, records: np.ndarray) -> None:
     """Each shard's part of the records, in its folder (whole or absent)."""
     shard = _shard_of(records["key"], job.shards)
     order = np.argsort(shard, kind="stable")
-    bounds = np.searchsorted(shard[order], np.arange(job.shards + 1))
+    present, firsts = np.unique(shard[order], return_index=True)
+    bounds = np.r_[firsts, len(order)]
     name = range_name(job.start, job.stop)
-    for s in range(job.shards):
-        part = records[order[bounds[s] : bounds[s + 1]]]
-        if not len(part):
-            continue
+    for s, first, last in zip(present.tolist(), bounds[:-1], bounds[1:]):
+        part = records[order[first:last]]
         folder = shard_folder(job.directory, s)
         folder.mkdir(parents=True, exist_ok=True)
         temporary = folder / f".{name}.{os.getpid()}.part"
@@ -401,7 +403,7 @@ def explore_compact(
     shards = row.shards
     if not _profiles_stored(config):
         todo = _ranges_todo(config, range_size)
-        _forget_unrecorded(directory, config, shards)
+        _forget_unrecorded(directory, config)
         done = stored_count(config)
         report(Step(TRACING, done, config.nb_mol))
         jobs = (TraceJob(config, start, stop_, shards, str(directory)) for start, stop_ in todo)
@@ -455,13 +457,11 @@ def _ranges_todo(config: Config, size: int) -> Iterator[tuple[int, int]]:
     return missing_ranges(config, size)
 
 
-def _forget_unrecorded(directory: Path, config: Config, shards: int) -> None:
+def _forget_unrecorded(directory: Path, config: Config) -> None:
     """Delete files of ranges that were written but not recorded (a run killed in between)."""
     recorded = {range_name(start, stop) for start, stop in _recorded(config)}
-    folders = [shard_folder(directory, s) for s in range(shards)] + [directory / "profiles"]
+    folders = [folder for folder in directory.iterdir() if folder.is_dir()] if directory.is_dir() else []
     for folder in folders:
-        if not folder.is_dir():
-            continue
         for path in folder.iterdir():
             if path.name.removesuffix(".npy").removesuffix(".keys") + ".keys" not in recorded:
                 path.unlink(missing_ok=True)
