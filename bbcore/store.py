@@ -262,12 +262,17 @@ def describe(error: Exception, path: Path) -> str:
     return f"{path}: {text}"
 
 
-def open_database(path: Path | str | None = None, *, create: bool = True) -> Path:
+def open_database(
+    path: Path | str | None = None, *, create: bool = True, pragmas: dict[str, object] | None = None
+) -> Path:
     """Point ``db`` at a file, check it is a usable database, create the tables.
 
     With ``create=False`` a missing file is an error instead of a new empty
-    database (the read-only commands use this).  Raises StoreError with a
-    one-line message; a file that is not a database is never written to.
+    database (the read-only commands use this).  ``pragmas`` are set on top
+    of PRAGMAS for this opening (an exploration's worker process uses its
+    own).  Raises StoreError with a one-line message; a file that is not a
+    database is never written to.  Every thread's connection is closed:
+    call it before other threads use ``db`` (``use_database`` does not).
     """
     path = Path(path).expanduser() if path else default_path()
     if path.is_dir():
@@ -283,7 +288,7 @@ def open_database(path: Path | str | None = None, *, create: bool = True) -> Pat
     check_database_file(path)
     if not db.is_closed():
         db.close()
-    db.init(str(path), pragmas=PRAGMAS, check_same_thread=False)
+    db.init(str(path), pragmas={**PRAGMAS, **(pragmas or {})}, check_same_thread=False)
     try:
         db.connect()
         db.create_tables(MODELS, safe=True)
@@ -292,6 +297,14 @@ def open_database(path: Path | str | None = None, *, create: bool = True) -> Pat
         db.close()
         raise StoreError(describe(error, path)) from None
     return path
+
+
+def use_database(path: Path | str | None = None) -> Path:
+    """Point ``db`` at ``path`` unless it already does (then nothing changes, in any thread)."""
+    wanted = Path(path).expanduser() if path else default_path()
+    if db.database and Path(db.database).resolve() == wanted.resolve():
+        return wanted
+    return open_database(wanted)
 
 
 def check_database_file(path: Path) -> None:
