@@ -97,7 +97,7 @@ def test_a_cancel_during_a_long_decode_stops_it_at_the_next_batch():
 
     with pytest.raises(decode.DecodeCancelled):
         decoder.decode(Game.empty(8).with_result(1, ABSORBED), progress=progress, cancelled=cancelled)
-    assert batches == [0, decode.BATCH]
+    assert len(batches) == 2 and 0 < batches[1] <= decode.BATCH
 
 
 def test_the_source_is_chosen_once_for_every_user(store):
