@@ -279,10 +279,11 @@ def _stored_candidates(config: Config, game: Game) -> Candidates:
     reflected positions and puts a letter at exits, and ``substr`` makes
     both ends of each exit pair carry the same letter, so that only the
     matching rows are read and only their numbers leave SQLite.  The
-    configuration is a literal and the index is named, as in
-    ``bbcore.queries``: the planner would otherwise scan by primary key.
+    configuration is a literal and the index is named (``bbcore.sql``):
+    the planner would otherwise scan by primary key.
     """
-    from bbcore.store import config_literal, db, has_config_indexes, spectrum_index
+    from bbcore import sql
+    from bbcore.store import db, has_config_indexes
 
     if game.complete:
         conditions, params = ["spectrum = ?"], [game.pattern()]
@@ -294,12 +295,8 @@ def _stored_candidates(config: Config, game: Game) -> Candidates:
             for p, q in game.rays()
             if isinstance(q, int)
         ]
-    index = f' INDEXED BY "{spectrum_index(config)}"' if has_config_indexes(config) else ""
-    sql = (
-        f'SELECT number FROM "Molecules"{index} WHERE config = {config_literal(config)} AND '
-        + " AND ".join(conditions)
-    )
-    rows = db.execute_sql(sql, params).fetchall()
+    query = sql.by_spectrum(config, "number", " AND ".join(conditions), indexed=has_config_indexes(config))
+    rows = db.execute_sql(query, params).fetchall()
     numbers = np.sort(np.array([row[0] for row in rows], dtype=np.int64))
     atoms = atoms_of_numbers(config, numbers).astype(np.uint8)
     return Candidates(config, numbers, atoms, "store")

@@ -8,10 +8,11 @@ numbers it covers, is one ``BEGIN IMMEDIATE`` transaction.  So a run can be
 stopped at any moment (Ctrl-C, ``kill -9``, power loss): every group is
 stored whole or not at all, and the next run computes exactly the intervals
 that are missing.  Before writing, a chunk checks that no stored interval
-overlaps it, so that a worker orphaned by a killed parent cannot duplicate
-rows.  Chunks, not ranges, bound a transaction because canonical molecules
-are dense among low numbers (a range of 8,192 numbers of A4_B8 can hold
-59,000 molecules) and absent among high ones.
+overlaps it, so that no interval is ever stored twice (workers also end
+with their parent, even on SIGKILL: ``bbcore.lifeline``).  Chunks, not
+ranges, bound a transaction because canonical molecules are dense among low
+numbers (a range of 8,192 numbers of A4_B8 can hold 59,000 molecules) and
+absent among high ones.
 
 Ranges are computed in worker processes (``spawn``, all cores by default),
 and each worker writes its own transactions.  A worker binds its rows into
@@ -51,8 +52,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from bbcore import engine, store
+from bbcore import engine, sql, store
 from bbcore.config import Config
+from bbcore.lifeline import die_with_parent
 from bbcore.spectra import build_spectrums
 from bbcore.store import (
     Configuration,
@@ -177,17 +179,10 @@ def exploration_lock(db_path: Path, config: Config) -> Iterator[None]:
 
 _worker_db: str | None = None
 
-INSERT_MOLECULES = (
-    f'INSERT INTO "Molecules" ({", ".join(store.MOLECULE_COLUMNS)}) '
-    f"VALUES ({', '.join('?' * len(store.MOLECULE_COLUMNS))})"
-)
-STAGE = "staged_molecules"
-"""A connection's own temporary table where a chunk waits for its write turn."""
-CREATE_STAGE = f'CREATE TEMP TABLE IF NOT EXISTS "{STAGE}" ({", ".join(store.MOLECULE_COLUMNS)})'
-INSERT_STAGED = INSERT_MOLECULES.replace('"Molecules"', f'temp."{STAGE}"')
-COPY_STAGED = (
-    f'INSERT INTO main."Molecules" ({", ".join(store.MOLECULE_COLUMNS)}) SELECT * FROM temp."{STAGE}"'
-)
+INSERT_MOLECULES = sql.insert_molecules(store.MOLECULE_COLUMNS)
+INSERT_STAGED = sql.insert_molecules(store.MOLECULE_COLUMNS, f'temp."{sql.STAGE}"')
+CREATE_STAGE = sql.create_stage(store.MOLECULE_COLUMNS)
+COPY_STAGED = sql.copy_stage(store.MOLECULE_COLUMNS)
 
 
 def store_range(
@@ -235,7 +230,7 @@ def _store_chunk(config: Config, low: int, high: int, rows: list[tuple], stamp: 
         with _write_turn:
             return _commit_chunk(config, low, high, len(rows), stamp, lambda: connection.execute(COPY_STAGED))
     finally:
-        connection.execute(f'DELETE FROM temp."{STAGE}"')
+        connection.execute(sql.CLEAR_STAGE)
 
 
 def _commit_chunk(
@@ -291,7 +286,7 @@ def keep_freed_memory() -> None:
 
 
 def _worker_init(parent: int, halt, write_turn) -> None:
-    """Worker initialiser: remember the parent so that orphans stop, tune malloc.
+    """Worker initialiser: end with the parent (``bbcore.lifeline``), tune malloc.
 
     Workers ignore Ctrl-C: the parent receives it and pauses the run, which
     lets the ranges under way finish and be stored.  ``write_turn`` is a lock
@@ -300,8 +295,8 @@ def _worker_init(parent: int, halt, write_turn) -> None:
     the other had committed (the writer sat idle for a third of an A4_B8 run).
     """
     global _worker_halt, _write_turn
+    die_with_parent(parent)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    os.environ["BBCORE_PARENT_PID"] = str(parent)
     _worker_halt = halt
     _write_turn = write_turn
     # The staged rows (up to 65,536, about 13 MB) stay in memory: with the
@@ -316,9 +311,7 @@ _write_turn = None
 
 
 def _worker_range(db_path: str, config: Config, start: int, stop: int) -> int:
-    """``store_range`` in a worker process, unless its parent died."""
-    if os.getppid() != int(os.environ.get("BBCORE_PARENT_PID", os.getppid())):
-        return 0
+    """``store_range`` in a worker process."""
     return store_range(db_path, config, start, stop, _worker_halt)
 
 
@@ -377,10 +370,20 @@ def explore(
             report("paused")
             return PAUSED
         report("spectrums")
-        build_spectrums(config)
-        Configuration.update(complete=True, dh2=now()).where(Configuration.config == config.name).execute()
+        finish(config)
         report("complete")
         return COMPLETE
+
+
+def finish(config: Config) -> int:
+    """Complete a fully stored configuration: its indexes, its spectral groups, ``complete``.
+
+    The end of every run, and all of ``bbcore spectrums``.  The caller holds
+    the exploration lock.  Returns how many ambiguous spectra it has.
+    """
+    count = build_spectrums(config)
+    Configuration.update(complete=True, dh2=now()).where(Configuration.config == config.name).execute()
+    return count
 
 
 def _run_pool(

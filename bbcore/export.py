@@ -24,6 +24,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Literal, TextIO
 
+from bbcore import sql
 from bbcore.config import Config
 from bbcore.statistics import ambiguity_report, iter_report_rows, require_complete
 from bbcore.store import MOLECULE_COLUMNS, db
@@ -41,8 +42,8 @@ COLUMNS: dict[Table, tuple[str, ...]] = {
     "report": REPORT_COLUMNS,
 }
 SQL: dict[Table, str] = {
-    "molecules": f'SELECT {", ".join(MOLECULE_COLUMNS)} FROM "Molecules" WHERE config = ? ORDER BY number',
-    "spectrums": f'SELECT {", ".join(SPECTRUM_COLUMNS)} FROM "Spectrums" WHERE config = ? ORDER BY spectrum',
+    "molecules": sql.table_rows("Molecules", MOLECULE_COLUMNS, "number"),
+    "spectrums": sql.table_rows("Spectrums", SPECTRUM_COLUMNS, "spectrum"),
 }
 
 Row = tuple[int | str | None, ...]

@@ -229,8 +229,8 @@ def hard_match(config: Config, hardest: list[int], seed: int | None = None) -> M
 
 def _ambiguous_numbers(config: Config, rng: random.Random) -> list[int]:
     """The molecules of one spectral group of the store, drawn with ``rng``."""
-    from bbcore.queries import group_at, group_count, group_members
+    from bbcore.queries import group_at, group_count, molecules_with_spectrum
 
     row = group_at(config, rng.randrange(group_count(config, all_rows=True)), all_rows=True)
     assert row is not None
-    return [record.number for record in group_members(config, row.spectrum)]
+    return [record.number for record in molecules_with_spectrum(config, row.spectrum)]

@@ -12,24 +12,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-from peewee import fn
 
-from bbcore import rays
+from bbcore import rays, sql
 from bbcore.config import Config
 from bbcore.engine import image_numbers
 from bbcore.geometry import TRANSFORM_NAMES
 from bbcore.numbering import atoms_of, binomial_table, molecule_string
 from bbcore.rays import STAT_FIELDS
 from bbcore.render import max_atoms_differing
-from bbcore.store import (
-    Configuration,
-    Molecule,
-    Spectrum,
-    config_literal,
-    has_config_indexes,
-    spectrum_index,
-    stored_count,
-)
+from bbcore.store import Configuration, Molecule, Spectrum, has_config_indexes, stored_count
 
 NOT_STARTED, PARTIAL, EXPLORED, COMPLETE = "not started", "partial", "explored", "complete"
 
@@ -156,23 +147,11 @@ def molecules_with_spectrum(config: Config, spectrum: str) -> list[MoleculeRecor
 def _with_spectrum(config: Config, spectrum: str):
     """The Molecules rows of one spectrum, through the configuration's spectrum index.
 
-    Without ANALYZE statistics SQLite prefers the primary key (config=?) as
-    soon as a column outside that index is read: a scan of the whole
-    configuration per spectrum (seconds each on A4_B8; a page of groups froze
-    the TUI for minutes).  INDEXED BY names the index to use.  A configuration
-    still being explored has no such index yet: its molecules are scanned.
+    A configuration still being explored has no such index yet: its
+    molecules are scanned (``bbcore.sql``).
     """
-    if not has_config_indexes(config):
-        return Molecule.raw(
-            'SELECT * FROM "Molecules" WHERE config = ? AND spectrum = ? ORDER BY number',
-            config.name,
-            spectrum,
-        )
-    return Molecule.raw(
-        f'SELECT * FROM "Molecules" INDEXED BY "{spectrum_index(config)}" '
-        f"WHERE config = {config_literal(config)} AND spectrum = ? ORDER BY number",
-        spectrum,
-    )
+    query = sql.by_spectrum(config, "*", "spectrum = ?", indexed=has_config_indexes(config), order="number")
+    return Molecule.raw(query, spectrum)
 
 
 @dataclass(frozen=True)
@@ -185,9 +164,6 @@ class GroupRow:
     transform: str
     canonical_number: int
     max_diff: int  # the most atoms that differ between two of its molecules
-
-
-GROUP_ORDERS = ("canonical", "size")
 
 
 def _groups_query(config: Config, *, all_rows: bool, size: int | None, order: str):
@@ -251,18 +227,4 @@ def _group_row(config: Config, row: Spectrum) -> GroupRow:
     molecules = [m.molecule for m in _with_spectrum(config, row.spectrum)]
     return GroupRow(
         config, row.spectrum, row.nb_mol, row.transform, row.canonical_number, max_atoms_differing(molecules)
-    )
-
-
-def group_members(config: Config, spectrum: str) -> list[MoleculeRecord]:
-    """The molecules of a spectral group, by number."""
-    return molecules_with_spectrum(config, spectrum)
-
-
-def spectrum_count(config: Config) -> int:
-    """How many distinct spectra the stored molecules of a configuration have."""
-    return (
-        Molecule.select(fn.COUNT(fn.DISTINCT(Molecule.spectrum)))
-        .where(Molecule.config == config.name)
-        .scalar()
     )

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from bbcore.config import Config
-from bbcore.geometry import Cell, cell_of
+from bbcore.geometry import Cell
 from bbcore.numbering import ATOM, EMPTY
 
 MARKED_ATOM = "X"
@@ -126,12 +126,6 @@ def max_atoms_differing(molecules: Sequence[str]) -> int:
             diff = sum(1 for a, b in zip(first, second) if a == ATOM and b != ATOM)
             best = max(best, diff)
     return best
-
-
-def cell_label(width: int, index: int) -> str:
-    """A cell as ``(line, column)`` for messages."""
-    line, column = cell_of(width, index)
-    return f"({line}, {column})"
 
 
 def config_positions_figure(config: Config) -> str:

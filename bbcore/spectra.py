@@ -13,30 +13,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from peewee import fn
+from peewee import chunked, fn
 
+from bbcore import sql
 from bbcore.config import Config
-from bbcore.store import Spectrum, config_literal, create_config_indexes, db, spectrum_index
-
-AMBIGUOUS_MOLECULES = """
-SELECT spectrum, canonical_number, number, transform
-FROM "Molecules" INDEXED BY "{index}"
-WHERE config = {config} AND spectrum IN (
-    SELECT spectrum FROM "Molecules" INDEXED BY "{index}"
-    WHERE config = {config} GROUP BY spectrum HAVING COUNT(*) > 1)
-"""
-"""The molecules of the ambiguous spectra, both found through the spectrum index
-(a covering scan, then a look-up per spectrum: 0.15 s on A4_B8).  Without the
-INDEXED BY, SQLite grouped the whole configuration by a sort (1.2 s)."""
+from bbcore.store import Spectrum, create_config_indexes, db
 
 
 def build_spectrums(config: Config) -> int:
     """Rebuild the Spectrums rows of a configuration (and its indexes); returns how many."""
     create_config_indexes(config)
-    sql = AMBIGUOUS_MOLECULES.format(index=spectrum_index(config), config=config_literal(config))
     first: dict[str, tuple[int, int, str]] = {}
     count: dict[str, int] = {}
-    for spectrum, canonical, number, transform in db.execute_sql(sql):
+    for spectrum, canonical, number, transform in db.execute_sql(sql.ambiguous_molecules(config)):
         count[spectrum] = count.get(spectrum, 0) + 1
         if spectrum not in first or (canonical, number) < first[spectrum][:2]:
             first[spectrum] = (canonical, number, transform)
@@ -52,8 +41,8 @@ def build_spectrums(config: Config) -> int:
     ]
     with db.atomic():
         Spectrum.delete().where(Spectrum.config == config.name).execute()
-        for start in range(0, len(rows), 500):
-            Spectrum.insert_many(rows[start : start + 500]).execute()
+        for batch in chunked(rows, 500):
+            Spectrum.insert_many(batch).execute()
     return len(rows)
 
 

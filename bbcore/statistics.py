@@ -39,6 +39,7 @@ from dataclasses import dataclass
 from math import prod
 from typing import Literal
 
+from bbcore import sql
 from bbcore.config import Config
 from bbcore.geometry import EAST, NORTH, SOUTH, WEST, Cell, Direction, entry
 from bbcore.numbering import atoms_from_string
@@ -46,7 +47,7 @@ from bbcore.queries import COMPLETE, EXPLORED, NOT_STARTED, config_state
 from bbcore.rays import ABSORBED, REFLECTED, Ray, trace_all
 from bbcore.render import BLANK, max_atoms_differing, render_board
 from bbcore.spectra import AmbiguityLine, ambiguity_table
-from bbcore.store import config_literal, db, spectrum_index
+from bbcore.store import Molecule, db
 
 RayClass = Literal["absorbed", "reflected", "out"]
 Measure = Literal["length", "turns"]
@@ -127,23 +128,6 @@ class AmbiguityReport:
         return self.config.nb_mol - self.total.molecules
 
 
-# Without ANALYZE statistics, SQLite prefers scanning Molecules by its primary
-# key (config=?) to the spectrum index whenever a column outside that index is
-# read: one whole-configuration scan per spectral group (over an hour on A4_B8).
-# CROSS JOIN fixes the order: each group, its molecule numbers by the covering
-# spectrum index, then each molecule by primary key (half a second).  The
-# configuration is a literal so that its partial index can be used.
-GROUP_MOLECULES = """
-SELECT s.spectrum, s.transform, m.molecule
-FROM "Spectrums" AS s
-CROSS JOIN "Molecules" AS k INDEXED BY "{index}"
-CROSS JOIN "Molecules" AS m
-WHERE s.config = {config} AND k.config = {config} AND k.spectrum = s.spectrum
-  AND m.config = {config} AND m.number = k.number
-ORDER BY s.spectrum
-"""
-
-
 def risk_lines(config: Config) -> list[RiskLine]:
     """Spectral groups counted by the most atoms differing between two of their molecules.
 
@@ -151,9 +135,7 @@ def risk_lines(config: Config) -> list[RiskLine]:
     """
     families: dict[int, int] = {}
     groups: dict[int, int] = {}
-    cursor = db.execute_sql(
-        GROUP_MOLECULES.format(index=spectrum_index(config), config=config_literal(config))
-    )
+    cursor = db.execute_sql(sql.group_molecules(config))
     for (_, transform), rows in itertools.groupby(cursor, key=lambda row: (row[0], row[1])):
         diff = max_atoms_differing([row[2] for row in rows])
         groups[diff] = groups.get(diff, 0) + 1
@@ -210,20 +192,18 @@ def statistics_profile(config: Config) -> list[ProfileRow]:
         key = PROFILE_COLUMNS[-1]
         for column, base in zip(PROFILE_COLUMNS[-2::-1], bases[-2::-1]):
             key = f"{column} + {base} * ({key})"
-        sql = f'SELECT {key}, COUNT(*), MIN(number) FROM "Molecules" WHERE config = ? GROUP BY 1'
         rows = []
-        for packed, count, lowest in db.execute_sql(sql, (config.name,)):
+        for packed, count, lowest in db.execute_sql(sql.grouped_by(key, "1"), (config.name,)):
             values = {}
             for column, base in zip(PROFILE_COLUMNS, bases):
                 packed, values[column] = divmod(packed, base)
             rows.append(ProfileRow(values, count, lowest))
         return rows
     columns = ", ".join(PROFILE_COLUMNS)
-    sql = f'SELECT {columns}, COUNT(*), MIN(number) FROM "Molecules" WHERE config = ? GROUP BY {columns}'
     width = len(PROFILE_COLUMNS)
     return [
         ProfileRow(dict(zip(PROFILE_COLUMNS, row[:width])), row[width], row[width + 1])
-        for row in db.execute_sql(sql, (config.name,))
+        for row in db.execute_sql(sql.grouped_by(columns, columns), (config.name,))
     ]
 
 
@@ -361,9 +341,7 @@ def ray_records(config: Config, profile: list[ProfileRow] | None = None) -> list
             value = max(row.values[column] for row in having)
             reaching = [row for row in having if row.values[column] == value]
             number = min(row.lowest for row in reaching)
-            molecule = db.execute_sql(
-                'SELECT molecule FROM "Molecules" WHERE config = ? AND number = ?', (config.name, number)
-            ).fetchone()[0]
+            molecule = Molecule.get((Molecule.config == config.name) & (Molecule.number == number)).molecule
             ray = record_ray(config, atoms_from_string(config, molecule), ray_class, measure, value)
             records.append(
                 RayRecord(

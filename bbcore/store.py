@@ -10,8 +10,9 @@ can query them with ``sqlite3``:
   canonical_number (see ``create_config_indexes``);
 - ``Spectrums``: config, spectrum, nb_mol, transform, canonical_number;
 - ``ExploredRanges`` (ours, not the spec's): which ranges of canonical
-  molecule numbers are stored.  A range's molecules and its row here are
-  written in one transaction, which is what makes a run resumable.
+  molecule numbers are stored.  Each chunk of molecules (about 65,536, cut
+  between enantiomer groups) and its row here are written in one
+  transaction, which is what makes a run resumable (``bbcore.explore``).
 - ``Books`` (ours): the strategy book of a configuration under each policy
   (``bbcore.strategy``): figures, and arrays for the TUI.
 
@@ -45,6 +46,7 @@ from peewee import (
     TextField,
 )
 
+from bbcore import sql
 from bbcore.config import Config
 from bbcore.rays import STAT_FIELDS
 
@@ -212,30 +214,6 @@ MOLECULE_COLUMNS: tuple[str, ...] = (
 )
 
 
-LEGACY_INDEXES = ("molecule_config_spectrum", "molecule_config_canonical_number")
-"""Whole-table indexes of databases made before the per-configuration ones."""
-
-
-def config_literal(config: Config) -> str:
-    """The configuration's name as an SQL string literal.
-
-    The query planner uses a partial index only when the query's WHERE names
-    the index's configuration as a literal, not as a bound parameter.  Names
-    are ``A<digits>_B<digits>`` (``bbcore.config``), so quoting is safe.
-    """
-    return f"'{config.name}'"
-
-
-def spectrum_index(config: Config) -> str:
-    """The name of a configuration's index on spectrum."""
-    return f"Molecules_{config.name}_spectrum"
-
-
-def canonical_index(config: Config) -> str:
-    """The name of a configuration's index on canonical_number."""
-    return f"Molecules_{config.name}_canonical"
-
-
 def create_config_indexes(config: Config) -> None:
     """Build a configuration's partial indexes on spectrum and canonical_number.
 
@@ -247,44 +225,31 @@ def create_config_indexes(config: Config) -> None:
     (``WHERE config = 'A4_B8'``), they cover one configuration each, so
     building one costs nothing for the others in the same file.
     """
-    where = f"WHERE config = {config_literal(config)}"
-    db.execute_sql(f'CREATE INDEX IF NOT EXISTS "{spectrum_index(config)}" ON "Molecules" (spectrum) {where}')
-    db.execute_sql(
-        f'CREATE INDEX IF NOT EXISTS "{canonical_index(config)}" ON "Molecules" (canonical_number) {where}'
-    )
+    for statement in sql.create_indexes(config):
+        db.execute_sql(statement)
 
 
 def drop_config_indexes(config: Config) -> None:
     """Drop a configuration's partial indexes (before it is reset)."""
-    for name in (spectrum_index(config), canonical_index(config)):
-        db.execute_sql(f'DROP INDEX IF EXISTS "{name}"')
+    for statement in sql.drop_indexes(config):
+        db.execute_sql(statement)
 
 
 def has_config_indexes(config: Config) -> bool:
     """Whether a configuration's spectrum index exists (it is complete)."""
-    return (
-        db.execute_sql(
-            "SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = ?", (spectrum_index(config),)
-        ).fetchone()
-        is not None
-    )
+    return db.execute_sql(sql.INDEX_EXISTS, (sql.spectrum_index(config),)).fetchone() is not None
 
 
 def _upgrade_indexes() -> None:
     """Replace the whole-table indexes of an older database by per-configuration ones."""
-    legacy = [
-        name
-        for (name,) in db.execute_sql(
-            "SELECT name FROM sqlite_master WHERE type = 'index' AND name IN (?, ?)", LEGACY_INDEXES
-        )
-    ]
+    legacy = [name for (name,) in db.execute_sql(sql.LEGACY_INDEXES_PRESENT, sql.LEGACY_INDEXES)]
     if not legacy:
         return
     with db.atomic():
         for row in Configuration.select().where(Configuration.complete == True):  # noqa: E712
             create_config_indexes(Config(row.nb_atoms, row.width))
         for name in legacy:
-            db.execute_sql(f'DROP INDEX IF EXISTS "{name}"')
+            db.execute_sql(sql.drop_index(name))
 
 
 def default_path() -> Path:

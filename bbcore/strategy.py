@@ -158,17 +158,15 @@ def _stored_codes(config: Config, progress: Progress | None, stop: Stop | None) 
     order went through the primary key's index, a table look-up per row, 3
     times slower (bench/strategy.py).
     """
+    from bbcore import sql
     from bbcore.decode import is_explored
-    from bbcore.store import config_literal, db
+    from bbcore.store import db
 
     if not is_explored(config):
         raise StrategyError(f"{config.name} is not completely explored: its spectra are not all stored")
-    where = f"config = {config_literal(config)}"
-    low, high = db.execute_sql(f'SELECT min(rowid), max(rowid) FROM "Molecules" WHERE {where}').fetchone()
+    low, high = db.execute_sql(sql.rowid_bounds(config)).fetchone()
     codes = np.empty((config.nb_mol, config.positions), dtype=np.int8)
-    cursor = db.execute_sql(
-        f'SELECT number, spectrum FROM "Molecules" WHERE rowid BETWEEN ? AND ? AND {where}', (low, high)
-    )
+    cursor = db.execute_sql(sql.spectra_by_rowid(config), (low, high))
     done = 0
     while rows := cursor.fetchmany(BATCH):
         _tick(stop, progress, done, config.nb_mol)

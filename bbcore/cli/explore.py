@@ -32,15 +32,10 @@ from bbcore.explore import (
     ExploreError,
     exploration_lock,
     explore,
+    finish,
     missing_ranges,
 )
-from bbcore.spectra import build_spectrums
-from bbcore.store import (
-    Configuration,
-    now,
-    reset_config,
-    stored_count,
-)
+from bbcore.store import Configuration, reset_config, stored_count
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -151,10 +146,7 @@ def run_spectrums(args: argparse.Namespace) -> int:
                 raise CLIError(
                     f"{config.name} is not fully explored: run 'bbcore explore {config.name}' first"
                 )
-            count = build_spectrums(config)
-            Configuration.update(complete=True, dh2=now()).where(
-                Configuration.config == config.name
-            ).execute()
+            count = finish(config)
     except ExploreError as error:
         raise CLIError(str(error)) from None
     print(f"{config.name}: {count:,} ambiguous spectra")

@@ -20,7 +20,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, Label
 
 from bbcore.config import Config
-from bbcore.queries import GroupRow, MoleculeRecord, group_at, group_count, group_members
+from bbcore.queries import GroupRow, MoleculeRecord, group_at, group_count, molecules_with_spectrum
 from bbcore.render import differing_atoms, max_atoms_differing
 from bbtui.widgets.board import Board, BoardGrid, record_board
 from bbtui.widgets.stats_table import StatsTable
@@ -123,7 +123,7 @@ class GroupScreen(Screen):
         else:
             where = ""
         assert spectrum is not None
-        members = group_members(self.config, spectrum)
+        members = molecules_with_spectrum(self.config, spectrum)
         molecules = [m.molecule for m in members]
         self.query_one("#group-summary", Label).update(
             f"{where}{len(members)} molecules, up to {max_atoms_differing(molecules)} "

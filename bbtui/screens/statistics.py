@@ -44,8 +44,6 @@ from bbcore.store import StoreError, db
 from bbtui.widgets.board import Board
 from bbtui.widgets.plot import BarPlot
 
-TABS = ("ambiguity", "records", "distributions")
-
 
 @dataclass
 class StatisticsLoaded(Message):

@@ -1,0 +1,192 @@
+"""Every SQL statement that bbcore writes as text, in one place.
+
+Most of the store is read and written through peewee (``bbcore.store``'s
+models).  What is here is what peewee does not say well: the partial
+indexes of a configuration and the queries that must name them, the
+single-scan GROUP BYs, and the bulk inserts that bypass peewee's per-row
+query building.  The functions only build text; the callers execute it
+on ``store.db`` (or on its connection) so that this module imports no
+database.
+
+Why the configuration is a literal and the index is named: SQLite uses a
+partial index (``WHERE config = 'A4_B8'``) only when the query's WHERE
+names that configuration as a literal, not as a bound parameter; and
+without ANALYZE statistics it prefers the primary key (``config = ?``) as
+soon as a column outside the spectrum index is read, a scan of the whole
+configuration per spectrum (seconds each on A4_B8).  ``INDEXED BY`` names
+the index to use.  Names are ``A<digits>_B<digits>`` (``bbcore.config``),
+so quoting them is safe.
+"""
+
+from __future__ import annotations
+
+from bbcore.config import Config
+
+MOLECULES = '"Molecules"'
+
+
+def config_literal(config: Config) -> str:
+    """The configuration's name as an SQL string literal (see the module's docstring)."""
+    return f"'{config.name}'"
+
+
+# -- a configuration's partial indexes ------------------------------------------
+
+
+def spectrum_index(config: Config) -> str:
+    """The name of a configuration's index on spectrum."""
+    return f"Molecules_{config.name}_spectrum"
+
+
+def canonical_index(config: Config) -> str:
+    """The name of a configuration's index on canonical_number."""
+    return f"Molecules_{config.name}_canonical"
+
+
+def create_indexes(config: Config) -> tuple[str, ...]:
+    """The statements that build a configuration's partial indexes on spectrum and canonical_number."""
+    where = f"WHERE config = {config_literal(config)}"
+    return (
+        f'CREATE INDEX IF NOT EXISTS "{spectrum_index(config)}" ON {MOLECULES} (spectrum) {where}',
+        f'CREATE INDEX IF NOT EXISTS "{canonical_index(config)}" ON {MOLECULES} (canonical_number) {where}',
+    )
+
+
+def drop_index(name: str) -> str:
+    """The statement that drops an index if it exists."""
+    return f'DROP INDEX IF EXISTS "{name}"'
+
+
+def drop_indexes(config: Config) -> tuple[str, ...]:
+    """The statements that drop a configuration's partial indexes."""
+    return tuple(drop_index(name) for name in (spectrum_index(config), canonical_index(config)))
+
+
+INDEX_EXISTS = "SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = ?"
+"""One parameter: the index's name."""
+
+LEGACY_INDEXES = ("molecule_config_spectrum", "molecule_config_canonical_number")
+"""Whole-table indexes of databases made before the per-configuration ones."""
+
+LEGACY_INDEXES_PRESENT = "SELECT name FROM sqlite_master WHERE type = 'index' AND name IN (?, ?)"
+"""Parameters: LEGACY_INDEXES."""
+
+
+# -- the molecules of a configuration, by spectrum --------------------------------
+
+
+def molecules_indexed(config: Config, alias: str = "", *, indexed: bool = True) -> tuple[str, str]:
+    """``FROM`` and ``WHERE`` fragments for a configuration's molecules through its spectrum index.
+
+    Returns (``"Molecules" [AS alias] INDEXED BY "<index>"``, ``[alias.]config = '<name>'``).
+    With ``indexed=False`` (a configuration still being explored has no
+    index yet) the ``INDEXED BY`` is left out and its molecules are scanned.
+    """
+    table = f"{MOLECULES} AS {alias}" if alias else MOLECULES
+    if indexed:
+        table += f' INDEXED BY "{spectrum_index(config)}"'
+    column = f"{alias}.config" if alias else "config"
+    return table, f"{column} = {config_literal(config)}"
+
+
+def by_spectrum(
+    config: Config, columns: str, condition: str, *, indexed: bool = True, order: str = ""
+) -> str:
+    """``SELECT columns`` of a configuration's molecules matching ``condition``, through the spectrum index.
+
+    The one query the store answers by spectrum: a spectral group's
+    molecules (``spectrum = ?``), a decode's candidates (``spectrum GLOB ?``
+    and more).  ``order`` is an ``ORDER BY`` list, or empty.
+    """
+    table, where = molecules_indexed(config, indexed=indexed)
+    sql = f"SELECT {columns} FROM {table} WHERE {where} AND {condition}"
+    return f"{sql} ORDER BY {order}" if order else sql
+
+
+def ambiguous_molecules(config: Config) -> str:
+    """The molecules of the ambiguous spectra: spectrum, canonical_number, number, transform.
+
+    Both steps go through the spectrum index (a covering scan, then a
+    look-up per spectrum: 0.15 s on A4_B8).  Without the INDEXED BY, SQLite
+    grouped the whole configuration by a sort (1.2 s).
+    """
+    table, where = molecules_indexed(config)
+    return (
+        f"SELECT spectrum, canonical_number, number, transform FROM {table} "
+        f"WHERE {where} AND spectrum IN "
+        f"(SELECT spectrum FROM {table} WHERE {where} GROUP BY spectrum HAVING COUNT(*) > 1)"
+    )
+
+
+def group_molecules(config: Config) -> str:
+    """Every stored spectral group's molecules: spectrum, transform, molecule, ordered by spectrum.
+
+    Without ANALYZE statistics, SQLite prefers scanning Molecules by its
+    primary key (config=?) to the spectrum index whenever a column outside
+    that index is read: one whole-configuration scan per spectral group
+    (over an hour on A4_B8).  CROSS JOIN fixes the order: each group, its
+    molecule numbers by the covering spectrum index, then each molecule by
+    primary key (half a second).
+    """
+    table, where = molecules_indexed(config, "k")
+    name = config_literal(config)
+    return (
+        f'SELECT s.spectrum, s.transform, m.molecule FROM "Spectrums" AS s '
+        f"CROSS JOIN {table} CROSS JOIN {MOLECULES} AS m "
+        f"WHERE s.config = {name} AND {where} AND k.spectrum = s.spectrum "
+        f"AND m.config = {name} AND m.number = k.number ORDER BY s.spectrum"
+    )
+
+
+# -- whole-configuration scans ----------------------------------------------------
+
+
+def grouped_by(columns: str, group_by: str) -> str:
+    """``SELECT <columns>, COUNT(*), MIN(number)`` of a configuration's molecules, grouped.
+
+    One parameter: the configuration's name.  The statistics profile is
+    one such scan (``bbcore.statistics.statistics_profile``).
+    """
+    return f"SELECT {columns}, COUNT(*), MIN(number) FROM {MOLECULES} WHERE config = ? GROUP BY {group_by}"
+
+
+def rowid_bounds(config: Config) -> str:
+    """The lowest and highest rowid of a configuration's molecules."""
+    return f"SELECT min(rowid), max(rowid) FROM {MOLECULES} WHERE config = {config_literal(config)}"
+
+
+def spectra_by_rowid(config: Config) -> str:
+    """number, spectrum of a configuration's molecules in table order; parameters: the rowid bounds."""
+    return (
+        f"SELECT number, spectrum FROM {MOLECULES} "
+        f"WHERE rowid BETWEEN ? AND ? AND config = {config_literal(config)}"
+    )
+
+
+def table_rows(table: str, columns: tuple[str, ...], order: str) -> str:
+    """Every row of a configuration in ``table``, the given columns, in ``order``; one parameter: config."""
+    return f'SELECT {", ".join(columns)} FROM "{table}" WHERE config = ? ORDER BY {order}'
+
+
+# -- bulk writes (exploration) ----------------------------------------------------
+
+STAGE = "staged_molecules"
+"""A connection's own temporary table where a chunk waits for its write turn."""
+
+
+def insert_molecules(columns: tuple[str, ...], table: str = f"main.{MOLECULES}") -> str:
+    """``INSERT INTO table (columns) VALUES (?, ...)``, for executemany."""
+    return f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
+
+
+def create_stage(columns: tuple[str, ...]) -> str:
+    """Create the connection's staging table (``STAGE``) if needed."""
+    return f'CREATE TEMP TABLE IF NOT EXISTS "{STAGE}" ({", ".join(columns)})'
+
+
+def copy_stage(columns: tuple[str, ...]) -> str:
+    """Copy the staged rows into Molecules."""
+    return f'INSERT INTO main.{MOLECULES} ({", ".join(columns)}) SELECT * FROM temp."{STAGE}"'
+
+
+CLEAR_STAGE = f'DELETE FROM temp."{STAGE}"'

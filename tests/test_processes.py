@@ -1,0 +1,191 @@
+"""No process outlives a killed explorer: ``kill -9`` of ``bbcore explore`` or of ``bbtui``.
+
+Each explorer runs in a session of its own (``start_new_session``), so
+every process it starts (the workers, multiprocessing's resource tracker)
+carries its session id even once adopted by init.  Only the explorer is
+killed, not its group: its children must end by themselves
+(``bbcore.lifeline``).  Then the same command resumes, and the result is
+the same as a clean run.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import pty
+import signal
+import sqlite3
+import struct
+import subprocess
+import sys
+import termios
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from bbcore.config import Config
+from bbcore.explore import COMPLETE, explore
+
+ROOT = Path(__file__).resolve().parent.parent
+ENV = dict(os.environ, PYTHONPATH=str(ROOT))
+CONFIG = Config(4, 7)
+"""211,876 molecules: above ``IN_PROCESS_BELOW``, so a real worker pool runs."""
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(sys.platform != "linux", reason="reads /proc")]
+
+
+def session_processes(session: int) -> list[tuple[int, str]]:
+    """``(pid, command line)`` of every live (not zombie) process of a session."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue  # ended meanwhile
+        fields = stat[stat.rindex(")") + 2 :].split()  # state ppid pgrp session ...
+        if int(fields[3]) == session and fields[0] != "Z":
+            found.append((int(entry.name), command))
+    return found
+
+
+def stored_ranges(path: Path) -> int:
+    """ExploredRanges rows of CONFIG so far (0 before the table exists)."""
+    try:
+        with sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5) as connection:
+            return connection.execute(
+                "SELECT COUNT(*) FROM ExploredRanges WHERE config = ?", (CONFIG.name,)
+            ).fetchone()[0]
+    except sqlite3.Error:
+        return 0
+
+
+def table_rows(path: Path) -> dict[str, list[tuple]]:
+    """The molecules and spectra of CONFIG, timestamps left out."""
+    with sqlite3.connect(path) as connection:
+        columns = [
+            row[1]
+            for row in connection.execute('PRAGMA table_info("Molecules")')
+            if row[1] not in ("dh1", "dh2")
+        ]
+        return {
+            "molecules": connection.execute(
+                f'SELECT {", ".join(columns)} FROM "Molecules" WHERE config = ? ORDER BY number',
+                (CONFIG.name,),
+            ).fetchall(),
+            "spectrums": connection.execute(
+                'SELECT spectrum, nb_mol, transform, canonical_number FROM "Spectrums" '
+                "WHERE config = ? ORDER BY spectrum",
+                (CONFIG.name,),
+            ).fetchall(),
+        }
+
+
+@pytest.fixture(scope="module")
+def clean_run(tmp_path_factory) -> dict[str, list[tuple]]:
+    """CONFIG explored without interruption."""
+    path = tmp_path_factory.mktemp("clean") / "clean.sqlite"
+    assert explore(CONFIG, path) == COMPLETE
+    return table_rows(path)
+
+
+def wait_until(condition, timeout: float, what: str) -> None:
+    """Poll ``condition()`` until it holds, or fail saying ``what`` did not happen."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.05)
+
+
+def kill_and_check_no_survivor(process: subprocess.Popen, path: Path) -> None:
+    """Once workers are storing ranges, SIGKILL the explorer alone; nothing of its session survives."""
+    session = process.pid
+    try:
+        wait_until(
+            lambda: (
+                sum("multiprocessing" in cmd for _, cmd in session_processes(session)) >= 3
+                and stored_ranges(path) > 0
+            ),
+            90,
+            "the workers and the resource tracker to start and store a range",
+        )
+        os.kill(process.pid, signal.SIGKILL)
+        process.wait(10)
+        wait_until(lambda: not session_processes(session), 5, "the explorer's children to end")
+    finally:
+        for pid, _ in session_processes(session):  # a failed test leaves nothing either
+            os.kill(pid, signal.SIGKILL)
+
+
+def resume_and_compare(path: Path, clean_run: dict[str, list[tuple]]) -> None:
+    """Run the same explore command again: it completes and equals the clean run."""
+    partial = len(table_rows(path)["molecules"])
+    assert 0 < partial < CONFIG.nb_mol
+    result = subprocess.run(
+        [sys.executable, "-m", "bbcore", "--db", str(path), "explore", CONFIG.name],
+        capture_output=True,
+        text=True,
+        env=ENV,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr
+    assert f"{CONFIG.name} complete" in result.stdout
+    assert table_rows(path) == clean_run
+
+
+def test_killing_the_cli_explorer_ends_its_workers_and_resume_equals_a_clean_run(tmp_path, clean_run):
+    path = tmp_path / "db.sqlite"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "bbcore", "--db", str(path), "explore", CONFIG.name, "--workers", "2"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=ENV,
+        start_new_session=True,
+    )
+    kill_and_check_no_survivor(process, path)
+    resume_and_compare(path, clean_run)
+
+
+def test_killing_the_tui_ends_its_workers_and_resume_equals_a_clean_run(tmp_path, clean_run):
+    path = tmp_path / "db.sqlite"
+    main, terminal = pty.openpty()
+    fcntl.ioctl(terminal, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
+    process = subprocess.Popen(
+        [sys.executable, "-m", "bbtui.app", "--db", str(path), CONFIG.name],
+        stdin=terminal,
+        stdout=terminal,
+        stderr=terminal,
+        env=dict(ENV, TERM="xterm-256color", BBTUI_DB=str(path)),
+        start_new_session=True,
+    )
+    os.close(terminal)
+    screen = bytearray()
+
+    def drain() -> None:  # the app blocks if nobody reads its terminal
+        while True:
+            try:
+                data = os.read(main, 65536)
+            except OSError:
+                return
+            if not data:
+                return
+            screen.extend(data)
+
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
+    try:
+        # The configuration given at launch is not in the database: it waits in
+        # the input, and Enter explores it.
+        wait_until(lambda: b"Enter explores it" in screen, 60, "the Explore screen")
+        os.write(main, b"\r")
+        kill_and_check_no_survivor(process, path)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        os.close(main)
+        reader.join(5)
+    resume_and_compare(path, clean_run)
