@@ -35,6 +35,7 @@ from textual.screen import Screen
 
 from bbcore.config import Config, ConfigError, parse_config
 from bbcore.explore import RANGE_SIZE, ExploreError, Progress, exploration_lock, explore
+from bbcore.feasibility import refusal
 from bbcore.queries import config_state
 from bbcore.store import (
     Configuration,
@@ -277,12 +278,32 @@ class BlackBoxApp(App[None]):
         if self.exploring is not None:
             self.notify(f"{self.exploring} is being explored: pause it first (p).", severity="warning")
             return
+        refused = self.exploration_refusal(config, restart=restart)
+        if refused:
+            self.notify(refused, title="Exploration", severity="error", timeout=15)
+            return
         self.config = config
         self.stop_event = threading.Event()
         self.last_error = None
         self.exploring = config
         self.progress = None
         self.run_exploration(config, self.stop_event, restart)
+
+    def exploration_refusal(self, config: Config, *, restart: bool = False) -> str | None:
+        """Why exploring ``config`` here cannot finish (one line), or None (``bbcore.feasibility``).
+
+        The library refuses too; asking first keeps the line out of the
+        run's error path and lets the Explore screen say it as you type.
+        The TUI has no force: that is ``bbcore explore CONFIG --force``.
+        """
+        done = 0 if restart else config_state(config).done
+        return refusal(
+            config,
+            self.db_path,
+            workers=self.explore_workers,
+            done=done,
+            brief=True,
+        )
 
     def pause_exploration(self) -> None:
         """Ask the run to pause: the ranges under way are stored first (under a second)."""

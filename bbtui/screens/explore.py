@@ -191,6 +191,11 @@ class ExploreScreen(Screen):
         else:
             config = parse_config(event.value)
             state = config_state(config)
+            refused = None if state.complete else self.bb_app.exploration_refusal(config)
+            if refused:
+                message.update(refused)
+                message.add_class("error")
+                return
             known = f" ({state.label})" if state.done or state.complete else ""
             message.update(
                 f"{config}{known}: {config.nb_mol:,} molecules, {config.atoms} atoms in a "
@@ -209,6 +214,10 @@ class ExploreScreen(Screen):
             self.notify(error, severity="error")
             return
         config = parse_config(event.value)
+        refused = None if config_state(config).complete else self.bb_app.exploration_refusal(config)
+        if refused:
+            self.notify(refused, title="Exploration", severity="error", timeout=15)
+            return  # the input keeps the configuration, and its message says why
         event.input.value = ""
         self.table.focus()
         self.start(config)
