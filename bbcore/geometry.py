@@ -110,3 +110,49 @@ def transform_atoms(config: Config, atoms: tuple[int, ...], transform: str) -> t
     """
     perm = cell_permutation(config.width, transform)
     return tuple(sorted(perm[a] for a in atoms))
+
+
+def is_perimeter(width: int, cell: Cell) -> bool:
+    """Whether ``cell`` is a perimeter cell (a position) of a ``width`` x ``width`` box, not a corner."""
+    line, column = cell
+    on_column_side = column in (0, width + 1) and 1 <= line <= width
+    on_line_side = line in (0, width + 1) and 1 <= column <= width
+    return on_column_side or on_line_side
+
+
+def _is_corner(width: int, cell: Cell) -> bool:
+    return cell[0] in (0, width + 1) and cell[1] in (0, width + 1)
+
+
+def move_cursor(width: int, position: int, step: Direction) -> int:
+    """The position an arrow key (``step``, a unit (line, column)) leads to from ``position``.
+
+    The cursor walks the ring of positions and never jumps across the box:
+
+    - an arrow along the cursor's side moves it one place along that side,
+      and at the end of the side round the corner onto the next side (so
+      holding one arrow per side goes round the box in position order);
+    - an arrow pointing into the box turns the corner when the cursor is at
+      the end of its side next to that corner (from the bottom side's last
+      position, Up goes to the right side's first): the arrow's side of the
+      box is then the adjacent side;
+    - otherwise (into the box mid-side, or out of the box) nothing moves.
+    """
+    (line, column), _ = entry(width, position)
+    target = (line + step[0], column + step[1])
+    if is_perimeter(width, target):
+        return position_at(width, target)
+    if _is_corner(width, target):
+        # Round the corner: its other perimeter neighbour.
+        for side in ((1, 0), (-1, 0), (0, 1), (0, -1)):
+            beyond = (target[0] + side[0], target[1] + side[1])
+            if beyond != (line, column) and is_perimeter(width, beyond):
+                return position_at(width, beyond)
+    if 1 <= target[0] <= width and 1 <= target[1] <= width:
+        # Into the box: only next to a corner, round it onto the adjacent side.
+        for side in ((1, 0), (-1, 0), (0, 1), (0, -1)):
+            if side in (step, (-step[0], -step[1])):
+                continue
+            if _is_corner(width, (line + side[0], column + side[1])):
+                return position_at(width, (target[0] + side[0], target[1] + side[1]))
+    return position

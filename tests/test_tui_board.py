@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from bbcore.geometry import move_cursor
 from bbcore.rays import trace
 from bbcore.render import render_board
-from bbtui.widgets.board import move_cursor, path_glyphs, ray_caption
+from bbtui.widgets.board import path_glyphs, ray_caption
 
 CORNERS = set("┌┐└┘")
 
@@ -24,11 +25,25 @@ def test_the_cursor_goes_round_the_box(width: int) -> None:
     assert seen[-1] == 1
 
 
-def test_arrows_inward_cross_the_box_and_outward_do_nothing() -> None:
-    assert move_cursor(4, 3, (0, 1)) == 10  # left side, line 3 -> right side, line 3
-    assert move_cursor(4, 5, (-1, 0)) == 16  # bottom, column 1 -> top, column 1
-    assert move_cursor(4, 3, (0, -1)) == 3
+def test_arrows_inward_turn_a_near_corner_and_never_cross_the_box() -> None:
+    # The issue's jumps: from 16 (bottom side, last) Up went to 25, from 3 Right to 22.
+    assert move_cursor(8, 16, (-1, 0)) == 17  # up, round the corner onto the right side
+    assert move_cursor(8, 3, (0, 1)) == 3  # into the box mid-side: nothing moves
+    assert move_cursor(8, 1, (0, 1)) == 32  # left side, top: right onto the top side
+    assert move_cursor(8, 9, (-1, 0)) == 8  # bottom side, first: up onto the left side
+    assert move_cursor(4, 3, (0, -1)) == 3  # outward: nothing
     assert move_cursor(4, 16, (-1, 0)) == 16
+
+
+@pytest.mark.parametrize("width", [2, 3, 4, 8, 13])
+def test_every_arrow_from_every_position_stays_next_door(width: int) -> None:
+    """Along the ring of positions, an arrow moves the cursor one place at most."""
+    ring = 4 * width
+    for position in range(1, ring + 1):
+        for step in ((1, 0), (-1, 0), (0, 1), (0, -1)):
+            there = move_cursor(width, position, step)
+            assert 1 <= there <= ring
+            assert (there - position) % ring in (0, 1, ring - 1), (position, step, there)
 
 
 def test_a_turning_ray_is_drawn_with_a_corner() -> None:

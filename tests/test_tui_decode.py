@@ -193,7 +193,8 @@ async def test_digits_typed_in_a_row_make_one_label(tmp_path: Path) -> None:
         board = game_board(screen)
         await pilot.press("escape", "down", "1", "2")  # position 1: label 12
         assert board.draft[0] == "12"
-        await pilot.press("right")  # across the box to position 12
+        await pilot.press("up", *["right"] * 4)  # round the top-left corner, along the top to 12
+        assert board.position == 12
         await pilot.press("1")
         assert board.waiting == (1, 12)
         await pilot.press("2")
@@ -231,6 +232,88 @@ async def test_the_cursor_draws_its_ray_on_every_candidate_with_the_shown_rays(t
         assert "the cursor's ray drawn (ctrl+t)" in text_of(app, "#decode-page")
         await pilot.press("ctrl+t")
         assert all(len(b.drawn_rays) == 4 for b in candidate_boards(screen))
+
+
+def footer_keys(app: BlackBoxApp) -> dict[str, str]:
+    """The keys the footer shows now, with their descriptions."""
+    return {
+        key: active.binding.description
+        for key, active in app.screen.active_bindings.items()
+        if active.binding.show and active.enabled
+    }
+
+
+async def test_on_the_game_board_letters_are_labels_and_the_footer_shows_only_keys_that_work(
+    tmp_path: Path,
+) -> None:
+    app = BlackBoxApp(tmp_path / "empty.sqlite", A3_B4)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_decode(app, pilot)
+        board = game_board(screen)
+        # In the game input, "/" (to the game input) would be typed: not in the footer.
+        assert screen.focused is screen.spectrum_input
+        assert "slash" not in footer_keys(app)
+        await pilot.press("escape", "down")
+        assert screen.focused is board
+        keys = footer_keys(app)
+        # No letter or digit is offered as a screen key while they write labels.
+        assert not [key for key in keys if len(key) == 1 and key.isalnum()], keys
+        assert {"slash", "backspace", "ctrl+r"} <= set(keys)
+        for key in "egmtoP":  # the keys the footer used to advertise here
+            await pilot.press("down" if key == "o" else "delete")
+            await pilot.press(key)
+            assert isinstance(app.screen, DecodeScreen)
+            assert board.draft[board.position - 1] == key
+        await pilot.press("slash")  # shown, so it does what it says
+        assert screen.focused is screen.spectrum_input
+
+
+async def test_a_labelled_position_is_never_silently_replaced(tmp_path: Path) -> None:
+    app = BlackBoxApp(tmp_path / "empty.sqlite", A3_B4)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_decode(app, pilot)
+        board = game_board(screen)
+        await pilot.press("escape", "down", "H")
+        await settled(pilot, screen)
+        await pilot.press("R")
+        assert board.draft[0] == "H" and screen.game.result(1) == ABSORBED
+        assert text_of(app, "#decode-message") == (
+            "position 1 already holds 'H': backspace or del clears it first"
+        )
+        await pilot.press("down", "up")  # away and back: still refused
+        await pilot.press("k")
+        assert board.draft[0] == "H"
+        await pilot.press("delete", "R")  # cleared first, then written
+        await settled(pilot, screen)
+        assert board.draft[0] == "R"
+
+
+async def test_decode_messages_do_not_outlive_their_cause(tmp_path: Path) -> None:
+    app = BlackBoxApp(tmp_path / "empty.sqlite", A3_B4)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_decode(app, pilot)
+        board = game_board(screen)
+        # The player's labels d and e stay d and e in the message (not renamed a and b).
+        await pilot.press("escape", "down", "d")
+        await move_to(pilot, board, 8)
+        await pilot.press("d")
+        await move_to(pilot, board, 2)
+        await pilot.press("e")
+        await move_to(pilot, board, 7)
+        await pilot.press("e")
+        await settled(pilot, screen)
+        assert text_of(app, "#decode-message").startswith("de....ed........: ")
+        # A refusal is an error until the next valid action.
+        await move_to(pilot, board, 3)
+        await pilot.press("d")
+        assert text_of(app, "#decode-message").startswith("label 'd' appears 3 times")
+        await pilot.press("down")
+        assert text_of(app, "#decode-message").startswith("de....ed........: ")
+        await pilot.press("d")
+        assert "appears 3 times" in text_of(app, "#decode-message")
+        await pilot.press("H")
+        await settled(pilot, screen)
+        assert "appears 3 times" not in text_of(app, "#decode-message")
 
 
 # -- next shots, ambiguity, guesses ---------------------------------------------------

@@ -18,6 +18,7 @@ from textual.pilot import Pilot
 from bbcore import rays
 from bbcore.config import parse_config
 from bbcore.decode import candidates
+from bbcore.geometry import move_cursor
 from bbcore.numbering import atoms_of
 from bbcore.shots import atom_counts, next_shots
 from bbcore.strategy import compute_book, line_text
@@ -25,7 +26,6 @@ from bbtui.app import BlackBoxApp
 from bbtui.screens.molecule import MoleculeScreen
 from bbtui.screens.play import PlayScreen
 from bbtui.screens.strategy import StrategyScreen
-from bbtui.widgets.board import move_cursor
 from bbtui.widgets.game_board import GameBoard
 from bbtui.widgets.play_board import PlayBoard
 

@@ -139,6 +139,8 @@ class DecodeScreen(Screen):
         # Draw the shown rays on the candidates: None follows the game (not for a full
         # spectrum, whose 4W rays would cover the box), ctrl+t decides.
         self.draw_shown: bool | None = None
+        self.status = ""  # the last line said that is not an error
+        self.showing_error = False
 
     @property
     def bb_app(self) -> BlackBoxApp:
@@ -230,10 +232,19 @@ class DecodeScreen(Screen):
         self.decode(Game.empty(config.width))
 
     def say(self, text: str, *, error: bool = False) -> None:
-        """The line under the inputs."""
+        """The line under the inputs.  An error stays only until the next valid action
+        (``clear_error``), which shows the last other line again."""
         message = self.query_one("#decode-message", Label)
         message.update(text)
         message.set_class(error, "error")
+        self.showing_error = error
+        if not error:
+            self.status = text
+
+    def clear_error(self) -> None:
+        """A valid action: an error said before is no longer true."""
+        if self.showing_error:
+            self.say(self.status)
 
     # -- the inputs --------------------------------------------------------------
 
@@ -364,6 +375,7 @@ class DecodeScreen(Screen):
     @on(DraftChanged)
     def draft_changed(self, event: DraftChanged) -> None:
         """A result written on the board: the game input follows, and the game is decoded."""
+        self.clear_error()
         self.spectrum_input.value = labels_text(event.game.labels) if event.game.shown else ""
         if event.waiting:
             where = event.waiting[-1]
@@ -384,6 +396,7 @@ class DecodeScreen(Screen):
     def ray_selected(self, event: RaySelected) -> None:
         """The game board's cursor draws its ray on every candidate."""
         if isinstance(event.board, GameBoard):
+            self.clear_error()
             self.query_one("#decode-boards", BoardGrid).set_position(event.position)
 
     # -- decoding ------------------------------------------------------------------------
@@ -408,7 +421,7 @@ class DecodeScreen(Screen):
         ]
         within = min(earlier, key=lambda found: found.count, default=None)
         if within is None and game.shown:
-            self.say(f"Decoding {game.pattern()}...")
+            self.say(f"Decoding {labels_text(game.labels)}...")
         self.run_decode(self.config, game, within, self.ranking, self.stop)
 
     @work(thread=True, exclusive=True, group="decode")
@@ -479,7 +492,9 @@ class DecodeScreen(Screen):
                 where = "computed: quicker than scanning the store for a partial game"
             else:
                 where = f"computed: {self.config} is not explored"
-            self.say(f"{game.pattern()}: {found.count:,} molecule{'s' * (found.count != 1)} ({where}).")
+            # The player's own labels, as on the board (not renamed in order of appearance).
+            shown = labels_text(game.labels)
+            self.say(f"{shown}: {found.count:,} molecule{'s' * (found.count != 1)} ({where}).")
         self.update_bindings()
 
     def show_shots(self) -> None:
@@ -560,7 +575,10 @@ class DecodeScreen(Screen):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Pages when there are several, a ranking when there are shots, a molecule and the
-        shown rays when candidates are shown."""
+        shown rays when candidates are shown (``o`` on a focused candidate); ``/`` (to the
+        game input) not while an input has the focus, where it would be typed."""
+        if action == "edit":
+            return not isinstance(self.focused, Input)
         if action == "page":
             found = self.found
             if found is None or found.every_molecule or found.count <= PAGE:
@@ -569,8 +587,10 @@ class DecodeScreen(Screen):
             return 0 <= self.page + delta <= (found.count - 1) // PAGE or None
         if action == "ranking":
             return bool(self.answer and self.answer.shots)
-        if action in ("open_molecule", "shown_rays"):
+        if action == "shown_rays":
             return bool(self.shown_numbers)
+        if action == "open_molecule":
+            return bool(self.shown_numbers) and self.focused_candidate() is not None
         return True
 
     async def action_page(self, delta: int) -> None:
@@ -608,12 +628,20 @@ class DecodeScreen(Screen):
         """Back to the game input."""
         self.spectrum_input.focus()
 
-    def action_open_molecule(self) -> None:
-        """The Molecule screen of the focused candidate."""
+    def focused_candidate(self) -> int | None:
+        """The number of the candidate whose board has the focus, if any."""
         focused = self.focused
         grid = self.query_one("#decode-boards", BoardGrid)
-        if isinstance(focused, Board) and focused in grid.children and self.config is not None:
-            number = self.shown_numbers[list(grid.children).index(focused)]
+        if isinstance(focused, Board) and focused in grid.children:
+            index = list(grid.children).index(focused)
+            if index < len(self.shown_numbers):
+                return self.shown_numbers[index]
+        return None
+
+    def action_open_molecule(self) -> None:
+        """The Molecule screen of the focused candidate."""
+        number = self.focused_candidate()
+        if number is not None and self.config is not None:
             self.bb_app.open_molecule(self.config, number)
 
     def action_back(self) -> None:

@@ -54,9 +54,11 @@ Molecule #2 of `A2_B4` and its spectrum `@&ab@&@cbac@&@&@`:
 molecule of a spectral group (highlighted).  On a focused board the arrow
 keys move a cursor round the perimeter and draw that position's ray,
 cell by cell (`─ │` straight, `┌ ┐ └ ┘` a turn); its entry and exit are
-highlighted, and its length and turns written below.  Pointing an arrow into
-the box jumps to the facing position.  `#` shows the position numbers, `x`
-hides the ray.  Boards side by side share the ray cursor.
+highlighted, and its length and turns written below.  The arrows along a
+side follow it and turn the corner at its end (one arrow per side goes
+round the box in position order); an arrow into the box turns the corner
+only next to one, and never jumps across.  `#` shows the position numbers,
+`x` hides the ray.  Boards side by side share the ray cursor.
 
 ## Symmetries and groups
 
@@ -90,6 +92,10 @@ molecules of a group.
   absorbed, `R` or `&` reflected, a letter or digit an exit label (the
   same label at two positions pairs the two ends of one ray; digits typed
   in a row make one number, `12`); backspace erases, `del` or space clears.
+  A position that holds a result is never overwritten: clear it first.
+  While the game board has the focus every letter and digit is a label,
+  so the letter keys of the screens are not shown and do not work there:
+  `/` goes to the game input, `tab` to the candidates, `escape` back.
   A label at one end only *waits* (highlighted) for the other end.  Each
   cell shows the % of candidates with an atom there; `*` marks the best
   next shot and the caption gives the cursor position's figures.  `ctrl+r`

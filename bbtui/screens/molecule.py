@@ -189,7 +189,10 @@ class MoleculeScreen(Screen):
         self.refresh_bindings()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """Molecule keys only once a molecule is shown."""
+        """Molecule keys only once a molecule is shown; ``/`` (to the input) not while
+        an input has the focus, where it would be typed."""
+        if action == "edit":
+            return not isinstance(self.focused, Input)
         if action in ("step", "canonical", "open_enantiomer"):
             return self.record is not None
         if action == "spectral_group":

@@ -397,6 +397,12 @@ class PlayScreen(Screen):
         if self.config is not None:
             await self.start(random_match(self.config))
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """``/`` (to the input) not while an input has the focus, where it would be typed."""
+        if action == "choose":
+            return not isinstance(self.focused, Input)
+        return True
+
     def action_choose(self) -> None:
         """To the new-game input."""
         self.query_one("#play-new", Input).focus()

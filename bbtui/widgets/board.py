@@ -7,7 +7,7 @@ with one label per perimeter position around it (the spectrum's ``@``,
 ``&`` and letters, or the position numbers).
 
 A focused board has a perimeter cursor: the arrow keys move it around the
-box (across the box to the opposite side when the arrow points inward), and
+box, along a side and round its corners (``bbcore.geometry.move_cursor``), and
 the ray shot from the selected position is drawn cell by cell with
 box-drawing characters, so that every turn shows.  The ray comes from
 ``bbcore.rays.trace``; the board only draws it.
@@ -27,7 +27,7 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.widget import Widget
 
-from bbcore.geometry import Cell, entry, position_at
+from bbcore.geometry import Cell, entry, move_cursor
 from bbcore.queries import MoleculeRecord
 from bbcore.rays import Ray, trace
 from bbcore.render import MARKED_ATOM, diagram_grid, position_labels
@@ -88,40 +88,6 @@ def ray_caption(ray: Ray) -> tuple[str, str]:
 def perimeter_cell(width: int, position: int) -> Cell:
     """The perimeter cell just outside the box where a position's ray starts."""
     return entry(width, position)[0]
-
-
-def move_cursor(width: int, position: int, step: Side) -> int:
-    """The position an arrow key leads to from ``position``.
-
-    Along a side the cursor moves one place, round a corner onto the next
-    side, and across the box to the facing position when the arrow points
-    inward; pointing outward does nothing.
-    """
-    line, column = perimeter_cell(width, position)
-    target = (line + step[0], column + step[1])
-    inside = 1 <= target[0] <= width and 1 <= target[1] <= width
-    if inside:
-        # Across the box: keep going until the perimeter on the other side.
-        while 1 <= target[0] <= width and 1 <= target[1] <= width:
-            target = (target[0] + step[0], target[1] + step[1])
-        return position_at(width, target)
-    if target[0] in (0, width + 1) and target[1] in (0, width + 1):
-        # A corner: go round it, one cell along the next side.
-        for side in ((1, 0), (-1, 0), (0, 1), (0, -1)):
-            beyond = (target[0] + side[0], target[1] + side[1])
-            if side != (-step[0], -step[1]) and beyond != (line, column) and _is_perimeter(width, beyond):
-                return position_at(width, beyond)
-        return position
-    if _is_perimeter(width, target):
-        return position_at(width, target)
-    return position
-
-
-def _is_perimeter(width: int, cell: Cell) -> bool:
-    line, column = cell
-    on_column_side = column in (0, width + 1) and 1 <= line <= width
-    on_line_side = line in (0, width + 1) and 1 <= column <= width
-    return on_column_side or on_line_side
 
 
 CAPTION_WIDTH = 19

@@ -155,11 +155,22 @@ class GameBoard(Board, inherit_bindings=False):
 
     # -- typing -------------------------------------------------------------------
 
+    def check_consume_key(self, key: str, character: str | None) -> bool:
+        """Letters, digits and ``@ & . -`` are results written on the board, never screen keys:
+        Textual then leaves the screen's and the app's letter keys out of the footer."""
+        return _writes(character)
+
     def on_key(self, event: events.Key) -> None:
-        """Letters, digits, ``@ & . -`` write the cursor's result; other keys go on."""
+        """Letters, digits, ``@ & . -`` write the cursor's result; other keys go on.
+
+        A position that holds a label is never overwritten: only digits typed
+        in a row there since the cursor came add up to one number; anything
+        else is refused with a message (backspace or del clear it first).
+        """
         char = event.character
-        if not char or len(char) != 1 or not ((char.isascii() and char.isalnum()) or char in RESULT_KEYS):
+        if not _writes(char):
             return
+        assert char is not None
         event.stop()
         event.prevent_default()
         if self.position is None:
@@ -172,6 +183,15 @@ class GameBoard(Board, inherit_bindings=False):
         elif char.isdigit() and self.typed.isdigit():
             self.typed += char
         else:
+            held = self.draft[self.position - 1]
+            if held:
+                self.post_message(
+                    DraftRefused(
+                        self,
+                        f"position {self.position} already holds {held!r}: backspace or del clears it first",
+                    )
+                )
+                return
             self.typed = char
         self.write(self.position, self.typed)
 
@@ -290,6 +310,11 @@ class GameBoard(Board, inherit_bindings=False):
         if isinstance(result, int):
             return f"position {position} → {result}", f"label {label}"
         return f"position {position}: {label}", describe(result)
+
+
+def _writes(char: str | None) -> bool:
+    """Whether a typed character writes a result on the board."""
+    return bool(char) and len(char) == 1 and ((char.isascii() and char.isalnum()) or char in RESULT_KEYS)
 
 
 def _figures(shot: NextShot) -> str:
