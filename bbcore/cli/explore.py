@@ -82,7 +82,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run_explore(args: argparse.Namespace) -> int:
     """Explore (or resume) a configuration; Ctrl-C pauses it."""
     config: Config = args.config
-    path = open_store(args, create=True)
+    path = open_store(args, create=True, write=True)
     stop = threading.Event()
     printer = ProgressPrinter()
 
@@ -120,7 +120,7 @@ def run_explore(args: argparse.Namespace) -> int:
 def run_reset(args: argparse.Namespace) -> int:
     """Delete a configuration's rows, after confirmation on a terminal."""
     config: Config = args.config
-    path = open_store(args)
+    path = open_store(args, write=True)
     if Configuration.get_or_none(Configuration.config == config.name) is None:
         raise CLIError(f"{config.name} is not in {path}: nothing to reset")
     if not args.yes:
@@ -144,7 +144,7 @@ def run_reset(args: argparse.Namespace) -> int:
 def run_spectrums(args: argparse.Namespace) -> int:
     """Rebuild the Spectrums rows of a fully stored configuration."""
     config: Config = args.config
-    path = open_store(args)
+    path = open_store(args, write=True)
     require_stored(config)
     try:
         with exploration_lock(path, config):
