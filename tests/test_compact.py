@@ -288,3 +288,97 @@ def test_pause_and_resume_give_the_clean_result(tmp_path, clean_a4_b6):
     assert explore(config, path, range_size=700) == COMPLETE
     assert result_of(path, config) == clean_a4_b6
     assert phases.index("grouping") > phases.index("tracing")
+
+
+# -- every reader, on a configuration explored both ways -----------------------------------
+
+
+@pytest.fixture(scope="module")
+def both_a4_b6(tmp_path_factory) -> tuple[Path, Path]:
+    """A4_B6 explored full and compact (2 shards)."""
+    tmp_path = tmp_path_factory.mktemp("both")
+    full, small = tmp_path / "full.sqlite", tmp_path / "compact.sqlite"
+    assert explore(Config(4, 6), full, store="full") == COMPLETE
+    start_compact(small, Config(4, 6), 2)
+    assert explore(Config(4, 6), small, store="compact") == COMPLETE
+    return full, small
+
+
+def cli(capsys, path: Path, *words: str) -> str:
+    """The standard output of ``bbcore --db path words...`` (which must succeed)."""
+    from bbcore.cli import main
+
+    assert main(["--db", str(path), *words]) == 0
+    return capsys.readouterr().out
+
+
+def without_dates(csv_text: str) -> list[str]:
+    """CSV lines without their last two columns (dh1, dh2: when each store was made)."""
+    return [line.rsplit(",", 2)[0] for line in csv_text.splitlines()]
+
+
+@pytest.mark.slow
+def test_every_cli_reader_says_the_same_on_both_stores(capsys, both_a4_b6):
+    full, small = both_a4_b6
+    spectra = [row[0] for row in groups(full, Config(4, 6), FULL_MEMBERS)[0]]
+    unique = queries_spectrum(full, 1)
+    for words in (
+        ["report", "A4_B6"],
+        ["groups", "A4_B6"],
+        ["groups", "A4_B6", "--all", "--by-size"],
+        ["groups", "A4_B6", "--size", "3"],
+        ["show", "A4_B6", "--spectrum", spectra[0]],
+        ["show", "A4_B6", "--spectrum", spectra[-1], "--ray", "3"],
+        ["show", "A4_B6", "--spectrum", unique],
+        ["export", "A4_B6", "--table", "spectrums"],
+        ["export", "A4_B6", "--table", "report", "--format", "json"],
+    ):
+        assert cli(capsys, small, *words) == cli(capsys, full, *words), words
+    assert without_dates(cli(capsys, small, "export", "A4_B6")) == without_dates(
+        cli(capsys, full, "export", "A4_B6")
+    )
+    stored = "  (computed, not stored)"
+    shown = cli(capsys, small, "show", "A4_B6", "1", "77", "58905")
+    assert shown.count(stored) == 3
+    assert shown.replace(stored, "") == cli(capsys, full, "show", "A4_B6", "1", "77", "58905")
+    for words in (
+        ["decode", "A4_B6", spectra[0]],
+        ["decode", "A4_B6", unique],
+        ["decode", "A4_B6", "".join(c if c in "@&" else "." for c in spectra[1])],
+    ):
+        compact_lines = cli(capsys, small, *words).splitlines()
+        full_lines = cli(capsys, full, *words).splitlines()
+        assert compact_lines[1:] == full_lines[1:], words  # the first line says where they came from
+    status_small, status_full = (cli(capsys, path, "status").splitlines()[1:] for path in (small, full))
+    assert [line.replace("compact", "full").split() for line in status_small] == [
+        line.split() for line in status_full
+    ]
+    assert "compact" in status_small[1]
+
+
+def queries_spectrum(path: Path, number: int) -> str:
+    """The spectrum of molecule ``number`` of A4_B6 in a full store."""
+    with sqlite3.connect(path) as connection:
+        return connection.execute(
+            "SELECT spectrum FROM Molecules WHERE config = 'A4_B6' AND number = ?", (number,)
+        ).fetchone()[0]
+
+
+def test_library_readers_agree_on_both_stores(both_a4_b6):
+    from bbcore import statistics
+
+    full, small = both_a4_b6
+    config = Config(4, 6)
+    seen = {}
+    for path in (full, small):
+        open_database(path)
+        spectrum = queries.group_page(config, 3, 5)[0].spectrum
+        seen[path] = (
+            queries.group_page(config, 0, 20, all_rows=True, order="size"),
+            queries.molecules_with_spectrum(config, spectrum),
+            queries.enantiomers(config, 4321),
+            [queries.molecule_record(config, n) for n in (1, 2, 500)],
+            statistics.statistics_report(config),
+            queries.config_state(config).ambiguous,
+        )
+    assert seen[small] == seen[full]
