@@ -33,22 +33,19 @@ from textual.binding import Binding
 from textual.reactive import reactive
 from textual.screen import Screen
 
+from bbcore.compact import forget_shards
 from bbcore.config import Config, ConfigError, parse_config
-from bbcore.explore import RANGE_SIZE, ExploreError, Progress, exploration_lock, explore
+from bbcore.explore import ExploreError, Progress, default_store, exploration_lock, explore
 from bbcore.feasibility import refusal
 from bbcore.queries import config_state
 from bbcore.store import (
-    Configuration,
-    ExploredRange,
-    Molecule,
-    Spectrum,
     StoreError,
     close_database,
-    db,
     default_path,
     is_read_only,
     open_database,
     read_only_message,
+    reset_config,
 )
 from bbcore.strategy import StrategyBook
 from bbtui.messages import ExplorationEnded, ExplorationProgress
@@ -97,7 +94,7 @@ class BlackBoxApp(App[None]):
         config: Config | None = None,
         *,
         workers: int | None = None,
-        range_size: int = RANGE_SIZE,
+        range_size: int | None = None,
     ) -> None:
         """Open the database (StoreError if unusable) and select ``config``.
 
@@ -271,14 +268,21 @@ class BlackBoxApp(App[None]):
 
     # -- the exploration -----------------------------------------------------
 
-    def start_exploration(self, config: Config, *, restart: bool = False) -> None:
-        """Explore ``config`` (resuming it), from scratch when ``restart``."""
+    def start_exploration(self, config: Config, *, restart: bool = False, store: str | None = None) -> None:
+        """Explore ``config`` (resuming it), from scratch when ``restart``.
+
+        ``store`` (full or compact, None for the default) applies to a run
+        that starts from nothing; a configuration being resumed keeps its own.
+        """
         if self.refuse_read_only():
             return
         if self.exploring is not None:
             self.notify(f"{self.exploring} is being explored: pause it first (p).", severity="warning")
             return
-        refused = self.exploration_refusal(config, restart=restart)
+        state = config_state(config)
+        if not restart and (state.done or state.complete):
+            store = None
+        refused = self.exploration_refusal(config, restart=restart, store=store)
         if refused:
             self.notify(refused, title="Exploration", severity="error", timeout=15)
             return
@@ -287,19 +291,25 @@ class BlackBoxApp(App[None]):
         self.last_error = None
         self.exploring = config
         self.progress = None
-        self.run_exploration(config, self.stop_event, restart)
+        self.run_exploration(config, self.stop_event, restart, store)
 
-    def exploration_refusal(self, config: Config, *, restart: bool = False) -> str | None:
+    def exploration_refusal(
+        self, config: Config, *, restart: bool = False, store: str | None = None
+    ) -> str | None:
         """Why exploring ``config`` here cannot finish (one line), or None (``bbcore.feasibility``).
 
         The library refuses too; asking first keeps the line out of the
         run's error path and lets the Explore screen say it as you type.
         The TUI has no force: that is ``bbcore explore CONFIG --force``.
         """
-        done = 0 if restart else config_state(config).done
+        state = config_state(config)
+        started = not restart and (state.done > 0 or state.complete)
+        done = state.done if started else 0
+        mode = state.store if started else store or default_store(config)
         return refusal(
             config,
             self.db_path,
+            store=mode,
             workers=self.explore_workers,
             done=done,
             brief=True,
@@ -311,7 +321,9 @@ class BlackBoxApp(App[None]):
             self.stop_event.set()
 
     @work(thread=True, exclusive=True, group="exploration")
-    def run_exploration(self, config: Config, stop: threading.Event, restart: bool) -> None:
+    def run_exploration(
+        self, config: Config, stop: threading.Event, restart: bool, store: str | None = None
+    ) -> None:
         """Drive ``bbcore.explore`` in a thread; report through messages."""
         try:
             if restart:
@@ -322,6 +334,7 @@ class BlackBoxApp(App[None]):
                 workers=self.explore_workers,
                 stop=stop,
                 range_size=self.range_size,
+                store=store,
                 progress=lambda p: self.post_message(ExplorationProgress(p)),
             )
         except (ExploreError, StoreError) as error:
@@ -334,9 +347,9 @@ class BlackBoxApp(App[None]):
 
     def forget(self, config: Config) -> None:
         """Delete everything stored about ``config`` (in the worker thread)."""
-        with exploration_lock(self.db_path, config), db.atomic():
-            for model in (Molecule, Spectrum, ExploredRange, Configuration):
-                model.delete().where(model.config == config.name).execute()
+        with exploration_lock(self.db_path, config):
+            reset_config(config)
+            forget_shards(self.db_path, config)
 
     def on_exploration_progress(self, message: ExplorationProgress) -> None:
         """Keep the latest report; the Explore screen watches it."""

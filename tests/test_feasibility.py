@@ -212,7 +212,7 @@ async def test_the_tui_refuses_a_huge_configuration_in_one_line_and_keys_still_a
             await pilot.press(key)
         message = app.screen.query_one("#config-message", Label)
         text = str(message.render())
-        assert text == f"A10_B13 cannot finish: about 4,217 years and 1.8 EB (over a day, {free} free)"
+        assert text == f"A10_B13 cannot finish: about 1,054 years and 16 PB (over a day, {free} free)"
         assert len(text) <= 78  # one line at 80 columns
         assert message.has_class("error")
         await pilot.press("enter")

@@ -142,7 +142,7 @@ async def test_explore_to_completion_then_open_the_groups(tmp_path: Path) -> Non
         assert app.progress is not None and app.progress.phase == "complete"
         assert app.progress.done == app.progress.total == 560
         table = app.screen_stack[0].query_one("#configs", DataTable)
-        assert table.get_row("A3_B4")[2:] == ["complete", "1", "4"]
+        assert table.get_row("A3_B4")[2:] == ["complete", "full", "1", "4"]
         await pilot.press("y")
         await wait_for(pilot, lambda: isinstance(app.screen, GroupsScreen) and app.screen.count)
         groups = app.screen.query_one("#groups", DataTable)

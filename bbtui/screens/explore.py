@@ -20,8 +20,9 @@ from textual.widgets import DataTable, Footer, Header, Input, Label
 from textual.widgets.data_table import RowDoesNotExist
 
 from bbcore.config import Config, parse_config, validation_error
-from bbcore.explore import Progress
+from bbcore.explore import COMPACT_ABOVE, Progress
 from bbcore.queries import ConfigState, config_state, config_states
+from bbcore.store import COMPACT, FULL
 from bbtui.screens.confirm import ConfirmScreen
 from bbtui.widgets.inputs import ConfigValidator
 from bbtui.widgets.progress import ExplorationPanel
@@ -33,9 +34,24 @@ COLUMNS = (
     ("config", "configuration"),
     ("molecules", "molecules"),
     ("state", "state"),
+    ("store", "store"),
     ("families", "groups"),
     ("ambiguous", "with symmetry"),
 )
+
+
+AUTO = "auto"
+STORE_CHOICES = (AUTO, FULL, COMPACT)
+
+
+def store_line(choice: str) -> str:
+    """What the store choice means, on one line."""
+    meaning = {
+        AUTO: f"full up to {COMPACT_ABOVE:,} molecules, compact above",
+        FULL: "a row per molecule",
+        COMPACT: "only the spectral groups and the report; molecules computed from their numbers",
+    }[choice]
+    return f"New runs store: {choice} ({meaning}); c changes it. A run being resumed keeps its store."
 
 
 INPUT_HINT = "Type AN_BW (A4_B8: 4 atoms in an 8 x 8 box), Enter explores it; Escape: keys"
@@ -52,6 +68,7 @@ class ExploreScreen(Screen):
         Binding("p", "pause", "Pause"),
         Binding("r", "restart", "Restart"),
         Binding("n", "new", "New"),
+        Binding("c", "store", "Store", tooltip="How a new run stores its result: auto, full or compact"),
         Binding("escape", "leave_input", "Table", show=False),
     ]
 
@@ -59,6 +76,7 @@ class ExploreScreen(Screen):
         """The screen; the table is filled on mount."""
         super().__init__()
         self.states: dict[str, ConfigState] = {}
+        self.store_choice = AUTO
 
     @property
     def bb_app(self) -> BlackBoxApp:
@@ -87,6 +105,7 @@ class ExploreScreen(Screen):
                 validators=[ConfigValidator()],
             )
             yield Label(INPUT_HINT, id="config-message")
+            yield Label(store_line(AUTO), id="store-choice")
             yield ExplorationPanel()
         yield Footer(compact=True)
 
@@ -128,7 +147,8 @@ class ExploreScreen(Screen):
         """The table cells of a configuration."""
         groups = f"{state.families:,}" if state.complete else "-"
         ambiguous = f"{state.ambiguous:,}" if state.complete else "-"
-        return state.config.name, f"{state.total:,}", state.label, groups, ambiguous
+        store = state.store if state.done or state.complete else "-"
+        return state.config.name, f"{state.total:,}", state.label, store, groups, ambiguous
 
     @property
     def selected(self) -> Config | None:
@@ -228,6 +248,16 @@ class ExploreScreen(Screen):
             event.stop()
             self.bb_app.refuse_read_only()
 
+    @property
+    def chosen_store(self) -> str | None:
+        """The store a new run asks for (None: bbcore's default for its size)."""
+        return None if self.store_choice == AUTO else self.store_choice
+
+    def action_store(self) -> None:
+        """Cycle the store of new runs: auto, full, compact."""
+        self.store_choice = STORE_CHOICES[(STORE_CHOICES.index(self.store_choice) + 1) % len(STORE_CHOICES)]
+        self.query_one("#store-choice", Label).update(store_line(self.store_choice))
+
     def action_new(self) -> None:
         """Type a new configuration."""
         self.query_one("#new-config", Input).focus()
@@ -266,7 +296,7 @@ class ExploreScreen(Screen):
             self.bb_app.config = config
             self.bb_app.offer_groups(config)
             return
-        self.bb_app.start_exploration(config)
+        self.bb_app.start_exploration(config, store=self.chosen_store)
 
     def action_pause(self) -> None:
         """Pause the run (its progress is kept; s resumes)."""
@@ -287,7 +317,7 @@ class ExploreScreen(Screen):
 
         def answered(yes: bool | None) -> None:
             if yes:
-                self.bb_app.start_exploration(config, restart=True)
+                self.bb_app.start_exploration(config, restart=True, store=self.chosen_store)
 
         self.app.push_screen(ConfirmScreen(question, yes="Restart", no="Cancel"), answered)
 

@@ -22,7 +22,14 @@ def duration(seconds: float | None) -> str:
 
 
 IDLE = "No exploration running."
-PHASES = {"exploring": "exploring", "spectrums": "building the spectral groups"}
+PHASES = {
+    "exploring": "exploring",
+    "spectrums": "building the spectral groups",
+    "tracing": "tracing (compact store)",
+    "grouping": "grouping the shards into spectral groups",
+}
+TIMED_PHASES = ("exploring", "tracing")
+"""Phases counted in molecules, with a rate and an ETA."""
 
 
 def progress_figures(progress: Progress, since: float = 0.0) -> str:
@@ -32,11 +39,11 @@ def progress_figures(progress: Progress, since: float = 0.0) -> str:
     reports (a range can take seconds, and the first ones wait for the
     worker processes to start).
     """
-    figures = [f"{progress.done:,} / {progress.total:,} molecules"]
-    if progress.phase in ("exploring", "paused"):
+    figures = [f"{progress.done:,} / {progress.total:,} {progress.unit}"]
+    if progress.phase in (*TIMED_PHASES, "paused") and progress.unit == "molecules":
         figures.append(f"{progress.rate:,.0f} mol/s")
     figures.append(f"elapsed {duration(progress.elapsed + since)}")
-    if progress.phase == "exploring":
+    if progress.phase in TIMED_PHASES:
         eta = progress.eta
         figures.append(f"ETA {duration(None if eta is None else max(0.0, eta - since))}")
     return " · ".join(figures)
