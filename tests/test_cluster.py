@@ -8,17 +8,15 @@ import the installed one.
 
 from __future__ import annotations
 
-import json
 import math
 import os
-import signal
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import pytest
+from dask_local import LocalDask
 
 from bbcore import cluster as cluster_module
 from bbcore.cluster import ClusterError, DaskRunner, cluster_address
@@ -26,86 +24,6 @@ from bbcore.cluster import ClusterError, DaskRunner, cluster_address
 ROOT = Path(__file__).resolve().parent.parent
 ENV = dict(os.environ, PYTHONPATH=str(ROOT))
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(sys.platform != "linux", reason="reads /proc")]
-
-
-def session_alive(session: int) -> list[int]:
-    """Live (not zombie) processes of a session."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text()
-            except OSError:
-                continue
-            fields = stat[stat.rindex(")") + 2 :].split()
-            if int(fields[3]) == session and fields[0] != "Z":
-                found.append(int(entry.name))
-    return found
-
-
-class LocalDask:
-    """``dask scheduler`` and ``workers`` ``dask worker`` processes on 127.0.0.1, one thread each."""
-
-    def __init__(self, folder: Path, workers: int = 2) -> None:
-        self.folder = folder
-        self.processes: list[subprocess.Popen] = []
-        scheduler_file = folder / "scheduler.json"
-        self.scheduler = self._start(
-            "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
-            "--scheduler-file", str(scheduler_file),
-        )  # fmt: skip
-        deadline = time.monotonic() + 60
-        while not scheduler_file.exists() or not scheduler_file.read_text().strip():
-            assert self.scheduler.poll() is None, "the scheduler did not start"
-            assert time.monotonic() < deadline, "the scheduler did not write its address"
-            time.sleep(0.1)
-        time.sleep(0.1)  # the file is written whole, but give it a moment
-        self.address = json.loads(scheduler_file.read_text())["address"]
-        assert self.address.startswith("tcp://127.0.0.1:")
-        self.workers = [self.add_worker(f"w{i}") for i in range(workers)]
-        self.wait_for_workers(workers)
-
-    def _start(self, *args: str) -> subprocess.Popen:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "dask", *args],
-            stdout=subprocess.DEVNULL,
-            stderr=open(self.folder / f"{args[0]}-{len(self.processes)}.log", "w"),
-            env=ENV,
-            start_new_session=True,
-        )
-        self.processes.append(process)
-        return process
-
-    def add_worker(self, name: str) -> subprocess.Popen:
-        """Start one more worker."""
-        return self._start(
-            "worker", self.address, "--host", "127.0.0.1", "--nthreads", "1", "--no-nanny",
-            "--no-dashboard", "--name", name, "--death-timeout", "60",
-            "--local-directory", str(self.folder / name),
-        )  # fmt: skip
-
-    def wait_for_workers(self, count: int) -> None:
-        """Until ``count`` workers have joined."""
-        from distributed import Client
-
-        with Client(self.address, timeout=30, set_as_default=False) as client:
-            client.wait_for_workers(count, timeout=60)
-
-    def close(self) -> None:
-        """Stop every process (workers first), then check that none of them is left."""
-        for process in reversed(self.processes):
-            if process.poll() is None:
-                os.killpg(process.pid, signal.SIGTERM)
-        for process in reversed(self.processes):
-            try:
-                process.wait(15)
-            except subprocess.TimeoutExpired:
-                os.killpg(process.pid, signal.SIGKILL)
-                process.wait(5)
-        deadline = time.monotonic() + 10
-        while any(session_alive(p.pid) for p in self.processes):
-            assert time.monotonic() < deadline, "a Dask process outlived the test"
-            time.sleep(0.1)
 
 
 @pytest.fixture(scope="module")
