@@ -97,6 +97,8 @@ class Configuration(BaseModel):
     complete = BooleanField(default=False)
     dh1 = TextField(default=now)
     dh2 = TextField(default=now)
+    store = CharField(default="full")  # FULL or COMPACT (bbcore.compact)
+    shards = IntegerField(null=True)  # a compact exploration's shard count, fixed when it starts
 
     class Meta:
         table_name = "Configurations"
@@ -157,6 +159,69 @@ class Spectrum(BaseModel):
         indexes = ((("config", "transform", "nb_mol"), False),)
 
 
+class SpectrumMolecule(BaseModel):
+    """A molecule of an ambiguous spectrum, in a compact store (``bbcore.compact``).
+
+    A full store finds them in ``Molecules``; a compact one keeps only these.
+    """
+
+    config = CharField()
+    spectrum = TextField()
+    number = IntegerField()
+
+    class Meta:
+        table_name = "SpectrumMolecules"
+        primary_key = CompositeKey("config", "spectrum", "number")
+        without_rowid = True
+
+
+class Profile(BaseModel):
+    """Molecules of a compact store counted by their ray profile (``statistics.PROFILE_COLUMNS``).
+
+    What ``statistics.statistics_profile`` computes from ``Molecules`` in a
+    full store: how many molecules share these 9 statistics, and the lowest
+    number among them.
+    """
+
+    config = CharField()
+    absorbed_number = IntegerField()
+    reflected_number = IntegerField()
+    out_number = IntegerField()
+    absorbed_max_length = IntegerField()
+    reflected_max_length = IntegerField()
+    out_max_length = IntegerField()
+    absorbed_max_turns = IntegerField()
+    reflected_max_turns = IntegerField()
+    out_max_turns = IntegerField()
+    molecules = IntegerField()
+    lowest = IntegerField()
+
+    class Meta:
+        table_name = "Profiles"
+        primary_key = False
+        indexes = ((("config",), False),)
+
+
+class GroupedShard(BaseModel):
+    """A shard of a compact exploration whose spectral groups are stored.
+
+    ``risk`` is JSON, ``{max_diff: [families, groups]}``: the shard's groups
+    counted by the most atoms differing between two of their molecules.
+    """
+
+    config = CharField()
+    shard = IntegerField()
+    records = IntegerField()
+    spectra = IntegerField()
+    risk = TextField()
+    dh1 = TextField(default=now)
+
+    class Meta:
+        table_name = "GroupedShards"
+        primary_key = CompositeKey("config", "shard")
+        without_rowid = True
+
+
 class ExploredRange(BaseModel):
     """A stored range start..stop-1 of canonical numbers and how many molecules it gave."""
 
@@ -200,7 +265,9 @@ class Book(BaseModel):
         primary_key = CompositeKey("config", "by")
 
 
-MODELS = (Configuration, Molecule, Spectrum, ExploredRange, Book)
+MODELS = (Configuration, Molecule, Spectrum, ExploredRange, Book, SpectrumMolecule, Profile, GroupedShard)
+FULL, COMPACT = "full", "compact"
+STORES = (FULL, COMPACT)
 MOLECULE_COLUMNS: tuple[str, ...] = (
     "config",
     "number",
@@ -250,6 +317,14 @@ def _upgrade_indexes() -> None:
             create_config_indexes(Config(row.nb_atoms, row.width))
         for name in legacy:
             db.execute_sql(sql.drop_index(name))
+
+
+def _upgrade_columns() -> None:
+    """Add the columns a database made before them lacks (its configurations are full stores)."""
+    present = {column.name for column in db.get_columns("Configurations")}
+    for name, definition in (("store", "TEXT NOT NULL DEFAULT 'full'"), ("shards", "INTEGER")):
+        if name not in present:
+            db.execute_sql(sql.add_column("Configurations", name, definition))
 
 
 def default_path() -> Path:
@@ -340,7 +415,13 @@ def is_read_only() -> bool:
     return opened.read_only
 
 
-def open_database(path: Path | str | None = None, *, create: bool = True, write: bool | None = None) -> Path:
+def open_database(
+    path: Path | str | None = None,
+    *,
+    create: bool = True,
+    write: bool | None = None,
+    pragmas: dict[str, object] | None = None,
+) -> Path:
     """Point ``db`` at a file, check it is a usable database, create the tables.
 
     With ``create=False`` a missing file is an error instead of a new empty
@@ -351,7 +432,10 @@ def open_database(path: Path | str | None = None, *, create: bool = True, write:
     the ``-shm`` file of WAL mode; ``immutable=1`` is added when the file's
     header still says WAL (a run killed mid-way, or a file made by an older
     bbtui), since a WAL reader would need to create that ``-shm`` file.
-    ``write=False`` opens read-only even a writable file.
+    ``write=False`` opens read-only even a writable file.  ``pragmas`` are
+    set on top of PRAGMAS for a writer (an exploration's worker process
+    uses its own).  Every thread's connection is closed: call it before
+    other threads use ``db`` (``use_database`` leaves them alone).
     Raises StoreError with a one-line message; a file that is not a database
     is never written to.
     """
@@ -379,15 +463,18 @@ def open_database(path: Path | str | None = None, *, create: bool = True, write:
     if read_only:
         db.init(read_only_uri(path), pragmas=READ_PRAGMAS, check_same_thread=False, uri=True)
     else:
-        db.init(str(path), pragmas=PRAGMAS, check_same_thread=False)
+        db.init(str(path), pragmas={**PRAGMAS, **(pragmas or {})}, check_same_thread=False)
     opened.path, opened.read_only = path, read_only
     try:
         db.connect()
         if read_only:
             if not db.table_exists(Configuration._meta.table_name):
                 raise StoreError(f"{path} is not a bbtui database (no Configurations table)")
+            if "store" not in {column.name for column in db.get_columns("Configurations")}:
+                raise StoreError(f"{path} was made by an older bbtui: open it once writable to upgrade it")
         else:
             db.create_tables(MODELS, safe=True)
+            _upgrade_columns()
             _upgrade_indexes()
     except (DatabaseError, OperationalError, sqlite3.Error) as error:
         db.close()
@@ -396,6 +483,14 @@ def open_database(path: Path | str | None = None, *, create: bool = True, write:
         db.close()
         raise
     return path
+
+
+def use_database(path: Path | str | None = None) -> Path:
+    """Point ``db`` at ``path`` unless it already does (then nothing changes, in any thread)."""
+    wanted = Path(path).expanduser() if path else default_path()
+    if opened.path is not None and opened.path.resolve() == wanted.resolve():
+        return wanted
+    return open_database(wanted)
 
 
 def close_database() -> None:
@@ -459,13 +554,19 @@ def config_row(config: Config) -> Configuration | None:
     return Configuration.get_or_none(Configuration.config == config.name)
 
 
-def ensure_config(config: Config) -> Configuration:
-    """The Configurations row of a configuration, created if needed."""
+def ensure_config(config: Config, store: str = FULL) -> Configuration:
+    """The Configurations row of a configuration, created if needed (with its store mode)."""
     row, _ = Configuration.get_or_create(
         config=config.name,
-        defaults={"nb_mol": config.nb_mol, "nb_atoms": config.atoms, "width": config.width},
+        defaults={"nb_mol": config.nb_mol, "nb_atoms": config.atoms, "width": config.width, "store": store},
     )
     return row
+
+
+def is_compact(config: Config) -> bool:
+    """Whether a configuration is (being) explored as a compact store (``bbcore.compact``)."""
+    row = config_row(config)
+    return row is not None and row.store == COMPACT
 
 
 def stored_count(config: Config) -> int:
@@ -486,11 +587,14 @@ def reset_config(config: Config) -> int:
     The caller holds the configuration's exploration lock
     (``bbcore.explore.exploration_lock``) so that no run is writing it.
     """
+    deleted = stored_count(config)
     with db.atomic():
         drop_config_indexes(config)
-        deleted = Molecule.delete().where(Molecule.config == config.name).execute()
+        Molecule.delete().where(Molecule.config == config.name).execute()
         Spectrum.delete().where(Spectrum.config == config.name).execute()
         ExploredRange.delete().where(ExploredRange.config == config.name).execute()
         Book.delete().where(Book.config == config.name).execute()
+        for model in (SpectrumMolecule, Profile, GroupedShard):
+            model.delete().where(model.config == config.name).execute()
         Configuration.delete().where(Configuration.config == config.name).execute()
     return deleted
