@@ -42,7 +42,9 @@ class LocalDask:
     def __init__(self, folder: Path, workers: int = 2) -> None:
         """Start the scheduler and the workers; return once they have all joined."""
         self.folder = folder
+        folder.mkdir(parents=True, exist_ok=True)
         self.processes: list[subprocess.Popen] = []
+        self.logs = []
         scheduler_file = folder / "scheduler.json"
         self.scheduler = self._start(
             "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
@@ -56,14 +58,16 @@ class LocalDask:
         time.sleep(0.1)  # the file is written whole, but give it a moment
         self.address = json.loads(scheduler_file.read_text())["address"]
         assert self.address.startswith("tcp://127.0.0.1:")
-        self.workers = [self.add_worker(f"w{i}") for i in range(workers)]
+        self.workers = {f"w{i}": self.add_worker(f"w{i}") for i in range(workers)}
         self.wait_for_workers(workers)
 
     def _start(self, *args: str) -> subprocess.Popen:
+        log = open(self.folder / f"{args[0]}-{len(self.processes)}.log", "w")
+        self.logs.append(log)
         process = subprocess.Popen(
             [sys.executable, "-m", "dask", *args],
             stdout=subprocess.DEVNULL,
-            stderr=open(self.folder / f"{args[0]}-{len(self.processes)}.log", "w"),
+            stderr=log,
             env=ENV,
             start_new_session=True,
         )
@@ -78,6 +82,11 @@ class LocalDask:
             "--local-directory", str(self.folder / name),
         )  # fmt: skip
 
+    def kill_worker(self, name: str) -> None:
+        """SIGKILL the worker called ``name``: a machine lost mid-run."""
+        os.killpg(self.workers[name].pid, signal.SIGKILL)
+        self.workers[name].wait(10)
+
     def wait_for_workers(self, count: int) -> None:
         """Until ``count`` workers have joined."""
         from distributed import Client
@@ -86,16 +95,24 @@ class LocalDask:
             client.wait_for_workers(count, timeout=60)
 
     def close(self) -> None:
-        """Stop every process (workers first), then check that none of them is left."""
-        for process in reversed(self.processes):
-            if process.poll() is None:
-                os.killpg(process.pid, signal.SIGTERM)
-        for process in reversed(self.processes):
-            try:
-                process.wait(15)
-            except subprocess.TimeoutExpired:
-                os.killpg(process.pid, signal.SIGKILL)
-                process.wait(5)
+        """Stop the workers, then the scheduler, then check that none of their processes is left.
+
+        Workers first: a worker whose scheduler went first tries to reach it
+        again before it stops.
+        """
+        workers = [p for p in self.processes if p is not self.scheduler]
+        for group in (workers, [self.scheduler]):
+            for process in group:
+                if process.poll() is None:
+                    os.killpg(process.pid, signal.SIGTERM)
+            for process in group:
+                try:
+                    process.wait(10)
+                except subprocess.TimeoutExpired:
+                    os.killpg(process.pid, signal.SIGKILL)
+                    process.wait(5)
+        for log in self.logs:
+            log.close()
         deadline = time.monotonic() + 10
         while any(session_alive(p.pid) for p in self.processes):
             assert time.monotonic() < deadline, "a Dask process outlived the test"

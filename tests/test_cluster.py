@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import math
 import os
+import sqlite3
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -20,6 +22,8 @@ from dask_local import LocalDask
 
 from bbcore import cluster as cluster_module
 from bbcore.cluster import ClusterError, DaskRunner, cluster_address
+from bbcore.config import Config
+from bbcore.explore import COMPLETE, PAUSED, explore
 
 ROOT = Path(__file__).resolve().parent.parent
 ENV = dict(os.environ, PYTHONPATH=str(ROOT))
@@ -101,3 +105,128 @@ def test_a_local_run_never_imports_dask(tmp_path):
         [sys.executable, "-c", check], capture_output=True, text=True, env=ENV, timeout=120
     )
     assert result.stdout.splitlines()[-1] == "0 []", result.stderr
+
+
+# -- compact explorations on the cluster ----------------------------------------------
+
+CONFIG = Config(4, 7)
+"""211,876 molecules."""
+SMALL_RANGES = 8192
+"""26 tracing tasks for A4_B7 (the default range holds it whole)."""
+TABLES = ("Configurations", "Spectrums", "SpectrumMolecules", "Profiles", "GroupedShards", "ExploredRanges")
+
+
+def compact_tables(path: Path, ranges: bool = True) -> dict[str, list[tuple]]:
+    """Every row of CONFIG in the compact store's tables, timestamps left out, sorted."""
+    with sqlite3.connect(path) as connection:
+        found = {}
+        for table in TABLES if ranges else TABLES[:-1]:
+            columns = [
+                r[1]
+                for r in connection.execute(f'PRAGMA table_info("{table}")')
+                if r[1] not in ("dh1", "dh2")
+            ]
+            rows = connection.execute(
+                f'SELECT {", ".join(columns)} FROM "{table}" WHERE config = ?', (CONFIG.name,)
+            ).fetchall()
+            found[table] = sorted(rows)
+        found["molecules traced"] = connection.execute(
+            'SELECT SUM(nb_mol) FROM "ExploredRanges" WHERE config = ?', (CONFIG.name,)
+        ).fetchall()
+        return found
+
+
+@pytest.fixture(scope="module")
+def local_run(tmp_path_factory) -> Path:
+    """CONFIG explored compact by the local pool."""
+    path = tmp_path_factory.mktemp("local") / "local.sqlite"
+    assert explore(CONFIG, path, store="compact") == COMPLETE
+    assert compact_tables(path)["Spectrums"]
+    return path
+
+
+def bbcore_explore(path: Path, *args: str) -> subprocess.Popen:
+    """``bbcore explore CONFIG`` in a fresh process."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "bbcore", "--db", str(path), "explore", CONFIG.name, *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=ENV,
+    )
+
+
+def test_explore_through_the_cluster_equals_the_local_run(dask_cluster, local_run, tmp_path):
+    path, shards = tmp_path / "db.sqlite", tmp_path / "shared"
+    process = bbcore_explore(path, "--cluster", dask_cluster.address, "--shards", str(shards))
+    out, err = process.communicate(timeout=300)
+    assert process.returncode == 0, err
+    assert out.startswith(f"{CONFIG.name} complete: 211,876 molecules, 1,372 ambiguous spectra")
+    assert f"2 worker threads on the Dask scheduler at {dask_cluster.address}" in err
+    assert compact_tables(path) == compact_tables(local_run)
+    assert not (shards / CONFIG.name).exists()  # shards are deleted once grouped
+
+
+def test_the_address_may_come_from_the_environment(dask_cluster, local_run, tmp_path):
+    path = tmp_path / "db.sqlite"
+    result = subprocess.run(
+        [sys.executable, "-m", "bbcore", "--db", str(path), "explore", CONFIG.name],
+        capture_output=True,
+        text=True,
+        env=dict(ENV, BBTUI_CLUSTER=dask_cluster.address),
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "worker threads on the Dask scheduler" in result.stderr
+    assert compact_tables(path) == compact_tables(local_run)
+
+
+def test_small_tasks_paused_and_resumed_on_the_cluster_equal_the_local_run(dask_cluster, local_run, tmp_path):
+    path = tmp_path / "db.sqlite"
+    stop = threading.Event()
+
+    def pause_after_a_few(progress):
+        if progress.phase == "tracing" and progress.done > 20_000:
+            stop.set()
+
+    runner = DaskRunner(dask_cluster.address, tmp_path / "shared")
+    try:
+        first = explore(
+            CONFIG, path, store="compact", runner=runner, shard_root=tmp_path / "shared",
+            range_size=SMALL_RANGES, stop=stop, progress=pause_after_a_few,
+        )  # fmt: skip
+        assert first == PAUSED
+        traced = compact_tables(path)["molecules traced"][0][0]
+        assert 20_000 < traced < CONFIG.nb_mol
+        again = explore(CONFIG, path, runner=runner, shard_root=tmp_path / "shared", range_size=SMALL_RANGES)
+        assert again == COMPLETE
+    finally:
+        runner.close()
+    assert compact_tables(path, ranges=False) == compact_tables(local_run, ranges=False)
+    assert compact_tables(path)["molecules traced"] == [(CONFIG.nb_mol,)]
+
+
+def test_a_worker_killed_mid_run_changes_nothing(local_run, tmp_path):
+    cluster = LocalDask(tmp_path / "dask")
+    try:
+        path, shards = tmp_path / "db.sqlite", tmp_path / "shared"
+        process = bbcore_explore(path, "--cluster", cluster.address, "--shards", str(shards))
+        from distributed import Client
+
+        with Client(cluster.address, set_as_default=False) as client:
+            deadline = time.monotonic() + 120
+            while True:  # the first tracing task, on a worker still loading the engine
+                busy = [address for address, keys in client.processing().items() if keys]
+                if busy:
+                    break
+                assert process.poll() is None and time.monotonic() < deadline, "no task seen"
+                time.sleep(0.01)
+            name = client.scheduler_info()["workers"][busy[0]]["name"]
+            cluster.kill_worker(name)
+            assert process.poll() is None  # killed mid-run
+        out, err = process.communicate(timeout=300)
+        assert process.returncode == 0, err
+        assert "complete" in out
+        assert compact_tables(path) == compact_tables(local_run)
+    finally:
+        cluster.close()
