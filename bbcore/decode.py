@@ -33,7 +33,7 @@ import numpy as np
 
 from bbcore.config import Config
 from bbcore.engine import ABSORBED_CODE, REFLECTED_CODE, trace_batch
-from bbcore.game import ABSORBED, REFLECTED, DecodeError, Game, Result, describe
+from bbcore.game import ABSORBED, REFLECTED, DecodeError, Game, Result, result_words
 from bbcore.geometry import entry
 from bbcore.numbering import (
     atoms_of,
@@ -264,13 +264,17 @@ def _rarity(config: Config, position: int, result: Result) -> int:
 
 
 def is_explored(config: Config) -> bool:
-    """Whether the open database (if any) holds the whole configuration."""
-    from bbcore.store import config_row, db
+    """Whether the open database (if any) holds every molecule's spectrum: a complete full store.
+
+    A compact store (``bbcore.compact``) keeps only the ambiguous spectra:
+    its molecules are computed, as those of an unexplored configuration.
+    """
+    from bbcore.store import FULL, config_row, db
 
     if db.database is None:
         return False
     row = config_row(config)
-    return row is not None and bool(row.complete)
+    return row is not None and bool(row.complete) and row.store == FULL
 
 
 def _stored_candidates(config: Config, game: Game) -> Candidates:
@@ -346,7 +350,7 @@ def check_guess(config: Config, game: Game, guess: Iterable[int], cands: Candida
                 (position, shown, actual),
                 None,
                 f"the guess contradicts position {position}: the game shows "
-                f"{describe(shown)}, the guess gives {describe(actual)}",
+                f"{result_words(shown)}, the guess gives {result_words(actual)}",
             )
     if cands is None:
         return Verdict(True, None, None, "the guess agrees with every shown ray")

@@ -39,15 +39,15 @@ from dataclasses import dataclass
 from math import prod
 from typing import Literal
 
-from bbcore import sql
+from bbcore import compact, sql
 from bbcore.config import Config
-from bbcore.geometry import EAST, NORTH, SOUTH, WEST, Cell, Direction, entry
-from bbcore.numbering import atoms_from_string
+from bbcore.geometry import EAST, NORTH, SOUTH, WEST, Cell, Direction
+from bbcore.numbering import atoms_of, molecule_string
 from bbcore.queries import COMPLETE, EXPLORED, NOT_STARTED, config_state
-from bbcore.rays import ABSORBED, REFLECTED, Ray, trace_all
+from bbcore.rays import ABSORBED, REFLECTED, Ray, path_headings, trace_all
 from bbcore.render import BLANK, max_atoms_differing, render_board
 from bbcore.spectra import AmbiguityLine, ambiguity_table
-from bbcore.store import Molecule, db
+from bbcore.store import Profile, db, is_compact
 
 RayClass = Literal["absorbed", "reflected", "out"]
 Measure = Literal["length", "turns"]
@@ -132,7 +132,11 @@ def risk_lines(config: Config) -> list[RiskLine]:
     """Spectral groups counted by the most atoms differing between two of their molecules.
 
     Streams the ambiguous molecules group by group (one group in memory).
+    A compact store counted them while grouping (``compact.risk_counts``).
     """
+    if is_compact(config):
+        counts = compact.risk_counts(config)
+        return [RiskLine(d, families, groups) for d, (families, groups) in counts.items()]
     families: dict[int, int] = {}
     groups: dict[int, int] = {}
     cursor = db.execute_sql(sql.group_molecules(config))
@@ -185,8 +189,14 @@ def statistics_profile(config: Config) -> list[ProfileRow]:
     per statistic would scan it a dozen times.  The 9 columns are grouped as
     one integer (mixed radix, ``profile_bases``) when it fits in 63 bits
     (W <= 10): SQLite sorts one integer key about 2.5 times faster than
-    nine (7 s against 19 s on A4_B8 on this machine).
+    nine (7 s against 19 s on A4_B8 on this machine).  A compact store
+    summed the same rows while tracing (``Profiles``).
     """
+    if is_compact(config):
+        return [
+            ProfileRow({c: getattr(row, c) for c in PROFILE_COLUMNS}, row.molecules, row.lowest)
+            for row in Profile.select().where(Profile.config == config.name)
+        ]
     bases = profile_bases(config)
     if prod(bases) < 2**63:
         key = PROFILE_COLUMNS[-1]
@@ -325,7 +335,7 @@ def ray_records(config: Config, profile: list[ProfileRow] | None = None) -> list
     From the profile (the SQL GROUP BY of the statistics): the record is the
     largest ``<class>_max_<measure>`` among molecules that have a ray of the
     class (a maximum of 0 can also mean "no such ray"), with how many
-    molecules reach it and the lowest number.  That molecule is read by
+    molecules reach it and the lowest number.  That molecule is made from its
     number and re-traced with the reference implementation to find the ray.
     A class no molecule has (reflections in a full box, say) has no record.
     """
@@ -341,8 +351,9 @@ def ray_records(config: Config, profile: list[ProfileRow] | None = None) -> list
             value = max(row.values[column] for row in having)
             reaching = [row for row in having if row.values[column] == value]
             number = min(row.lowest for row in reaching)
-            molecule = Molecule.get((Molecule.config == config.name) & (Molecule.number == number)).molecule
-            ray = record_ray(config, atoms_from_string(config, molecule), ray_class, measure, value)
+            atoms = atoms_of(config, number)
+            molecule = molecule_string(config, atoms)
+            ray = record_ray(config, atoms, ray_class, measure, value)
             records.append(
                 RayRecord(
                     config,
@@ -393,42 +404,6 @@ def claim_statement(config: Config, records: list[RayRecord]) -> str:
 
 
 # -- drawing a ray -----------------------------------------------------------------
-
-
-def _step(a: Cell, b: Cell) -> Direction:
-    return b[0] - a[0], b[1] - a[1]
-
-
-def _end_cell(width: int, ray: Ray) -> Cell | None:
-    """The perimeter cell a ray that came out leaves by."""
-    if ray.result != "out" or ray.exit is None:
-        return None
-    # A ray leaving by position q lands on the cell a ray shot from q starts from.
-    return entry(width, ray.exit)[0]
-
-
-def path_headings(width: int, ray: Ray) -> list[tuple[Direction, Direction]]:
-    """For each cell of the path, the heading the ray enters it with and the one it leaves with.
-
-    An absorbed or deep-reflected ray leaves its last cell with the heading
-    it entered with (the reversal of a reflection is not a turn).
-    """
-    start = entry(width, ray.position)[0]
-    cells = [start, *ray.path]
-    end = _end_cell(width, ray)
-    if end is not None:
-        cells.append(end)
-    headings = []
-    for i, cell in enumerate(ray.path, start=1):
-        entering = _step(cells[i - 1], cell)
-        leaving = _step(cell, cells[i + 1]) if i + 1 < len(cells) else entering
-        headings.append((entering, leaving))
-    return headings
-
-
-def path_turns(width: int, ray: Ray) -> int:
-    """How many times the drawn path changes heading: the ray's turns."""
-    return sum(1 for entering, leaving in path_headings(width, ray) if entering != leaving)
 
 
 def path_drawing(width: int, ray: Ray) -> dict[Cell, str]:

@@ -27,7 +27,7 @@ from bbcore.cli.common import (
     require_stored,
 )
 from bbcore.cluster import CLUSTER_ENV
-from bbcore.compact import default_shard_root
+from bbcore.compact import default_shard_root, forget_shards
 from bbcore.config import Config
 from bbcore.explore import (
     ALREADY_COMPLETE,
@@ -38,7 +38,7 @@ from bbcore.explore import (
     finish,
     fully_stored,
 )
-from bbcore.store import COMPACT, FULL, Configuration, reset_config, stored_count
+from bbcore.store import COMPACT, FULL, STORES, Configuration, is_compact, reset_config, stored_count
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -57,6 +57,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default=None,
         metavar="N",
         help="worker processes (default: all cores)",
+    )
+    p.add_argument(
+        "--store",
+        choices=STORES,
+        default=None,
+        help="full: a row per molecule; compact: only the spectral groups and the report's figures, "
+        "molecules computed from their numbers (default: full up to 10 million molecules, compact above; "
+        "a configuration keeps the store it was started with)",
     )
     p.add_argument(
         "--force",
@@ -120,9 +128,9 @@ def run_explore(args: argparse.Namespace) -> int:
             progress=printer,
             stop=stop,
             force=args.force,
+            store=COMPACT if runner else args.store,
             runner=runner,
             shard_root=args.shards,
-            **({"store": COMPACT} if runner else {}),
         )
     except ExploreError as error:
         raise CLIError(str(error)) from None
@@ -141,8 +149,9 @@ def run_explore(args: argparse.Namespace) -> int:
             f"spectra ({state.families:,} up to symmetry) in {path}"
         )
         return 0
+    traced = "traced" if is_compact(config) else "stored"
     print(
-        f"{config.name} paused at {stored_count(config):,}/{config.nb_mol:,} molecules; "
+        f"{config.name} paused at {stored_count(config):,}/{config.nb_mol:,} molecules {traced}; "
         f"run 'bbcore explore {config.name}' again to resume"
     )
     return 130
@@ -188,6 +197,7 @@ def run_reset(args: argparse.Namespace) -> int:
     try:
         with exploration_lock(path, config):
             deleted = reset_config(config)
+            forget_shards(path, config)
     except ExploreError as error:
         raise CLIError(str(error)) from None
     print(f"{config.name}: {deleted:,} molecules deleted")
@@ -199,6 +209,10 @@ def run_spectrums(args: argparse.Namespace) -> int:
     config: Config = args.config
     path = open_store(args, write=True)
     require_stored(config)
+    if is_compact(config):
+        raise CLIError(
+            f"{config.name} is a compact store: 'bbcore explore {config.name}' makes its spectral groups"
+        )
     try:
         with exploration_lock(path, config):
             if not fully_stored(config):
@@ -226,12 +240,15 @@ def run_status(args: argparse.Namespace) -> int:
             f"{s.total:,}",
             f"{s.done:,}",
             s.label,
+            s.store,
             f"{s.ambiguous:,}" if s.complete else "",
             f"{s.families:,}" if s.complete else "",
         )
         for s in states
     ]
     print(
-        format_table(("config", "molecules", "stored", "state", "ambiguous spectra", "up to symmetry"), rows)
+        format_table(
+            ("config", "molecules", "stored", "state", "store", "ambiguous spectra", "up to symmetry"), rows
+        )
     )
     return 0
