@@ -15,7 +15,7 @@ import numpy as np
 
 from bbcore import compact, rays, sql
 from bbcore.config import Config
-from bbcore.engine import GroupBatch, image_numbers, molecules_of_numbers
+from bbcore.engine import EnantiomerBatch, image_numbers, molecules_of_numbers
 from bbcore.geometry import TRANSFORM_NAMES
 from bbcore.numbering import atoms_of, binomial_table, molecule_string
 from bbcore.rays import STAT_FIELDS
@@ -179,7 +179,7 @@ def computed_records(config: Config, numbers: list[int]) -> list[MoleculeRecord]
     return _batch_records(molecules_of_numbers(config, np.array(numbers, dtype=np.int64)))
 
 
-def _batch_records(batch: GroupBatch) -> list[MoleculeRecord]:
+def _batch_records(batch: EnantiomerBatch) -> list[MoleculeRecord]:
     """The rows of an engine batch as records."""
     return [
         MoleculeRecord(
