@@ -31,7 +31,7 @@ import numpy as np
 
 from bbcore.config import Config
 from bbcore.geometry import TRANSFORM_NAMES, cell_permutation, entry, position_at, position_source
-from bbcore.numbering import atoms_of_range, binomial_table, numbers_of
+from bbcore.numbering import atoms_of_numbers, atoms_of_range, binomial_table, numbers_of
 from bbcore.rays import STAT_FIELDS, RayLoopError
 
 ABSORBED_CODE, REFLECTED_CODE = -1, -2
@@ -485,7 +485,25 @@ def explore_range(config: Config, start: int, stop: int) -> GroupBatch:
     atoms = atoms_of_range(config, start, stop)
     own = np.arange(start, stop, dtype=np.int64)
     canonical = image_numbers(config, atoms, table).min(axis=1) == own
-    atoms, own = atoms[canonical], own[canonical]
+    return _expand_groups(config, atoms[canonical], own[canonical], start, stop)
+
+
+def groups_of(config: Config, canonical_numbers: np.ndarray) -> GroupBatch:
+    """The enantiomer groups of the given canonical molecules, as ``explore_range`` computes them.
+
+    ``bbcore check`` re-traces a sample this way: the same kernels as an
+    exploration, on the groups of the sampled molecules only.
+    """
+    own = np.unique(np.asarray(canonical_numbers, dtype=np.int64))
+    atoms = atoms_of_numbers(config, own)
+    start = int(own[0]) if len(own) else 1
+    stop = int(own[-1]) + 1 if len(own) else 1
+    return _expand_groups(config, atoms, own, start, stop)
+
+
+def _expand_groups(config: Config, atoms: np.ndarray, own: np.ndarray, start: int, stop: int) -> GroupBatch:
+    """Trace canonical molecules and expand them into their whole enantiomer groups."""
+    table = binomial_table(config)
     partner, length, turns = trace_batch(config, atoms)
     cells, source, inverse = _symmetry_tables(config.width)
     rows = 8 * len(atoms)
