@@ -16,8 +16,9 @@ import sys
 import time
 
 from bbcore import check
-from bbcore.cli.common import CONFIG_HELP, CLIError, clock, config_arg, open_store, plural, positive_int
+from bbcore.cli.common import CONFIG_HELP, CLIError, clock, config_arg, open_store, positive_int
 from bbcore.config import Config
+from bbcore.render import plural
 
 BAR = 24
 LABELS = {
