@@ -26,11 +26,22 @@ in this order:
    the first) re-traced by the plain reference ``bbcore.rays``, so that
    an engine bug cannot vouch for itself.
 
+A compact store (``bbcore.compact``: no row per molecule, only the ambiguous
+spectra, their molecules and the profiles) is checked for what it holds:
+``count`` (no molecule rows, the profiles count C(W², N) molecules),
+``groups`` (each Spectrums row's nb_mol, transform and canonical number
+against its stored molecules), ``members`` (every stored molecule of a
+spectral group re-traced by the engine has the group's spectrum), and the
+two samples must fall in the stored groups: a re-traced molecule whose
+spectrum is stored ambiguous is among its molecules, a molecule listed in
+a group has its spectrum, and its profile has a ``Profiles`` row (with
+``everything``, every profile is counted and must equal the stored ones).
+What a compact store cannot show, a spectrum shared by two molecules and
+stored nowhere, only a new exploration finds.
+
 Each check keeps its first ``LISTED`` differences (molecule number, what,
 what is stored, what was computed) and counts them all.  Only a complete
-configuration is checked (a partial one has no spectral groups to check);
-a compact one (``bbcore.explore``'s compact store, which keeps no row per
-molecule) is refused until this module knows its layout.
+configuration is checked (a partial one has no spectral groups to check).
 """
 
 from __future__ import annotations
@@ -44,6 +55,7 @@ from math import comb
 import numpy as np
 
 from bbcore import engine, rays, sql
+from bbcore.compact import PROFILE_FIELDS
 from bbcore.config import Config
 from bbcore.engine import image_numbers
 from bbcore.geometry import TRANSFORM_NAMES, transform_atoms
@@ -51,9 +63,12 @@ from bbcore.numbering import atoms_of, atoms_of_numbers, atoms_of_range, binomia
 from bbcore.rays import STAT_FIELDS
 from bbcore.spectra import computed_spectrums
 from bbcore.store import (
+    COMPACT,
     Configuration,
     ExploredRange,
+    Profile,
     Spectrum,
+    SpectrumMolecule,
     db,
     has_config_indexes,
     stored_count,
@@ -72,6 +87,9 @@ FAMILY_BATCH = 1 << 16
 ROWS_PER_QUERY = 500
 """Numbers per ``IN (...)`` look-up of sampled rows."""
 CHECKS = ("integrity", "configuration", "count", "groups", "families", "engine", "reference")
+"""The checks of a full store, in order."""
+COMPACT_CHECKS = ("integrity", "configuration", "count", "groups", "members", "engine", "reference")
+"""The checks of a compact store, in order."""
 
 ProgressCallback = Callable[[str, int, int], None]
 """Called with (check, done, total) while a check runs."""
@@ -164,19 +182,6 @@ def _quiet(check: str, done: int, total: int) -> None:
     """No progress wanted."""
 
 
-def compact_mode(config: Config) -> str | None:
-    """The configuration's store mode when it is not the full one (a compact store), else None."""
-    columns = {row[1] for row in db.execute_sql('PRAGMA table_info("Configurations")')}
-    for column in ("store", "mode", "store_mode"):
-        if column in columns:
-            row = db.execute_sql(
-                f'SELECT "{column}" FROM "Configurations" WHERE config = ?', (config.name,)
-            ).fetchone()
-            if row and row[0] not in (None, "", "full"):
-                return str(row[0])
-    return None
-
-
 def check(
     config: Config,
     *,
@@ -191,11 +196,6 @@ def check(
     row = Configuration.get_or_none(Configuration.config == config.name)
     if row is None:
         raise CheckError(f"{config.name} is not in this database: nothing to check")
-    mode = compact_mode(config)
-    if mode is not None:
-        raise CheckError(
-            f"{config.name} is stored compact ({mode}): bbcore check verifies full stores only, for now"
-        )
     if not row.complete:
         raise CheckError(
             f"{config.name} is not completely explored: check verifies complete configurations "
@@ -204,15 +204,28 @@ def check(
     started = time.monotonic()
     numbers = sample_numbers(config, config.nb_mol if everything else sample, seed)
     reference_numbers = sorted(random.Random(seed).sample(numbers, min(reference, len(numbers))))
-    results = [
-        check_integrity(progress),
-        check_configuration(config, row),
-        check_count(config),
-        check_groups(config, progress),
-        check_families(config, progress),
-        check_engine(config, numbers, progress),
-        check_reference(config, reference_numbers, progress),
-    ]
+    if row.store == COMPACT:
+        judge: Judge = CompactJudge(config, everything)
+        results = [
+            check_integrity(progress),
+            check_configuration(config, row),
+            judge.check_count(),
+            judge.check_groups(progress),
+            judge.check_members(progress),
+        ]
+    else:
+        judge = FullJudge(config)
+        results = [
+            check_integrity(progress),
+            check_configuration(config, row),
+            check_count(config),
+            check_groups(config, progress),
+            check_families(config, progress),
+        ]
+    results.append(check_sample("engine", config, numbers, engine_rows, judge, progress))
+    results.append(check_sample("reference", config, reference_numbers, reference_rows, judge, progress))
+    if everything and isinstance(judge, CompactJudge):
+        results[-2] = judge.every_profile(results[-2])
     return CheckReport(
         config, results, seed, len(numbers), len(reference_numbers), time.monotonic() - started
     )
@@ -506,10 +519,34 @@ def stored_rows(config: Config, numbers: list[int]) -> dict[int, tuple]:
     return rows
 
 
+class Judge:
+    """How a configuration's store answers for a re-traced molecule (full or compact)."""
+
+    covers = ""
+
+    def judge(self, result: CheckResult, rows: dict[int, tuple]) -> None:
+        """Compare the computed rows (``MOLECULE_FIELDS`` order, by number) with the store."""
+        raise NotImplementedError
+
+
+class FullJudge(Judge):
+    """A full store: the molecule's own row, every column."""
+
+    covers = "canonical, transform, board, spectrum, 17 statistics"
+
+    def __init__(self, config: Config) -> None:
+        self.config = config
+
+    def judge(self, result: CheckResult, rows: dict[int, tuple]) -> None:
+        stored = stored_rows(self.config, sorted(rows))
+        for number in sorted(rows):
+            _compare(result, number, stored.get(number), rows[number])
+
+
 def _compare(result: CheckResult, number: int, stored: tuple | None, computed: tuple) -> None:
     """Every field of a stored row against the computed one (both in ``MOLECULE_FIELDS`` order)."""
     if stored is None:
-        result.add(Difference(number, "row", "absent", "a molecule"))
+        result.add(Difference(number, "row", "absent", "present"))
         return
     for name, have, want in zip(MOLECULE_FIELDS[1:], stored[1:], computed[1:]):
         if have != want:
@@ -517,35 +554,40 @@ def _compare(result: CheckResult, number: int, stored: tuple | None, computed: t
             result.add(Difference(number, name, *shown))
 
 
-def check_engine(config: Config, numbers: list[int], progress: ProgressCallback) -> CheckResult:
-    """The sampled molecules re-traced by the engine, every column compared."""
-    everything = len(numbers) == config.nb_mol
-    result = CheckResult(
-        "engine",
-        f"{len(numbers):,} molecules{' (all)' if everything else ', a seeded sample'} re-traced by the "
-        "engine: canonical, transform, board, spectrum, 17 statistics",
-    )
-    table = binomial_table(config)
-    done = 0
-    progress("engine", 0, len(numbers))
-    for first in range(0, len(numbers), ROWS_PER_QUERY * 8):
-        chunk = numbers[first : first + ROWS_PER_QUERY * 8]
-        wanted = np.array(chunk, dtype=np.int64)
-        canonical = image_numbers(config, atoms_of_numbers(config, wanted, table), table).min(axis=1)
-        computed = _computed_rows(engine.groups_of(config, canonical), chunk)
-        stored = stored_rows(config, chunk)
-        for n in chunk:
-            _compare(result, n, stored.get(n), computed[n])
-        done += len(chunk)
-        progress("engine", done, len(numbers))
+SAMPLE_BATCH = ROWS_PER_QUERY * 8
+"""Sampled molecules computed and judged at a time."""
+
+
+def check_sample(
+    name: str,
+    config: Config,
+    numbers: list[int],
+    compute: Callable[[Config, list[int]], dict[int, tuple]],
+    judge: Judge,
+    progress: ProgressCallback,
+) -> CheckResult:
+    """Re-trace ``numbers`` with ``compute`` (the engine or rays.py) and let the store answer for them."""
+    how = "the engine" if name == "engine" else "the reference rays.py"
+    which = " (all)" if len(numbers) == config.nb_mol else ", a seeded sample"
+    result = CheckResult(name, f"{len(numbers):,} molecules{which} re-traced by {how}: {judge.covers}")
+    progress(name, 0, len(numbers))
+    step = SAMPLE_BATCH if name == "engine" else 50
+    for first in range(0, len(numbers), step):
+        chunk = numbers[first : first + step]
+        judge.judge(result, compute(config, chunk))
+        progress(name, first + len(chunk), len(numbers))
     return result
 
 
-def _computed_rows(batch: engine.GroupBatch, wanted: list[int]) -> dict[int, tuple]:
-    """The engine's rows of the wanted numbers, in ``MOLECULE_FIELDS`` order."""
+def engine_rows(config: Config, numbers: list[int]) -> dict[int, tuple]:
+    """Rows (``MOLECULE_FIELDS``) computed by the engine: the groups of the molecules' canonical ones."""
+    table = binomial_table(config)
+    wanted = np.array(numbers, dtype=np.int64)
+    canonical = image_numbers(config, atoms_of_numbers(config, wanted, table), table).min(axis=1)
+    batch = engine.groups_of(config, canonical)
     index = {int(n): i for i, n in enumerate(batch.number.tolist())}
     rows: dict[int, tuple] = {}
-    for n in wanted:
+    for n in numbers:
         i = index[n]
         rows[n] = (
             n,
@@ -558,20 +600,9 @@ def _computed_rows(batch: engine.GroupBatch, wanted: list[int]) -> dict[int, tup
     return rows
 
 
-def check_reference(config: Config, numbers: list[int], progress: ProgressCallback) -> CheckResult:
-    """A smaller sample re-traced by the plain reference rays.py, every column compared."""
-    result = CheckResult(
-        "reference",
-        f"{len(numbers):,} molecules re-traced by the reference rays.py: canonical, transform, "
-        "board, spectrum, 17 statistics",
-    )
-    progress("reference", 0, len(numbers))
-    stored = stored_rows(config, numbers)
-    for done, n in enumerate(numbers, 1):
-        _compare(result, n, stored.get(n), reference_row(config, n))
-        if done % 50 == 0 or done == len(numbers):
-            progress("reference", done, len(numbers))
-    return result
+def reference_rows(config: Config, numbers: list[int]) -> dict[int, tuple]:
+    """Rows (``MOLECULE_FIELDS``) computed by the reference rays.py."""
+    return {n: reference_row(config, n) for n in numbers}
 
 
 def reference_row(config: Config, number: int) -> tuple:
@@ -593,3 +624,145 @@ def reference_row(config: Config, number: int) -> tuple:
         rays.spectrum_of_rays(traced),
         *(statistics[name] for name in STAT_FIELDS),
     )
+
+
+# -- a compact store ----------------------------------------------------------------
+
+
+class CompactJudge(Judge):
+    """A compact store (``bbcore.compact``): no row per molecule, its spectral groups and profiles.
+
+    A re-traced molecule must fall in the stored groups: if its spectrum is
+    an ambiguous one stored, it is among that spectrum's molecules; if it is
+    listed among a spectrum's molecules, that is its spectrum.  Its 9 profile
+    statistics must have a ``Profiles`` row whose lowest number is at most
+    its own; with every molecule re-traced (``--all``), the profiles are
+    counted and must equal the stored ones exactly.
+    """
+
+    covers = "in the stored spectral groups, profile statistics"
+
+    def __init__(self, config: Config, everything: bool) -> None:
+        self.config = config
+        self.spectra = {row.spectrum: row for row in Spectrum.select().where(Spectrum.config == config.name)}
+        self.member_of: dict[int, list[str]] = {}
+        for row in SpectrumMolecule.select(SpectrumMolecule.spectrum, SpectrumMolecule.number).where(
+            SpectrumMolecule.config == config.name
+        ):
+            self.member_of.setdefault(row.number, []).append(row.spectrum)
+        self.profiles = {
+            tuple(getattr(row, name) for name in PROFILE_FIELDS): (row.molecules, row.lowest)
+            for row in Profile.select().where(Profile.config == config.name)
+        }
+        self.counted: dict[tuple, list[int]] | None = {} if everything else None
+
+    def check_count(self) -> CheckResult:
+        """No molecule rows, and the profiles count every molecule."""
+        config = self.config
+        result = CheckResult("count", f"{config.nb_mol:,} molecules in the profiles, no molecule rows")
+        (rows,) = db.execute_sql(sql.COUNT_MOLECULES, (config.name,)).fetchone()
+        if rows:
+            result.add(Difference(None, "molecule rows of a compact store", f"{rows:,}", "0"))
+        counted = sum(molecules for molecules, _ in self.profiles.values())
+        if counted != config.nb_mol:
+            result.add(Difference(None, "molecules in Profiles", f"{counted:,}", f"{config.nb_mol:,}"))
+        return result
+
+    def check_groups(self, progress: ProgressCallback) -> CheckResult:
+        """Each Spectrums row against its molecules: nb_mol, transform, canonical number."""
+        config = self.config
+        result = CheckResult(
+            "groups", f"{len(self.spectra):,} ambiguous spectra: nb_mol, transform, canonical number"
+        )
+        progress("groups", 0, 1)
+        members: dict[str, list[int]] = {}
+        for number, spectra in self.member_of.items():
+            for spectrum in spectra:
+                members.setdefault(spectrum, []).append(number)
+        table = binomial_table(config)
+        for spectrum in sorted(set(self.spectra) | set(members)):
+            row, numbers = self.spectra.get(spectrum), sorted(members.get(spectrum, []))
+            subject = f"spectrum {spectrum}"
+            if row is None:
+                result.add(Difference(None, subject, "molecules but no Spectrums row", "a Spectrums row"))
+                continue
+            if row.nb_mol != len(numbers) or len(numbers) < 2:
+                result.add(
+                    Difference(
+                        None, f"{subject}: nb_mol", str(row.nb_mol), f"{len(numbers)} molecules stored"
+                    )
+                )
+            if not numbers:
+                continue
+            atoms = atoms_of_numbers(config, np.array(numbers, dtype=np.int64), table)
+            images = image_numbers(config, atoms, table)
+            canonical = images.min(axis=1)
+            first = min(range(len(numbers)), key=lambda i: (canonical[i], numbers[i]))
+            canonical_images = image_numbers(
+                config, atoms_of_numbers(config, canonical[first : first + 1], table), table
+            )[0]
+            transform = TRANSFORM_NAMES[images_first_transform(canonical_images, numbers[first])]
+            for what, have, want in (
+                ("transform", row.transform, transform),
+                ("canonical_number", row.canonical_number, int(canonical[first])),
+            ):
+                if have != want:
+                    result.add(Difference(None, f"{subject}: {what}", str(have), str(want)))
+        progress("groups", 1, 1)
+        return result
+
+    def check_members(self, progress: ProgressCallback) -> CheckResult:
+        """Every stored molecule of a spectral group, re-traced by the engine, has the group's spectrum."""
+        numbers = sorted(self.member_of)
+        result = CheckResult(
+            "members", f"{len(numbers):,} molecules of the spectral groups re-traced by the engine"
+        )
+        progress("members", 0, len(numbers))
+        for first in range(0, len(numbers), SAMPLE_BATCH):
+            chunk = numbers[first : first + SAMPLE_BATCH]
+            for number, row in engine_rows(self.config, chunk).items():
+                for spectrum in self.member_of[number]:
+                    if row[4] != spectrum:
+                        result.add(Difference(number, "spectrum", repr(spectrum), repr(row[4])))
+            progress("members", first + len(chunk), len(numbers))
+        return result
+
+    def judge(self, result: CheckResult, rows: dict[int, tuple]) -> None:
+        for number in sorted(rows):
+            computed = rows[number]
+            spectrum = computed[4]
+            listed = self.member_of.get(number, [])
+            if spectrum in self.spectra and spectrum not in listed:
+                result.add(
+                    Difference(number, f"group of spectrum {spectrum}", "not among its molecules", "a member")
+                )
+            for other in listed:
+                if other != spectrum:
+                    result.add(Difference(number, "spectrum", f"{other!r} (its group)", repr(spectrum)))
+            stats = dict(zip(MOLECULE_FIELDS, computed))
+            profile = tuple(stats[name] for name in PROFILE_FIELDS)
+            stored = self.profiles.get(profile)
+            if stored is None or stored[1] > number:
+                have = "no such row" if stored is None else f"lowest {stored[1]:,}"
+                result.add(Difference(number, f"Profiles {profile}", have, f"a row, lowest <= {number:,}"))
+            if self.counted is not None and result.name == "engine":
+                line = self.counted.setdefault(profile, [0, number])
+                line[0] += 1
+                line[1] = min(line[1], number)
+
+    def every_profile(self, result: CheckResult) -> CheckResult:
+        """With every molecule re-traced: the profiles counted equal the stored ones."""
+        counted = {k: tuple(v) for k, v in (self.counted or {}).items()}
+        for profile in sorted(set(counted) | set(self.profiles)):
+            have, want = self.profiles.get(profile), counted.get(profile)
+            if have != want:
+                result.add(
+                    Difference(
+                        None,
+                        f"Profiles {profile} (molecules, lowest)",
+                        str(have or "no row"),
+                        str(want or "no molecule"),
+                    )
+                )
+        result.covered += "; every profile counted"
+        return result

@@ -214,15 +214,83 @@ def test_check_only_reads(clean: Path, tmp_path: Path, capsys) -> None:
     close_database()
 
 
-def test_a_compact_configuration_is_refused_in_one_line(clean: Path, tmp_path: Path, capsys) -> None:
-    """Until check knows the compact store's layout, it says so rather than judge it by the full one's."""
-    path = tmp_path / "compact.sqlite"
-    shutil.copy(clean, path)
+@pytest.fixture(scope="module")
+def compact(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A3_B5 explored compact: no molecule rows, its 8 spectra and their 16 molecules, profiles."""
+    path = tmp_path_factory.mktemp("compact") / "a3b5.sqlite"
+    explore(A3_B5, path, workers=1, store="compact")
+    close_database()
+    return path
+
+
+def damaged_compact(compact: Path, tmp_path: Path, *statements: tuple[str, tuple]) -> Path:
+    path = tmp_path / "compact-copy.sqlite"
+    shutil.copy(compact, path)
     connection = sqlite3.connect(path)
-    connection.execute("ALTER TABLE Configurations ADD COLUMN store TEXT DEFAULT 'full'")
-    connection.execute("UPDATE Configurations SET store = 'compact'")
+    for statement, parameters in statements:
+        assert connection.execute(statement, parameters).rowcount == 1
     connection.commit()
     connection.close()
-    assert main(["--db", str(path), "check", "A3_B5"]) == 2
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "A3_B5 is stored compact (compact)" in err
+    return path
+
+
+def compact_report(path: Path, capsys, *args: str) -> tuple[int, dict]:
+    code = main(["--db", str(path), "check", "A3_B5", "--json", *args])
+    return code, json.loads(capsys.readouterr().out)
+
+
+def failures(report: dict) -> dict[str, list[dict]]:
+    return {c["name"]: c["first"] for c in report["checks"] if not c["ok"]}
+
+
+def test_a_clean_compact_store_passes(compact: Path, capsys) -> None:
+    for args in ((), ("--all",)):
+        code, report = compact_report(compact, capsys, *args)
+        assert code == 0 and report["ok"], report
+        assert [c["name"] for c in report["checks"]] == list(check.COMPACT_CHECKS)
+    assert "every profile counted" in report["checks"][5]["covered"]
+    assert "16 molecules of the spectral groups" in report["checks"][4]["covered"]
+
+
+def test_a_compact_molecule_left_out_of_its_group_is_named(compact: Path, tmp_path: Path, capsys) -> None:
+    path = damaged_compact(
+        compact, tmp_path, ("DELETE FROM SpectrumMolecules WHERE config = 'A3_B5' AND number = ?", (43,))
+    )
+    code, report = compact_report(path, capsys)
+    found = failures(report)
+    assert code == 1 and {"groups", "engine"} <= set(found) <= {"groups", "engine", "reference"}
+    assert found["groups"][0]["what"].endswith(": nb_mol") and found["groups"][0]["stored"] == "2"
+    assert found["engine"] == [
+        {
+            "number": 43,
+            "what": "group of spectrum @&a&@@&@&b@cac@b&@&@",
+            "stored": "not among its molecules",
+            "computed": "a member",
+        }
+    ]
+
+
+def test_a_compact_member_with_another_spectrum_is_named(compact: Path, tmp_path: Path, capsys) -> None:
+    path = damaged_compact(
+        compact,
+        tmp_path,
+        ("UPDATE SpectrumMolecules SET number = 44 WHERE config = 'A3_B5' AND number = ?", (43,)),
+    )
+    code, report = compact_report(path, capsys)
+    found = failures(report)
+    assert code == 1 and "members" in found and "engine" in found
+    assert found["members"][0]["number"] == 44 and found["members"][0]["what"] == "spectrum"
+    assert found["members"][0]["stored"] == repr("@&a&@@&@&b@cac@b&@&@")
+
+
+def test_a_wrong_compact_profile_is_named(compact: Path, tmp_path: Path, capsys) -> None:
+    path = damaged_compact(
+        compact,
+        tmp_path,
+        ("UPDATE Profiles SET molecules = molecules + 1 WHERE rowid = (SELECT MIN(rowid) FROM Profiles)", ()),
+    )
+    code, report = compact_report(path, capsys, "--all")
+    found = failures(report)
+    assert code == 1 and set(found) == {"count", "engine"}
+    assert found["count"][0]["what"] == "molecules in Profiles" and found["count"][0]["stored"] == "2,301"
+    assert found["engine"][0]["what"].endswith("(molecules, lowest)")

@@ -27,6 +27,7 @@ LABELS = {
     "count": "molecule count",
     "groups": "spectral groups",
     "families": "families",
+    "members": "group members",
     "engine": "engine sample",
     "reference": "reference sample",
 }
