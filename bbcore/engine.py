@@ -6,7 +6,7 @@ molecule of small configurations and random molecules of large ones.
 How it goes fast:
 
 - two numba kernels do the per-ray and per-molecule work: ``_trace_kernel``
-  traces every ray of a batch, ``_groups_kernel`` expands traced canonical
+  traces every ray of a batch, ``_enantiomer_kernel`` expands traced canonical
   molecules into their whole enantiomer groups; numba is imported only when
   a kernel first runs, and its compiled code is cached on disk;
 - a ray's cell is an index into the box padded by one cell, and what happens
@@ -319,7 +319,7 @@ def image_numbers(config: Config, atoms: np.ndarray, table: np.ndarray) -> np.nd
 
 
 @dataclass
-class GroupBatch:
+class EnantiomerBatch:
     """Every molecule of the enantiomer groups whose canonical molecule is in a range.
 
     Rows are ordered by canonical number, then by number; ``transform`` holds
@@ -365,7 +365,31 @@ def _ascii(chars: np.ndarray) -> list[str]:
     return [row.decode("ascii") for row in chars.view(f"S{chars.shape[1]}").ravel().tolist()]
 
 
-def _groups_kernel(
+_STAT = {name: index for index, name in enumerate(STAT_FIELDS)}
+_STATS = len(STAT_FIELDS)
+_ABSORBED_NUMBER, _REFLECTED_NUMBER, _OUT_NUMBER = (
+    _STAT[f"{c}_number"] for c in ("absorbed", "reflected", "out")
+)
+_REFLECTED_EDGE, _REFLECTED_DEEP = _STAT["reflected_edge"], _STAT["reflected_deep"]
+_ABSORBED_FIGURES, _REFLECTED_FIGURES, _OUT_FIGURES = (
+    _STAT[f"{c}_max_length"] for c in ("absorbed", "reflected", "out")
+)
+"""Where the kernel counts each ray class: its number, and its figures from max length on.
+
+A class's four figures follow each other in STAT_FIELDS (max length, max
+turns, total length, total turns), which the kernel relies on."""
+assert all(
+    [STAT_FIELDS[first + i] for i in range(4)]
+    == [f"{c}_{m}" for m in ("max_length", "max_turns", "tot_length", "tot_turns")]
+    for c, first in (
+        ("absorbed", _ABSORBED_FIGURES),
+        ("reflected", _REFLECTED_FIGURES),
+        ("out", _OUT_FIGURES),
+    )
+)
+
+
+def _enantiomer_kernel(
     atoms,
     own,
     partner,
@@ -396,23 +420,21 @@ def _groups_kernel(
     numbers = np.empty(8, dtype=np.int64)
     kept = np.empty(8, dtype=np.int64)
     letter_of = np.empty(npos, dtype=np.int64)
-    st = np.empty(17, dtype=np.int64)
+    st = np.empty(_STATS, dtype=np.int64)
     row = 0
     for m in range(k):
-        # The 17 statistics, in STAT_FIELDS order: a class's number at
-        # ``first``, then max length, max turns, total length, total turns
-        # at ``first + 1 .. + 4`` (reflections have edge and deep in between).
+        # The statistics, in STAT_FIELDS order (the _STAT indexes above).
         st[:] = 0
         for j in range(npos):
             q = partner[m, j]
             ln = length[m, j]
             if q == ABSORBED_CODE:
-                first, figures = 0, 1
+                first, figures = _ABSORBED_NUMBER, _ABSORBED_FIGURES
             elif q == REFLECTED_CODE:
-                first, figures = 5, 8
-                st[7 if ln > 0 else 6] += 1
+                first, figures = _REFLECTED_NUMBER, _REFLECTED_FIGURES
+                st[_REFLECTED_DEEP if ln > 0 else _REFLECTED_EDGE] += 1
             elif q > j:  # an exit pair, counted at its first end
-                first, figures = 12, 13
+                first, figures = _OUT_NUMBER, _OUT_FIGURES
             else:
                 continue
             st[first] += 1
@@ -473,13 +495,13 @@ def _groups_kernel(
                     else:
                         letter_of[j] = letter_of[other]
                     spectrum[row, j] = 97 + letter_of[j]
-            for f in range(17):
+            for f in range(_STATS):
                 stats[row, f] = st[f]
             row += 1
     return row
 
 
-def explore_range(config: Config, start: int, stop: int) -> GroupBatch:
+def explore_range(config: Config, start: int, stop: int) -> EnantiomerBatch:
     """All enantiomer groups whose canonical molecule is numbered start..stop-1."""
     atoms, own = canonical_molecules(config, start, stop)
     return groups_of_canonicals(config, atoms, own)
@@ -654,7 +676,7 @@ def ray_profile(partner: np.ndarray, length: np.ndarray, turns: np.ndarray) -> n
     return np.stack(columns, axis=1).astype(np.int64)
 
 
-def groups_of(config: Config, canonical_numbers: np.ndarray) -> GroupBatch:
+def groups_of(config: Config, canonical_numbers: np.ndarray) -> EnantiomerBatch:
     """The enantiomer groups of the given canonical molecules (by number), as an exploration computes them.
 
     ``bbcore check`` re-traces a sample this way: the same kernels as an
@@ -664,7 +686,7 @@ def groups_of(config: Config, canonical_numbers: np.ndarray) -> GroupBatch:
     return groups_of_canonicals(config, atoms_of_numbers(config, own), own)
 
 
-def groups_of_canonicals(config: Config, atoms: np.ndarray, own: np.ndarray) -> GroupBatch:
+def groups_of_canonicals(config: Config, atoms: np.ndarray, own: np.ndarray) -> EnantiomerBatch:
     """Every molecule of the enantiomer groups of these canonical molecules, with spectra and statistics."""
     table = binomial_table(config)
     atoms = np.ascontiguousarray(atoms, dtype=np.int64)
@@ -674,7 +696,7 @@ def groups_of_canonicals(config: Config, atoms: np.ndarray, own: np.ndarray) -> 
     rows = 8 * len(atoms)
     start = int(own[0]) if len(own) else 1
     stop = int(own[-1]) + 1 if len(own) else 1
-    out = GroupBatch(
+    out = EnantiomerBatch(
         config=config,
         start=start,
         stop=stop,
@@ -685,7 +707,7 @@ def groups_of_canonicals(config: Config, atoms: np.ndarray, own: np.ndarray) -> 
         spectrum=np.empty((rows, config.positions), dtype=np.uint8),
         stats=np.empty((rows, len(STAT_FIELDS)), dtype=np.int64),
     )
-    count = compiled(_groups_kernel)(
+    count = compiled(_enantiomer_kernel)(
         atoms,
         own,
         partner,
@@ -708,7 +730,7 @@ def groups_of_canonicals(config: Config, atoms: np.ndarray, own: np.ndarray) -> 
     return out
 
 
-def molecules_of_numbers(config: Config, numbers: np.ndarray) -> GroupBatch:
+def molecules_of_numbers(config: Config, numbers: np.ndarray) -> EnantiomerBatch:
     """The molecules with these numbers (any order, no repeats), in number order, computed."""
     numbers = np.unique(np.asarray(numbers, dtype=np.int64))
     table = binomial_table(config)

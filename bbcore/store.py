@@ -343,7 +343,7 @@ def read_only_message(path: Path) -> str:
     )
 
 
-def describe(error: Exception, path: Path) -> str:
+def error_line(error: Exception, path: Path) -> str:
     """A one-line message for an sqlite/peewee error on ``path``."""
     text = str(error).splitlines()[0] if str(error) else type(error).__name__
     if "not a database" in text or "malformed" in text:
@@ -478,7 +478,7 @@ def open_database(
             _upgrade_indexes()
     except (DatabaseError, OperationalError, sqlite3.Error) as error:
         db.close()
-        raise StoreError(describe(error, path)) from None
+        raise StoreError(error_line(error, path)) from None
     except StoreError:
         db.close()
         raise
@@ -546,7 +546,7 @@ def check_database_file(path: Path) -> None:
         finally:
             connection.close()
     except sqlite3.Error as error:
-        raise StoreError(describe(error, path)) from None
+        raise StoreError(error_line(error, path)) from None
 
 
 def config_row(config: Config) -> Configuration | None:
