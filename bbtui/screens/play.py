@@ -42,9 +42,8 @@ from bbcore.play import Match, PlayError, chosen_match, hard_match, random_match
 from bbcore.shots import atom_counts
 from bbcore.strategy import StrategyBook, line_text
 from bbtui.messages import BookReady, CoachAnswer
-from bbtui.screens.decode import shots_text
 from bbtui.widgets.board import Board, BoardGrid
-from bbtui.widgets.game_board import GameBoard
+from bbtui.widgets.game_board import GameBoard, shots_text
 from bbtui.widgets.inputs import ConfigValidator
 from bbtui.widgets.play_board import AtomToggled, PlayBoard, ShotFired
 
