@@ -33,7 +33,7 @@ result shows the previous answer at once; its sentences are bbcore's too.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, cast
+from typing import cast
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -50,14 +50,12 @@ from bbcore.game import DecodeError, Game, labels_text, parse_game, parse_guess
 from bbcore.queries import molecule_record
 from bbcore.render import plural
 from bbcore.shots import Ranking, ambiguity, atom_counts, doubtful_cells
+from bbtui.host import Host, host
 from bbtui.messages import DecodeFinished, DecodeProgress
 from bbtui.widgets.board import Board, BoardGrid, RaySelected, record_board
 from bbtui.widgets.game_board import DraftChanged, DraftRefused, GameBoard, shots_text
 from bbtui.widgets.inputs import ConfigBoundValidator, ConfigValidator, GameInput, GamePasted
 from bbtui.widgets.stats_table import StatsTable
-
-if TYPE_CHECKING:
-    from bbtui.app import BlackBoxApp
 
 PAGE = 24
 """Candidate boards drawn at once."""
@@ -116,9 +114,9 @@ class DecodeScreen(Screen):
         self.showing_error = False
 
     @property
-    def bb_app(self) -> BlackBoxApp:
-        """The app, typed."""
-        return cast("BlackBoxApp", self.app)
+    def bb_app(self) -> Host:
+        """The app, as the screens see it (``bbtui.host``)."""
+        return host(self)
 
     @property
     def spectrum_input(self) -> Input:
