@@ -23,7 +23,7 @@ from dask_local import LocalDask
 from bbcore import cluster as cluster_module
 from bbcore.cluster import ClusterError, DaskRunner, cluster_address
 from bbcore.config import Config
-from bbcore.explore import COMPLETE, PAUSED, explore
+from bbcore.explore import COMPLETE, PAUSED, ExploreError, explore
 
 ROOT = Path(__file__).resolve().parent.parent
 ENV = dict(os.environ, PYTHONPATH=str(ROOT))
@@ -124,7 +124,7 @@ def compact_tables(path: Path, ranges: bool = True) -> dict[str, list[tuple]]:
             columns = [
                 r[1]
                 for r in connection.execute(f'PRAGMA table_info("{table}")')
-                if r[1] not in ("dh1", "dh2")
+                if r[1] not in ("dh1", "dh2", "shard_root")
             ]
             rows = connection.execute(
                 f'SELECT {", ".join(columns)} FROM "{table}" WHERE config = ?', (CONFIG.name,)
@@ -230,3 +230,45 @@ def test_a_worker_killed_mid_run_changes_nothing(local_run, tmp_path):
         assert compact_tables(path) == compact_tables(local_run)
     finally:
         cluster.close()
+
+
+def test_a_compact_run_resumes_with_the_shard_folder_it_started_with(local_run, tmp_path):
+    path, first, other = tmp_path / "db.sqlite", tmp_path / "first", tmp_path / "other"
+    stop = threading.Event()
+
+    def pause_after_a_few(progress):
+        if progress.phase == "tracing" and progress.done > 20_000:
+            stop.set()
+
+    paused = explore(
+        CONFIG, path, store="compact", shard_root=first, range_size=SMALL_RANGES, workers=1,
+        stop=stop, progress=pause_after_a_few,
+    )  # fmt: skip
+    assert paused == PAUSED and any(first.rglob("*.keys"))
+    with pytest.raises(
+        ExploreError, match=f"started with its shard files in {first}: resume it with --shards"
+    ):
+        explore(CONFIG, path, shard_root=other, range_size=SMALL_RANGES)
+    assert not other.exists()
+    assert explore(CONFIG, path, range_size=SMALL_RANGES) == COMPLETE  # where it started
+    assert compact_tables(path, ranges=False) == compact_tables(local_run, ranges=False)
+    assert not (first / CONFIG.name).exists()
+
+
+def test_reset_deletes_the_shard_files_where_they_are(tmp_path):
+    path, shards = tmp_path / "db.sqlite", tmp_path / "shared"
+    stop = threading.Event()
+    explore(
+        CONFIG, path, store="compact", shard_root=shards, range_size=SMALL_RANGES, workers=1, stop=stop,
+        progress=lambda p: p.done > 20_000 and stop.set(),
+    )  # fmt: skip
+    assert any((shards / CONFIG.name).rglob("*.keys"))
+    result = subprocess.run(
+        [sys.executable, "-m", "bbcore", "--db", str(path), "reset", CONFIG.name, "--yes"],
+        capture_output=True,
+        text=True,
+        env=ENV,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    assert not (shards / CONFIG.name).exists()

@@ -170,7 +170,8 @@ def connect_cluster(args: argparse.Namespace, path: Path):
         return None
     if getattr(args, "store", None) == FULL:
         raise CLIError("--cluster runs the compact store only: leave out --store full")
-    shard_root = args.shards or default_shard_root(path)
+    row = Configuration.get_or_none(Configuration.config == args.config.name)
+    shard_root = args.shards or (row and row.shard_root) or default_shard_root(path)
     sys.stderr.write(f"connecting to the Dask scheduler at {address}...\n")
     runner = DaskRunner(address, shard_root)
     sys.stderr.write(
@@ -196,8 +197,9 @@ def run_reset(args: argparse.Namespace) -> int:
             return 1
     try:
         with exploration_lock(path, config):
+            shard_root = Configuration.get_by_id(config.name).shard_root  # None: the default
             deleted = reset_config(config)
-            forget_shards(path, config)
+            forget_shards(path, config, shard_root)
     except ExploreError as error:
         raise CLIError(str(error)) from None
     print(f"{config.name}: {deleted:,} molecules deleted")
