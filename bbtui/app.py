@@ -65,14 +65,17 @@ class BlackBoxApp(App[None]):
     BINDINGS = [
         Binding("question_mark", "help", "Help", key_display="?", priority=True),
         Binding("f1", "help", "Help", show=False),
-        Binding("e", "explore", "Explore"),
-        Binding("g", "groups", "Groups"),
-        Binding("d", "decode", "Decode"),
-        Binding("m", "molecule", "Molecule"),
-        Binding("t", "statistics", "Stats"),
+        # The screens' keys work everywhere (but where a widget types them) and are
+        # listed in the help and the command palette; the footer keeps its room
+        # for the keys of the screen shown.
+        Binding("e", "explore", "Explore", show=False),
+        Binding("g", "groups", "Groups", show=False),
+        Binding("d", "decode", "Decode", show=False),
+        Binding("m", "molecule", "Molecule", show=False),
+        Binding("t", "statistics", "Stats", show=False),
         # p pauses or turns pages on five screens: Play is shift+p everywhere.
-        Binding("P", "play", "Play", key_display="P"),
-        Binding("b", "strategy", "Book"),
+        Binding("P", "play", "Play", key_display="P", show=False),
+        Binding("b", "strategy", "Book", show=False),
         Binding("ctrl+q", "quit", "Quit", priority=True),
     ]
 

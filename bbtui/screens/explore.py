@@ -38,7 +38,10 @@ COLUMNS = (
 )
 
 
-INPUT_HINT = "Type AN_BW (A4_B8: 4 atoms in an 8 x 8 box), Enter explores it; Escape: keys"
+INPUT_HINT = (
+    "Type AN_BW (A4_B8: 4 atoms in an 8 x 8 box), Enter explores it; escape: the table. "
+    "Then g groups, d decode, t statistics, P play, b book, ? every key."
+)
 
 
 class ExploreScreen(Screen):

@@ -58,7 +58,7 @@ class GroupScreen(Screen):
     """
 
     BINDINGS = [
-        Binding("escape", "app.pop_screen", "Back"),
+        Binding("escape", "app.pop_screen", "Back", show=False),
         Binding("n", "move(1)", "Group", group=GROUP),
         Binding("p", "move(-1)", "Group", group=GROUP),
         Binding("o", "open_molecule", "Molecule"),

@@ -56,7 +56,7 @@ class GroupsScreen(Screen):
     """The spectral groups of one configuration."""
 
     BINDINGS = [
-        Binding("escape", "app.pop_screen", "Back"),
+        Binding("escape", "app.pop_screen", "Back", show=False),
         Binding("n", "page(1)", "Page", group=PAGE, key_display="n"),
         Binding("p", "page(-1)", "Page", group=PAGE, key_display="p"),
         Binding("f", "first", "Page", group=PAGE, key_display="f"),
