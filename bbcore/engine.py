@@ -152,12 +152,17 @@ def compiled(kernel):
     """The numba-compiled version of a kernel, compiled (or loaded from cache) on first use.
 
     numba is imported only here, so that importing bbcore (``bbcore --help``,
-    the TUI's start) does not pay for it.
+    the TUI's start) does not pay for it.  The compiled code is cached beside
+    the module, else (a read-only install) in the user's cache folder
+    (``$XDG_CACHE_HOME/numba``, numba's own choice), else not at all.
     """
     if kernel.__name__ not in _COMPILED:
         from numba import njit
 
-        _COMPILED[kernel.__name__] = njit(cache=True)(kernel)
+        try:
+            _COMPILED[kernel.__name__] = njit(cache=True)(kernel)
+        except RuntimeError:  # no folder to cache in (read-only install, no writable home)
+            _COMPILED[kernel.__name__] = njit(kernel)
     return _COMPILED[kernel.__name__]
 
 

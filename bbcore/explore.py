@@ -54,12 +54,14 @@ from pathlib import Path
 
 from bbcore import engine, sql, store
 from bbcore.config import Config
+from bbcore.feasibility import refusal
 from bbcore.lifeline import die_with_parent
 from bbcore.spectra import build_spectrums
 from bbcore.store import (
     Configuration,
     ExploredRange,
     StoreError,
+    config_row,
     db,
     ensure_config,
     now,
@@ -116,26 +118,50 @@ class Progress:
 ProgressCallback = Callable[[Progress], None]
 
 
-def stored_intervals(config: Config) -> list[tuple[int, int]]:
-    """The stored intervals ``(start, stop)`` of canonical numbers, sorted."""
-    return sorted(
-        (row.start, row.stop)
-        for row in ExploredRange.select(ExploredRange.start, ExploredRange.stop).where(
-            ExploredRange.config == config.name
+INTERVALS_PAGE = 4096
+"""Stored intervals read per query when looking for the missing ones."""
+
+
+def stored_intervals(config: Config) -> Iterator[tuple[int, int]]:
+    """The stored intervals ``(start, stop)`` of canonical numbers, in order, a page at a time.
+
+    Each page is its own query, read whole: rows written between pages
+    (always before the last interval read) are neither seen nor skipped.
+    """
+    after = 0
+    while True:
+        page = list(
+            ExploredRange.select(ExploredRange.start, ExploredRange.stop)
+            .where((ExploredRange.config == config.name) & (ExploredRange.start > after))
+            .order_by(ExploredRange.start)
+            .limit(INTERVALS_PAGE)
+            .tuples()
         )
-    )
+        yield from page
+        if len(page) < INTERVALS_PAGE:
+            return
+        after = page[-1][0]
 
 
-def missing_ranges(config: Config, size: int = RANGE_SIZE) -> list[tuple[int, int]]:
-    """The gaps between stored intervals, cut into ranges of at most ``size`` numbers."""
-    gaps, cursor = [], 1
+def missing_ranges(config: Config, size: int = RANGE_SIZE) -> Iterator[tuple[int, int]]:
+    """The gaps between stored intervals, cut into ranges of at most ``size`` numbers.
+
+    A generator, never a list: A10_B13 has 5 x 10^11 ranges of 8,192.  Its
+    truth value says nothing: ``fully_stored`` asks whether any is left.
+    """
+    cursor = 1
     for start, stop in stored_intervals(config):
         if start > cursor:
-            gaps.append((cursor, start))
+            yield from ((s, min(s + size, start)) for s in range(cursor, start, size))
         cursor = max(cursor, stop)
     if cursor <= config.nb_mol:
-        gaps.append((cursor, config.nb_mol + 1))
-    return [(s, min(s + size, stop)) for start, stop in gaps for s in range(start, stop, size)]
+        end = config.nb_mol + 1
+        yield from ((s, min(s + size, end)) for s in range(cursor, end, size))
+
+
+def fully_stored(config: Config) -> bool:
+    """Whether every canonical number of ``config`` is in a stored interval."""
+    return next(missing_ranges(config), None) is None
 
 
 # -- the lock ----------------------------------------------------------------
@@ -326,21 +352,29 @@ def explore(
     progress: ProgressCallback | None = None,
     stop: threading.Event | None = None,
     range_size: int = RANGE_SIZE,
+    force: bool = False,
 ) -> str:
     """Explore ``config`` (create or resume) and return COMPLETE, PAUSED or ALREADY_COMPLETE.
 
     ``workers`` defaults to all cores; small configurations run in-process.
+    A run that cannot finish (``bbcore.feasibility``) is refused before
+    anything is written, unless ``force``.
     ``progress`` is called from the calling thread a few times a second and
     at the end.  Raises ExploreError or StoreError with a one-line message.
     """
     if config.nb_mol >= MAX_MOLECULES:
-        raise ExploreError(f"{config.name} has {config.nb_mol} molecules: too many to explore")
+        raise ExploreError(f"{config.name} has {config.nb_mol:,} molecules: too many to explore")
     path = open_database(db_path)
     stop = stop or threading.Event()
     with exploration_lock(path, config):
-        ensure_config(config)
-        if Configuration.get_by_id(config.name).complete:
+        row = config_row(config)
+        if row is not None and row.complete:
             return ALREADY_COMPLETE
+        if not force:  # before any row is written
+            refused = refusal(config, path, workers=workers, done=stored_count(config) if row else 0)
+            if refused:
+                raise ExploreError(refused)
+        ensure_config(config)
         todo = missing_ranges(config, range_size)
         started, done_before = time.monotonic(), stored_count(config)
 
@@ -366,7 +400,7 @@ def explore(
         global _worker_db
         _worker_db = None
         open_database(path)  # the in-process path may have re-pointed db
-        if missing_ranges(config, range_size):
+        if not fully_stored(config):
             report("paused")
             return PAUSED
         report("spectrums")
@@ -387,7 +421,7 @@ def finish(config: Config) -> int:
 
 
 def _run_pool(
-    path: Path, config: Config, todo: list[tuple[int, int]], workers: int, stop: threading.Event
+    path: Path, config: Config, todo: Iterator[tuple[int, int]], workers: int, stop: threading.Event
 ) -> Iterator[None]:
     """Store ``todo`` ranges in worker processes, yielding every PROGRESS_EVERY seconds."""
     context = multiprocessing.get_context("spawn")
@@ -395,15 +429,17 @@ def _run_pool(
     pool = ProcessPoolExecutor(
         workers, mp_context=context, initializer=_worker_init, initargs=(os.getpid(), halt, context.Lock())
     )
-    queue = list(reversed(todo))
     running: set[Future] = set()
+    queue = iter(todo)  # taken as needed, never listed
+    pending = next(queue, None)
     try:
-        while queue or running:
+        while pending is not None or running:
             if stop.is_set():
                 halt.set()
-            while queue and len(running) < workers + 1 and not stop.is_set():
-                start, stop_ = queue.pop()
+            while pending is not None and len(running) < workers + 1 and not stop.is_set():
+                start, stop_ = pending
                 running.add(pool.submit(_worker_range, str(path), config, start, stop_))
+                pending = next(queue, None)
             if not running:
                 break
             finished, running = wait(running, timeout=PROGRESS_EVERY, return_when=FIRST_COMPLETED)

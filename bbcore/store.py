@@ -27,8 +27,10 @@ from __future__ import annotations
 
 import os
 import sqlite3
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from urllib.parse import quote
 
 from peewee import (
     BlobField,
@@ -57,10 +59,20 @@ PRAGMAS = {
     "busy_timeout": BUSY_TIMEOUT_MS,
     "cache_size": -64 * 1024,
 }
+READ_PRAGMAS = {"busy_timeout": BUSY_TIMEOUT_MS, "cache_size": -64 * 1024, "query_only": 1}
+"""A read-only connection sets no journal mode (that would be a write)."""
+
+
+DATABASE_ERRORS = (DatabaseError, OperationalError, sqlite3.Error)
+"""What peewee and sqlite3 raise on a database that cannot do what was asked."""
 
 
 class StoreError(Exception):
     """A database that cannot be used: its message is one line for the user."""
+
+
+class ReadOnlyError(StoreError):
+    """A write asked of a file (or folder) this process cannot write."""
 
 
 def now() -> str:
@@ -248,6 +260,14 @@ def default_path() -> Path:
     return Path(data_home) / "bbtui" / "blackbox.sqlite"
 
 
+def read_only_message(path: Path) -> str:
+    """The one line refusing a write to a file this user cannot write, and what to do."""
+    return (
+        f"{path} is read-only (the file or its folder): to write, copy it "
+        f"(cp {path} copy.sqlite, then --db copy.sqlite) or pass --db with another path"
+    )
+
+
 def describe(error: Exception, path: Path) -> str:
     """A one-line message for an sqlite/peewee error on ``path``."""
     text = str(error).splitlines()[0] if str(error) else type(error).__name__
@@ -258,40 +278,162 @@ def describe(error: Exception, path: Path) -> str:
     if "unable to open" in text:
         return f"cannot open {path}: {text}"
     if "readonly" in text or "read-only" in text:
-        return f"{path} is read-only: {text}"
+        return read_only_message(path)
+    if "no such table" in text:
+        return f"{path} is not a bbtui database, or one made by an older bbtui: {text}"
     return f"{path}: {text}"
 
 
-def open_database(path: Path | str | None = None, *, create: bool = True) -> Path:
+def writable(path: Path) -> bool:
+    """Whether this process may write ``path``: the file (if it exists) and its folder.
+
+    The folder counts as much as the file: SQLite writes its journal (or its
+    WAL and shared-memory files) beside the database.  A read-only mount
+    answers False for both.
+    """
+    folder = path.parent if str(path.parent) else Path(".")
+    if path.exists() and not os.access(path, os.W_OK):
+        return False
+    return os.access(folder, os.W_OK)
+
+
+def read_only_uri(path: Path) -> str:
+    """The URI opening ``path`` read-only: ``mode=ro``, plus ``immutable=1`` when it must.
+
+    A file in WAL mode needs a ``-shm`` file beside it, even to be read:
+    where the folder is read-only and that file cannot be made, ``immutable=1``
+    tells SQLite that nobody writes the file, so it neither locks it nor looks
+    for the ``-shm`` file.  Otherwise plain ``mode=ro`` keeps SQLite's locking
+    (someone who can write the file may be writing it).  The file is probed
+    through SQLite only: closing a descriptor of our own on it would drop
+    every POSIX lock this process holds on it.
+    """
+    base = f"file:{quote(str(path.resolve()))}?mode=ro"
+    folder = path.parent if str(path.parent) else Path(".")
+    if os.access(folder, os.W_OK) or not path.exists():
+        return base
+    try:
+        connection = sqlite3.connect(base, uri=True, timeout=BUSY_TIMEOUT_MS / 1000)
+        try:
+            connection.execute("PRAGMA schema_version").fetchone()
+        finally:
+            connection.close()
+    except sqlite3.Error:
+        return base + "&immutable=1"
+    return base
+
+
+@dataclass
+class OpenState:
+    """The file ``db`` points at, and whether it was opened read-only."""
+
+    path: Path | None = None
+    read_only: bool = False
+
+
+opened = OpenState()
+"""Which file is open, and how (``open_database``)."""
+
+
+def is_read_only() -> bool:
+    """Whether the open database was opened read-only (``open_database``)."""
+    return opened.read_only
+
+
+def open_database(path: Path | str | None = None, *, create: bool = True, write: bool | None = None) -> Path:
     """Point ``db`` at a file, check it is a usable database, create the tables.
 
     With ``create=False`` a missing file is an error instead of a new empty
-    database (the read-only commands use this).  Raises StoreError with a
-    one-line message; a file that is not a database is never written to.
+    database (the read-only commands use this).  ``write=True`` (the commands
+    that write: explore, reset, spectrums) refuses, with ReadOnlyError, a file
+    or folder this process cannot write.  ``write=None`` (readers) opens such a
+    file read-only: SQLite's ``mode=ro``, nothing is ever written, not even
+    the ``-shm`` file of WAL mode; ``immutable=1`` is added when the file's
+    header still says WAL (a run killed mid-way, or a file made by an older
+    bbtui), since a WAL reader would need to create that ``-shm`` file.
+    ``write=False`` opens read-only even a writable file.
+    Raises StoreError with a one-line message; a file that is not a database
+    is never written to.
     """
     path = Path(path).expanduser() if path else default_path()
     if path.is_dir():
         raise StoreError(f"{path} is a directory, not a database file")
     if not path.exists():
-        if not create:
+        if not create or write is False:
             raise StoreError(f"no database at {path} (explore a configuration first)")
         if not path.parent.is_dir():
             if path.parent == default_path().parent:
                 path.parent.mkdir(parents=True, exist_ok=True)
             else:
                 raise StoreError(f"cannot create {path}: folder {path.parent} does not exist")
+        if not writable(path):
+            raise ReadOnlyError(
+                f"cannot create {path}: folder {path.parent} is read-only; pass --db with another path"
+            )
     check_database_file(path)
+    read_only = write is False or not writable(path)
+    if read_only and write:
+        raise ReadOnlyError(read_only_message(path))
     if not db.is_closed():
         db.close()
-    db.init(str(path), pragmas=PRAGMAS, check_same_thread=False)
+    if read_only:
+        db.init(read_only_uri(path), pragmas=READ_PRAGMAS, check_same_thread=False, uri=True)
+    else:
+        db.init(str(path), pragmas=PRAGMAS, check_same_thread=False)
+    opened.path, opened.read_only = path, read_only
     try:
         db.connect()
-        db.create_tables(MODELS, safe=True)
-        _upgrade_indexes()
+        if read_only:
+            if not db.table_exists(Configuration._meta.table_name):
+                raise StoreError(f"{path} is not a bbtui database (no Configurations table)")
+        else:
+            db.create_tables(MODELS, safe=True)
+            _upgrade_indexes()
     except (DatabaseError, OperationalError, sqlite3.Error) as error:
         db.close()
         raise StoreError(describe(error, path)) from None
+    except StoreError:
+        db.close()
+        raise
     return path
+
+
+def close_database() -> None:
+    """Close this thread's connection; a file opened for writing is left as one self-contained file.
+
+    After a writer, the WAL is checkpointed into the file and the journal mode
+    set back to DELETE, so that the file alone holds everything and opens
+    read-only anywhere (a read-only folder cannot hold the ``-shm`` file that
+    a WAL reader needs).  SQLite allows this only when no other connection
+    has the file open: while an exploration runs (here or in another
+    process), the attempt fails at once and the file stays in WAL mode; the
+    last writer to close does it.  Connections of other threads of this
+    process close when their threads end.
+    """
+    path, read_only = opened.path, opened.read_only
+    if not db.is_closed():
+        db.close()
+    opened.path, opened.read_only = None, False
+    if path is not None and not read_only:
+        finish_file(path)
+
+
+def finish_file(path: Path) -> bool:
+    """Checkpoint the WAL of ``path`` and leave it in DELETE mode; False if another connection is open."""
+    if not path.exists() or not writable(path):
+        return False
+    try:
+        connection = sqlite3.connect(str(path), timeout=0)
+        try:
+            if connection.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+                return True
+            connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            mode = connection.execute("PRAGMA journal_mode=DELETE").fetchone()[0]
+        finally:
+            connection.close()
+    except sqlite3.Error:
+        return False
+    return mode == "delete"
 
 
 def check_database_file(path: Path) -> None:
@@ -303,7 +445,7 @@ def check_database_file(path: Path) -> None:
     # process holds on it, under the connections still open in other threads
     # (the TUI), and the database was seen malformed after a run.
     try:
-        connection = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_MS / 1000)
+        connection = sqlite3.connect(read_only_uri(path), uri=True, timeout=BUSY_TIMEOUT_MS / 1000)
         try:
             connection.execute("PRAGMA schema_version").fetchone()
         finally:

@@ -859,15 +859,15 @@ def book(
     progress: Progress | None = None,
     stop: Stop | None = None,
 ) -> tuple[StrategyBook, bool]:
-    """The stored book, else computed and stored (when a database is open); and whether
-    it was computed now."""
-    from bbcore.store import db
+    """The stored book, else computed and stored (when a database is open and writable);
+    and whether it was computed now."""
+    from bbcore.store import db, is_read_only
 
     if not recompute:
         found = stored_book(config, by)
         if found is not None:
             return found, False
     made = compute_book(config, by, source=source, progress=progress, stop=stop)
-    if db.database is not None:
+    if db.database is not None and not is_read_only():
         save_book(made)
     return made, True

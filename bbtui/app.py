@@ -5,7 +5,10 @@
 (``A4_B8``) selected.  The app owns the one exploration that may run at a
 time: a thread worker drives ``bbcore.explore.explore`` with a stop event
 and posts its progress as messages, so every screen stays usable during a
-run and ``ctrl+q`` pauses the run cleanly before quitting.
+run and ``ctrl+q`` pauses the run cleanly before quitting.  A database this user
+cannot write (a shared or published file, a read-only mount) opens
+read-only: every browsing screen works, the exploration keys are off, the
+header says why, and a start says in one line what to do.
 
 Screens: Explore (the home screen), Groups, Group, Decode, Molecule,
 Statistics, Play, Strategy and Help; the global keys and the command
@@ -16,6 +19,7 @@ palette open them.  ``p`` pauses or turns pages on five screens, so Play is
 from __future__ import annotations
 
 import argparse
+import gc
 import sys
 import threading
 import time
@@ -31,6 +35,7 @@ from textual.screen import Screen
 
 from bbcore.config import Config, ConfigError, parse_config
 from bbcore.explore import RANGE_SIZE, ExploreError, Progress, exploration_lock, explore
+from bbcore.feasibility import refusal
 from bbcore.queries import config_state
 from bbcore.store import (
     Configuration,
@@ -38,9 +43,12 @@ from bbcore.store import (
     Molecule,
     Spectrum,
     StoreError,
+    close_database,
     db,
     default_path,
+    is_read_only,
     open_database,
+    read_only_message,
 )
 from bbcore.strategy import StrategyBook
 from bbtui.messages import ExplorationEnded, ExplorationProgress
@@ -114,7 +122,21 @@ class BlackBoxApp(App[None]):
         self.quitting = False
         self.books: dict[tuple[Config, str], StrategyBook] = {}
         """Strategy books read or computed, by (configuration, policy), shared by the screens."""
-        self.sub_title = str(self.db_path)
+        self.read_only = is_read_only()
+        """A file this user cannot write opens read-only: browsing works, exploring is off."""
+        self.sub_title = self.home_subtitle()
+
+    def home_subtitle(self) -> str:
+        """The header's second part when nothing runs: the file, and why exploring is off."""
+        if self.read_only:
+            return f"{self.db_path} · read-only: exploring is off (copy the file, or bbtui --db another path)"
+        return str(self.db_path)
+
+    def refuse_read_only(self) -> bool:
+        """Say in one line why nothing can be explored in a read-only file; True if refused."""
+        if self.read_only:
+            self.notify(read_only_message(self.db_path), title="Read-only", severity="error", timeout=10)
+        return self.read_only
 
     def watch_config(self) -> None:
         """The Groups key depends on the configuration."""
@@ -254,8 +276,14 @@ class BlackBoxApp(App[None]):
 
     def start_exploration(self, config: Config, *, restart: bool = False) -> None:
         """Explore ``config`` (resuming it), from scratch when ``restart``."""
+        if self.refuse_read_only():
+            return
         if self.exploring is not None:
             self.notify(f"{self.exploring} is being explored: pause it first (p).", severity="warning")
+            return
+        refused = self.exploration_refusal(config, restart=restart)
+        if refused:
+            self.notify(refused, title="Exploration", severity="error", timeout=15)
             return
         self.config = config
         self.stop_event = threading.Event()
@@ -263,6 +291,22 @@ class BlackBoxApp(App[None]):
         self.exploring = config
         self.progress = None
         self.run_exploration(config, self.stop_event, restart)
+
+    def exploration_refusal(self, config: Config, *, restart: bool = False) -> str | None:
+        """Why exploring ``config`` here cannot finish (one line), or None (``bbcore.feasibility``).
+
+        The library refuses too; asking first keeps the line out of the
+        run's error path and lets the Explore screen say it as you type.
+        The TUI has no force: that is ``bbcore explore CONFIG --force``.
+        """
+        done = 0 if restart else config_state(config).done
+        return refusal(
+            config,
+            self.db_path,
+            workers=self.explore_workers,
+            done=done,
+            brief=True,
+        )
 
     def pause_exploration(self) -> None:
         """Ask the run to pause: the ranges under way are stored first (under a second)."""
@@ -309,7 +353,7 @@ class BlackBoxApp(App[None]):
         """Report the outcome; offer the spectral groups of a completed run."""
         self.last_error = message.error
         self.exploring = None
-        self.sub_title = str(self.db_path)
+        self.sub_title = self.home_subtitle()
         config = message.config
         if self.quitting:
             self.exit()
@@ -392,8 +436,15 @@ def main(argv: list[str] | None = None) -> int:
     except (ConfigError, StoreError) as error:
         print(f"bbtui: {error}", file=sys.stderr)
         return 2
-    app.run()
-    return app.return_code or 0
+    code = None
+    try:
+        app.run()
+        code = app.return_code
+    finally:
+        del app
+        gc.collect()  # the connections of the app's finished threads, closed
+        close_database()  # a file written here is left whole, in one file
+    return 0 if code is None else code
 
 
 if __name__ == "__main__":

@@ -12,8 +12,11 @@
 Every command is a function ``run_<name>(args) -> int`` registered by its
 module's ``register(subparsers)``.  Every expected failure (a bad
 configuration, an unusable database, ...) is raised as one of
-``USER_ERRORS`` and printed as one line on stderr with exit status 2;
-Ctrl-C exits with status 130.
+``USER_ERRORS`` and printed as one line on stderr with exit status 2, as
+is any error SQLite raises (``store.DATABASE_ERRORS``: a file that turned
+read-only or corrupt under a command); Ctrl-C exits with status 130.  When
+a command ends, the database is closed and, if it was written, left as one
+self-contained file (``store.close_database``).
 """
 
 from __future__ import annotations
@@ -23,9 +26,9 @@ import os
 import sys
 from pathlib import Path
 
-from bbcore import __version__
+from bbcore import __version__, store
 from bbcore.cli.common import USER_ERRORS, OneLineParser
-from bbcore.store import default_path
+from bbcore.store import DATABASE_ERRORS, default_path, describe
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -78,6 +81,9 @@ def main(argv: list[str] | None = None) -> int:
     except USER_ERRORS as error:
         print(f"bbcore: error: {error}", file=sys.stderr)
         return 2
+    except DATABASE_ERRORS as error:  # anything SQLite says that a command did not expect
+        print(f"bbcore: error: {describe(error, store.opened.path or store.default_path())}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print("bbcore: interrupted", file=sys.stderr)
         return 130
@@ -86,3 +92,6 @@ def main(argv: list[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 0
+    finally:
+        # A file written by this command is left whole, in one file (store.close_database).
+        store.close_database()

@@ -44,9 +44,14 @@ def config_arg(text: str) -> Config:
         raise argparse.ArgumentTypeError(str(error)) from None
 
 
-def open_store(args: argparse.Namespace, *, create: bool = False) -> Path:
-    """Open the database named by ``--db`` / ``BBTUI_DB`` / the default."""
-    return open_database(args.db, create=create)
+def open_store(args: argparse.Namespace, *, create: bool = False, write: bool | None = None) -> Path:
+    """Open the database named by ``--db`` / ``BBTUI_DB`` / the default.
+
+    Readers (``write=None``) open a file they cannot write read-only; the
+    commands that write pass ``write=True`` and are refused such a file in
+    one line (``store.ReadOnlyError``).
+    """
+    return open_database(args.db, create=create, write=write)
 
 
 CONFIG_HELP = "a configuration AN_BW, e.g. A4_B8 (N atoms in a W x W box)"

@@ -33,7 +33,7 @@ from bbcore.explore import (
     exploration_lock,
     explore,
     finish,
-    missing_ranges,
+    fully_stored,
 )
 from bbcore.store import Configuration, reset_config, stored_count
 
@@ -44,7 +44,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "explore",
         help="explore a configuration (create or resume)",
         description="Compute and store every molecule of a configuration, "
-        "then its spectral groups. Ctrl-C pauses; run again to resume.",
+        "then its spectral groups. Ctrl-C pauses; run again to resume. "
+        "A run estimated to take over a day, or more disk than is free, is refused before it starts.",
     )
     p.add_argument("config", type=config_arg, help=CONFIG_HELP)
     p.add_argument(
@@ -53,6 +54,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default=None,
         metavar="N",
         help="worker processes (default: all cores)",
+    )
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="explore even when the estimate says it cannot finish (over a day, or more disk than is free)",
     )
     p.set_defaults(handler=run_explore)
 
@@ -76,7 +82,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run_explore(args: argparse.Namespace) -> int:
     """Explore (or resume) a configuration; Ctrl-C pauses it."""
     config: Config = args.config
-    path = open_store(args, create=True)
+    path = open_store(args, create=True, write=True)
     stop = threading.Event()
     printer = ProgressPrinter()
 
@@ -88,7 +94,7 @@ def run_explore(args: argparse.Namespace) -> int:
 
     previous = signal.signal(signal.SIGINT, pause)
     try:
-        status = explore(config, path, workers=args.workers, progress=printer, stop=stop)
+        status = explore(config, path, workers=args.workers, progress=printer, stop=stop, force=args.force)
     except ExploreError as error:
         raise CLIError(str(error)) from None
     finally:
@@ -114,7 +120,7 @@ def run_explore(args: argparse.Namespace) -> int:
 def run_reset(args: argparse.Namespace) -> int:
     """Delete a configuration's rows, after confirmation on a terminal."""
     config: Config = args.config
-    path = open_store(args)
+    path = open_store(args, write=True)
     if Configuration.get_or_none(Configuration.config == config.name) is None:
         raise CLIError(f"{config.name} is not in {path}: nothing to reset")
     if not args.yes:
@@ -138,11 +144,11 @@ def run_reset(args: argparse.Namespace) -> int:
 def run_spectrums(args: argparse.Namespace) -> int:
     """Rebuild the Spectrums rows of a fully stored configuration."""
     config: Config = args.config
-    path = open_store(args)
+    path = open_store(args, write=True)
     require_stored(config)
     try:
         with exploration_lock(path, config):
-            if missing_ranges(config):
+            if not fully_stored(config):
                 raise CLIError(
                     f"{config.name} is not fully explored: run 'bbcore explore {config.name}' first"
                 )

@@ -22,8 +22,7 @@ import shutil
 import sqlite3
 import sys
 
-from peewee import DatabaseError, OperationalError
-
+from bbcore import store
 from bbcore.cli.common import (
     CONFIG_HELP,
     CLIError,
@@ -40,7 +39,7 @@ from bbcore.plot import plain_chart
 from bbcore.rays import spectrum
 from bbcore.render import render_board, side_by_side
 from bbcore.shots import outcomes_text
-from bbcore.store import db, describe
+from bbcore.store import describe
 from bbcore.strategy import (
     StrategyBook,
     StrategyError,
@@ -90,10 +89,13 @@ def run_strategy(args: argparse.Namespace) -> int:
     finally:
         progress.clear()
     if computed:
+        path = store.opened.path or store.default_path()
         try:
+            if store.is_read_only():
+                raise sqlite3.OperationalError("attempt to write a readonly database")
             save_book(made)
-        except (DatabaseError, OperationalError, sqlite3.Error) as error:
-            print(f"bbcore: the book is not stored: {describe(error, db.database)}", file=sys.stderr)
+        except store.DATABASE_ERRORS as error:
+            print(f"bbcore: the book is not stored: {describe(error, path)}", file=sys.stderr)
     if args.json:
         print(json.dumps(made.summary()))
     else:

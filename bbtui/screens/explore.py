@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, cast
 
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -194,6 +194,11 @@ class ExploreScreen(Screen):
         else:
             config = parse_config(event.value)
             state = config_state(config)
+            refused = None if state.complete else self.bb_app.exploration_refusal(config)
+            if refused:
+                message.update(refused)
+                message.add_class("error")
+                return
             known = f" ({state.label})" if state.done or state.complete else ""
             message.update(
                 f"{config}{known}: {config.nb_mol:,} molecules, {config.atoms} atoms in a "
@@ -212,9 +217,19 @@ class ExploreScreen(Screen):
             self.notify(error, severity="error")
             return
         config = parse_config(event.value)
+        refused = None if config_state(config).complete else self.bb_app.exploration_refusal(config)
+        if refused:
+            self.notify(refused, title="Exploration", severity="error", timeout=15)
+            return  # the input keeps the configuration, and its message says why
         event.input.value = ""
         self.table.focus()
         self.start(config)
+
+    def on_key(self, event: events.Key) -> None:
+        """In a read-only file, the exploration keys (dimmed) say why they are off."""
+        if self.bb_app.read_only and event.key in ("s", "r") and not isinstance(self.focused, Input):
+            event.stop()
+            self.bb_app.refuse_read_only()
 
     def action_new(self) -> None:
         """Type a new configuration."""
@@ -227,7 +242,9 @@ class ExploreScreen(Screen):
     # -- the exploration -------------------------------------------------------
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """Show only the exploration keys that apply now."""
+        """Show only the exploration keys that apply now (none in a read-only file)."""
+        if self.bb_app.read_only and action in ("start", "pause", "restart"):
+            return None  # shown dimmed: off (the header says why)
         exploring = self.bb_app.exploring
         if action == "pause":
             return exploring is not None
@@ -317,6 +334,8 @@ class ExploreScreen(Screen):
         state = self.states.get(selected.name) if selected is not None else None
         if state is None:
             return ""
+        if self.bb_app.read_only and not state.complete:
+            return f"{state.config}: {state.done:,} of {state.total:,} stored; the file is read-only."
         if state.complete:
             return f"{state.config} is explored: Enter or g opens its spectral groups."
         if state.done:

@@ -1,0 +1,143 @@
+"""Refuse what cannot finish: an exploration's time and disk, estimated before any work starts.
+
+``bbcore explore A10_B13`` (4 x 10^15 molecules) once grew memory at 400 MB/s
+until the machine killed it.  Now ``bbcore.explore.explore`` first
+estimates, from the molecule count alone, how long the run would take and
+how much disk it would fill, and refuses (one line, nothing written, no
+``Configurations`` row) when either is beyond reach:
+
+- the time is over ``MAX_SECONDS`` (a day), at the measured rate of the
+  store mode times the workers (the local processes, or a cluster's
+  threads);
+- the disk is over the space free on the database's file system.
+
+``--force`` (``explore(..., force=True)``) runs it anyway: the run is
+resumable, so a user who means it can spread it over several sessions.
+The TUI refuses with the same line and has no force: that is for the
+command line.  A run being resumed is estimated on the molecules it has
+left.
+
+The rates are conservative figures measured on the 2-core development
+machine (see ``RATES``): an estimate only decides whether to start, and
+the run's own progress gives the real ETA.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from bbcore.config import Config
+
+MAX_SECONDS = 24 * 3600
+"""Runs estimated longer than this are refused unless forced."""
+
+RATES = {
+    "full": 15_000,
+}
+"""Molecules per second per worker, end to end (tracing, storing, grouping).
+
+``full``: A6_B8 (75 M molecules) took 29.6 min to store and 11 min to
+group and index on 2 cores, 30,800 molecules/s end to end, 15,400 a worker;
+smaller configurations go faster (A4_B8 130,700/s, A5_B8 110,000/s on the
+same 2 cores) because the rate falls as the file grows, so the large
+configuration's rate is the one to plan with."""
+
+FULL_BYTES_BASE, FULL_BYTES_PER_POSITION = 60, 7.5
+"""Bytes of database per molecule in the full store: a row holds the
+molecule and its spectrum (one character a position) and the spectrum
+index repeats it.  Measured, file size over molecules: A4_B8 (32
+positions) 290 B, A6_B8 303 B, A3_B13 (52 positions) 438 B; the model
+gives 300, 300 and 450."""
+
+BYTES_PER_MOLECULE = {
+    "full": lambda config: FULL_BYTES_BASE + FULL_BYTES_PER_POSITION * config.positions,
+}
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """What a run of ``molecules`` would cost with ``workers`` in the ``store`` mode."""
+
+    config: Config
+    store: str
+    workers: int
+    molecules: int
+    seconds: float
+    disk: int  # bytes
+
+    def describe(self) -> str:
+        """``about 2,300 years and 1.2 PB of disk``."""
+        return f"about {duration(self.seconds)} and {size(self.disk)} of disk"
+
+
+def estimate(config: Config, store: str = "full", workers: int | None = None, done: int = 0) -> Estimate:
+    """The time and disk of exploring what is left of ``config`` (``done`` molecules are stored)."""
+    workers = workers or os.cpu_count() or 1
+    molecules = max(config.nb_mol - done, 0)
+    seconds = molecules / (RATES[store] * workers)
+    disk = int(molecules * BYTES_PER_MOLECULE[store](config))
+    return Estimate(config, store, workers, molecules, seconds, disk)
+
+
+def free_space(path: Path) -> int:
+    """Bytes free for us on the file system of ``path`` (its nearest existing folder)."""
+    folder = Path(path).resolve()
+    while not folder.exists() or not folder.is_dir():
+        folder = folder.parent
+    return shutil.disk_usage(folder).free
+
+
+def refusal(
+    config: Config,
+    db_path: Path,
+    *,
+    store: str = "full",
+    workers: int | None = None,
+    done: int = 0,
+    brief: bool = False,
+) -> str | None:
+    """One line saying why exploring ``config`` cannot finish, or None when it can.
+
+    The command line's line gives the figures and ends with what to do
+    about it (``--force``); ``brief`` is the TUI's, which fits 80 columns.
+    """
+    cost = estimate(config, store, workers, done)
+    free = free_space(db_path)
+    over_time, over_disk = cost.seconds > MAX_SECONDS, cost.disk > free
+    if not (over_time or over_disk):
+        return None
+    if brief:
+        why = ["over a day"] if over_time else []
+        why += [f"{size(free)} free"] if over_disk else []
+        return (
+            f"{config.name} cannot finish: about {duration(cost.seconds)} and {size(cost.disk)} "
+            f"({', '.join(why)})"
+        )
+    reasons = [f"over the limit of {duration(MAX_SECONDS)}"] if over_time else []
+    reasons += [f"{size(free)} free at {Path(db_path).resolve().parent}"] if over_disk else []
+    return (
+        f"{config.name} cannot finish here: {cost.molecules:,} molecules would take "
+        f"{cost.describe()} with {cost.workers} workers ({' and '.join(reasons)}); --force runs it anyway"
+    )
+
+
+def duration(seconds: float) -> str:
+    """A rough duration: ``40 s``, ``12 min``, ``5.2 hours``, ``3 days``, ``2,300 years``."""
+    for unit, length in (("years", 365.25 * 86400), ("days", 86400), ("hours", 3600), ("min", 60)):
+        if seconds >= 2 * length:
+            value = seconds / length
+            return f"{value:,.0f} {unit}" if value >= 10 else f"{value:.1f} {unit}"
+    return f"{seconds:.0f} s"
+
+
+def size(count: int) -> str:
+    """Bytes, in decimal units: ``950 MB``, ``1.2 PB``."""
+    value = float(count)
+    for unit in ("B", "kB", "MB", "GB", "TB", "PB", "EB", "ZB"):
+        if value < 1000 or unit == "ZB":
+            return f"{value:,.0f} {unit}" if value >= 10 or unit == "B" else f"{value:.1f} {unit}"
+        value /= 1000
+    raise AssertionError("unreachable")

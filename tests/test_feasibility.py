@@ -1,0 +1,233 @@
+"""Refusing what cannot finish, before any work starts; ranges that are never listed.
+
+A10_B13 (4 x 10^15 molecules) once grew memory until the machine killed it
+and printed a MemoryError traceback.  Now the CLI and the TUI refuse it in
+one line, leave no row behind, and ``--force`` runs it lazily: it pauses
+like any other run.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from textual.widgets import DataTable, Input, Label
+
+from bbcore import explore as explore_module
+from bbcore import feasibility
+from bbcore.config import Config, parse_config
+from bbcore.explore import COMPLETE, PAUSED, ExploreError, explore, fully_stored, missing_ranges
+from bbcore.store import ExploredRange, open_database, stored_count
+from bbtui.app import BlackBoxApp
+
+ROOT = Path(__file__).resolve().parent.parent
+ENV = dict(os.environ, PYTHONPATH=str(ROOT))
+HUGE = parse_config("A10_B13")
+
+
+def bbcore(*args: str, **kwargs) -> subprocess.CompletedProcess:
+    """Run the ``bbcore`` command line in a fresh process."""
+    return subprocess.run(
+        [sys.executable, "-m", "bbcore", *args],
+        capture_output=True,
+        text=True,
+        env=ENV,
+        timeout=120,
+        **kwargs,
+    )
+
+
+def configuration_rows(path: Path) -> list[tuple]:
+    """Every Configurations and ExploredRanges row of the file (none when it has no tables)."""
+    if not path.exists():
+        return []
+    with sqlite3.connect(path) as connection:
+        tables = {name for (name,) in connection.execute("SELECT name FROM sqlite_master")}
+        rows = []
+        for table in ("Configurations", "ExploredRanges"):
+            if table in tables:
+                rows += connection.execute(f'SELECT * FROM "{table}"').fetchall()
+        return rows
+
+
+def stored_ranges(path: Path) -> int:
+    """ExploredRanges rows in the file so far."""
+    try:
+        with sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5) as connection:
+            return connection.execute('SELECT COUNT(*) FROM "ExploredRanges"').fetchone()[0]
+    except sqlite3.Error:
+        return 0
+
+
+# -- the estimate ----------------------------------------------------------------
+
+
+def test_the_estimate_follows_the_measured_rates():
+    a6_b8 = feasibility.estimate(parse_config("A6_B8"), workers=2)
+    # The full store's measured A6_B8: 40.6 min end to end, 22.7 GB.
+    assert 35 * 60 < a6_b8.seconds < 50 * 60
+    assert 20e9 < a6_b8.disk < 25e9
+    half = feasibility.estimate(parse_config("A6_B8"), workers=2, done=a6_b8.molecules // 2)
+    assert half.seconds == pytest.approx(a6_b8.seconds / 2, rel=1e-6)
+    assert feasibility.estimate(parse_config("A6_B8"), workers=4).seconds == pytest.approx(a6_b8.seconds / 2)
+
+
+def test_what_fits_is_accepted_and_what_does_not_is_refused_with_its_reason(tmp_path, monkeypatch):
+    path = tmp_path / "db.sqlite"
+    monkeypatch.setattr(feasibility, "free_space", lambda path: 10**12)
+    assert feasibility.refusal(parse_config("A5_B8"), path, workers=2) is None
+    line = feasibility.refusal(parse_config("A8_B8"), path, workers=2)
+    assert line is not None and "\n" not in line
+    assert "A8_B8 cannot finish here" in line and "over the limit of 24 hours" in line and "--force" in line
+    monkeypatch.setattr(feasibility, "free_space", lambda path: 10**9)
+    line = feasibility.refusal(parse_config("A5_B8"), path, workers=2)
+    assert line is not None and "1.0 GB free at" in line and "limit" not in line
+
+
+def test_rough_durations_and_sizes():
+    assert feasibility.duration(40) == "40 s"
+    assert feasibility.duration(24 * 3600) == "24 hours"
+    assert feasibility.duration(5.2 * 3600) == "5.2 hours"
+    assert feasibility.duration(3e9) == "95 years"
+    assert feasibility.size(950e6) == "950 MB"
+    assert feasibility.size(1.2e15) == "1.2 PB"
+
+
+# -- ranges, lazily ----------------------------------------------------------------
+
+
+def test_ranges_are_generated_lazily_even_for_a_huge_configuration(tmp_path):
+    open_database(tmp_path / "db.sqlite")
+    started = time.perf_counter()
+    first = list(itertools.islice(missing_ranges(HUGE), 3))
+    assert first == [(1, 8193), (8193, 16385), (16385, 24577)]
+    assert not fully_stored(HUGE)
+    assert time.perf_counter() - started < 1
+
+
+def test_missing_ranges_read_the_stored_intervals_a_page_at_a_time(tmp_path, monkeypatch):
+    open_database(tmp_path / "db.sqlite")
+    config = Config(3, 4)  # 560 molecules
+    stored = [(1, 5), (5, 9), (20, 30), (31, 32), (40, 100), (100, 101), (300, 561)]
+    for start, stop in stored:
+        ExploredRange.insert(config=config.name, start=start, stop=stop, nb_mol=1).execute()
+    expected = [(9, 16), (16, 20), (30, 31), (32, 39), (39, 40)]
+    expected += [(s, min(s + 7, 300)) for s in range(101, 300, 7)]
+    monkeypatch.setattr(explore_module, "INTERVALS_PAGE", 2)
+    assert list(missing_ranges(config, 7)) == expected
+    assert list(explore_module.stored_intervals(config)) == stored
+
+
+def test_a_run_resumed_with_small_pages_equals_an_uninterrupted_one(tmp_path, monkeypatch):
+    config = Config(4, 5)
+    reference = tmp_path / "reference.sqlite"
+    assert explore(config, reference) == COMPLETE
+    monkeypatch.setattr(explore_module, "INTERVALS_PAGE", 3)
+    path = tmp_path / "db.sqlite"
+    stop = explore_module.threading.Event()
+
+    def pause_midway(progress):
+        if progress.done > 4000:
+            stop.set()
+
+    assert explore(config, path, range_size=150, progress=pause_midway, stop=stop) == PAUSED
+    assert explore(config, path, range_size=150) == COMPLETE
+    query = "SELECT number, canonical_number, spectrum, transform FROM Molecules ORDER BY number"
+    with sqlite3.connect(path) as resumed, sqlite3.connect(reference) as clean:
+        assert resumed.execute(query).fetchall() == clean.execute(query).fetchall()
+
+
+# -- the command line ------------------------------------------------------------
+
+
+def test_the_cli_refuses_a_huge_configuration_in_one_line_and_leaves_no_row(tmp_path):
+    path = tmp_path / "db.sqlite"
+    result = bbcore("--db", str(path), "explore", HUGE.name)
+    assert result.returncode == 2
+    assert result.stdout == ""
+    assert result.stderr.count("\n") == 1, result.stderr
+    assert result.stderr.startswith(
+        "bbcore: error: A10_B13 cannot finish here: 3,992,397,569,688,528 molecules"
+    )
+    assert "years" in result.stderr and "--force runs it anyway" in result.stderr
+    assert configuration_rows(path) == []
+    with pytest.raises(ExploreError, match="cannot finish here"):
+        explore(HUGE, path)
+    assert configuration_rows(path) == []
+
+
+def test_forced_huge_run_starts_at_once_and_pauses_on_ctrl_c(tmp_path):
+    path = tmp_path / "db.sqlite"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "bbcore", "--db", str(path), "explore", HUGE.name, "--force"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=ENV,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not stored_ranges(path):
+            assert process.poll() is None, process.communicate()
+            assert time.monotonic() < deadline, "no range stored"
+            time.sleep(0.1)
+        rss_kb = int(
+            next(line for line in open(f"/proc/{process.pid}/status") if line.startswith("VmRSS"))[6:-3]
+        )
+        assert rss_kb < 400_000  # no list of 5 x 10^11 ranges
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=20)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert process.returncode == 130
+    assert out.startswith("A10_B13 paused at ") and "Traceback" not in err
+    open_database(path)
+    assert 0 < stored_count(HUGE)
+    # Resuming needs --force again: what is left still cannot finish.
+    again = bbcore("--db", str(path), "explore", HUGE.name)
+    assert again.returncode == 2 and "cannot finish here" in again.stderr
+
+
+# -- the TUI -------------------------------------------------------------------------
+
+
+async def test_the_tui_refuses_a_huge_configuration_in_one_line_and_keys_still_answer(tmp_path, monkeypatch):
+    monkeypatch.setenv("BBTUI_DB", str(tmp_path / "default.sqlite"))
+    path = tmp_path / "bb.sqlite"
+    free = feasibility.size(feasibility.free_space(path))
+    app = BlackBoxApp(path, workers=2)
+    async with app.run_test(size=(100, 30)) as pilot:
+        app.screen.query_one("#new-config", Input).focus()  # an empty database starts there anyway
+        await pilot.pause()
+        for key in HUGE.name:
+            await pilot.press(key)
+        message = app.screen.query_one("#config-message", Label)
+        text = str(message.render())
+        assert text == f"A10_B13 cannot finish: about 4,217 years and 1.8 EB (over a day, {free} free)"
+        assert len(text) <= 78  # one line at 80 columns
+        assert message.has_class("error")
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.exploring is None
+        notes = [n.message for n in app._notifications]
+        assert notes == [text]
+        assert app.screen.query_one("#new-config", Input).value == HUGE.name
+        assert "A10_B13" not in app.screen.query_one("#configs", DataTable).rows
+        app.start_exploration(HUGE)  # the command palette or another screen: the same answer
+        await pilot.pause()
+        assert app.exploring is None and len(app._notifications) == 2
+        await pilot.press("escape", "p")
+        assert app.exploring is None
+        await pilot.press("ctrl+q")
+        await pilot.pause()
+        assert not app.is_running
+    assert configuration_rows(path) == []
