@@ -147,7 +147,11 @@ async def test_every_footer_key_is_fully_visible_at_80_by_24(explored: Path, nam
             if isinstance(focused, Board) and focused.position is None:
                 await pilot.press("down")  # a position chosen: the keys that need one show
                 await settle(pilot)
-            await pilot.pause(0.05)
+            # The footer is composed again after a refresh: give it a moment.
+            for _ in range(40):
+                await pilot.pause(0.05)
+                if not footer_problems(app):
+                    break
             assert footer_problems(app) == [], f"{name}, focus on {focused!r}"
             await pilot.press("tab")
             await settle(pilot)

@@ -78,11 +78,6 @@ def positive_int(text: str) -> int:
     return value
 
 
-def plural(count: int, word: str) -> str:
-    """``1 cell``, ``2 cells``."""
-    return f"{count} {word}" if count == 1 else f"{count} {word}s"
-
-
 def format_table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
     """A plain text table: numbers right-aligned with separators, words (row labels) left-aligned."""
     cells = [list(headers)] + [[f"{v:,}" if isinstance(v, int) else str(v) for v in row] for row in rows]

@@ -29,7 +29,6 @@ from bbcore.cli.common import (
     add_ranking_argument,
     config_arg,
     open_store,
-    plural,
 )
 from bbcore.config import Config
 from bbcore.decode import Candidates, Verdict
@@ -53,6 +52,7 @@ from bbcore.store import (
     default_path,
 )
 from bbcore.strategy import StrategyBook, stored_book
+from bbcore.words import plural
 
 BOARDS_SHOWN = 6
 

@@ -26,7 +26,6 @@ from bbcore.cli.common import (
     config_arg,
     format_table,
     open_store,
-    plural,
 )
 from bbcore.export import FORMATS, TABLES, export, export_to_file
 from bbcore.render import side_by_side
@@ -40,6 +39,7 @@ from bbcore.statistics import (
     ray_board,
     statistics_report,
 )
+from bbcore.words import plural
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

@@ -30,7 +30,6 @@ from bbcore.cli.common import (
     config_arg,
     format_table,
     open_store,
-    plural,
 )
 from bbcore.cli.decode import ProgressLine
 from bbcore.config import Config
@@ -48,6 +47,7 @@ from bbcore.strategy import (
     save_book,
     stored_book,
 )
+from bbcore.words import plural
 
 HARDEST_SHOWN = 6
 """Hardest molecules drawn as boards (all ``HARDEST`` are listed)."""
