@@ -57,8 +57,8 @@ DIRECT_LIMIT: Final = 100_000_000
 Source = Literal["auto", "store", "compute"]
 
 
-Progress = Callable[[int, int], None]
-"""Called with (molecules done, molecules in all) between batches."""
+MoleculesDone = Callable[[int, int], None]
+"""A progress callback of long work: called with (molecules done, molecules in all) between batches."""
 
 
 class Stop(Protocol):
@@ -68,7 +68,7 @@ class Stop(Protocol):
 
 
 class DecodeCancelled(Exception):
-    """The stop event was set during a long computation."""
+    """The stop event was set during a long computation (a decode, next shots, a strategy book)."""
 
 
 @dataclass
@@ -126,7 +126,8 @@ class Candidates:
         return bool(i < len(self.numbers) and self.numbers[i] == number)
 
 
-def _check(game: Game, config: Config) -> None:
+def check_box(game: Game, config: Config) -> None:
+    """Raise DecodeError unless ``game`` is written for the box of ``config``."""
     if game.width != config.width:
         raise DecodeError(
             f"the game is for a {game.width} x {game.width} box, "
@@ -134,7 +135,8 @@ def _check(game: Game, config: Config) -> None:
         )
 
 
-def _tick(stop: Stop | None, progress: Progress | None, done: int, total: int) -> None:
+def tick(stop: Stop | None, progress: MoleculesDone | None, done: int, total: int) -> None:
+    """Between two batches: raise DecodeCancelled once ``stop`` is set, else report progress."""
     if stop is not None and stop.is_set():
         raise DecodeCancelled()
     if progress is not None:
@@ -147,7 +149,7 @@ def candidates(
     *,
     source: Source = "auto",
     within: Candidates | None = None,
-    progress: Progress | None = None,
+    progress: MoleculesDone | None = None,
     stop: Stop | None = None,
 ) -> Candidates:
     """Every molecule of ``config`` whose rays agree with every shown ray of ``game``.
@@ -163,7 +165,7 @@ def candidates(
     instead of starting over.  ``progress`` and ``stop`` are checked between
     batches (DecodeCancelled on stop).
     """
-    _check(game, config)
+    check_box(game, config)
     if not game.shown:
         return Candidates(config, None, None, "all")
     if within is not None and not within.every_molecule:
@@ -227,7 +229,7 @@ def excluded_cells(config: Config, game: Game) -> list[int]:
 
 
 def _computed_candidates(
-    config: Config, game: Game, progress: Progress | None, stop: Stop | None
+    config: Config, game: Game, progress: MoleculesDone | None, stop: Stop | None
 ) -> Candidates:
     allowed = np.setdiff1d(np.arange(config.cells), excluded_cells(config, game))
     total = comb(len(allowed), config.atoms)
@@ -240,10 +242,10 @@ def _computed_candidates(
     found: list[np.ndarray] = [np.empty((0, config.atoms), dtype=np.uint8)]
     done = 0
     for atoms in molecule_batches(config, BATCH, allowed):
-        _tick(stop, progress, done, total)
+        tick(stop, progress, done, total)
         found.append(atoms[_agreeing(config, atoms, rays)])
         done += len(atoms)
-    _tick(stop, progress, total, total)
+    tick(stop, progress, total, total)
     atoms = np.concatenate(found)
     return Candidates(config, numbers_of(config, atoms.astype(np.int64)), atoms, "computed")
 
@@ -323,7 +325,7 @@ def check_guess(config: Config, game: Game, guess: Iterable[int], cands: Candida
     With ``cands`` (the game's candidates), a consistent guess is also told
     whether it is the only molecule that agrees.
     """
-    _check(game, config)
+    check_box(game, config)
     cells = tuple(sorted(set(guess)))
     if len(cells) != config.atoms:
         raise DecodeError(f"the guess has {len(cells)} atoms, {config.name} has {config.atoms}")

@@ -67,6 +67,7 @@ from bbcore.store import (
     now,
     open_database,
     stored_count,
+    use_database,
 )
 
 COMPLETE, PAUSED, ALREADY_COMPLETE = "complete", "paused", "already complete"
@@ -203,26 +204,18 @@ def exploration_lock(db_path: Path, config: Config) -> Iterator[None]:
 
 # -- one range, in a worker ----------------------------------------------------
 
-_worker_db: str | None = None
-
 INSERT_MOLECULES = sql.insert_molecules(store.MOLECULE_COLUMNS)
 INSERT_STAGED = sql.insert_molecules(store.MOLECULE_COLUMNS, f'temp."{sql.STAGE}"')
 CREATE_STAGE = sql.create_stage(store.MOLECULE_COLUMNS)
 COPY_STAGED = sql.copy_stage(store.MOLECULE_COLUMNS)
 
 
-def store_range(
-    db_path: str, config: Config, start: int, stop: int, halt: threading.Event | None = None
-) -> int:
-    """Compute one range and store it chunk by chunk; returns molecules written.
+def store_range(config: Config, start: int, stop: int, halt: threading.Event | None = None) -> int:
+    """Compute one range and store it chunk by chunk in ``db``; returns molecules written.
 
     ``halt`` (set to pause) is checked between chunks: what is written is
     whole groups, and the rest of the range stays missing.
     """
-    global _worker_db
-    if _worker_db != db_path:
-        open_database(db_path)
-        _worker_db = db_path
     stamp = now()
     batch = engine.explore_range(config, start, stop)
     rows = batch.rows(stamp, stamp)
@@ -325,20 +318,32 @@ def _worker_init(parent: int, halt, write_turn) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _worker_halt = halt
     _write_turn = write_turn
-    # The staged rows (up to 65,536, about 13 MB) stay in memory: with the
-    # default temp_store they spilled past a 2 MB cache into a temporary file.
-    # A4_B8, 12 alternating runs: 0.90x and 0.97x.
-    store.PRAGMAS = {**store.PRAGMAS, "busy_timeout": WORKER_BUSY_TIMEOUT_MS, "temp_store": "memory"}
     keep_freed_memory()
 
 
 _worker_halt = None
 _write_turn = None
+_worker_db: str | None = None
+
+WORKER_PRAGMAS = {"busy_timeout": WORKER_BUSY_TIMEOUT_MS, "temp_store": "memory"}
+"""A worker's connection, on top of ``store.PRAGMAS``: it waits for the
+others' writes as long as it takes, and its staged rows (up to 65,536, about
+13 MB) stay in memory: with the default temp_store they spilled past a 2 MB
+cache into a temporary file (A4_B8, 12 alternating runs: 0.90x and 0.97x)."""
 
 
 def _worker_range(db_path: str, config: Config, start: int, stop: int) -> int:
-    """``store_range`` in a worker process."""
-    return store_range(db_path, config, start, stop, _worker_halt)
+    """``store_range`` in a worker process, which opens the database on its first range.
+
+    Opened here rather than in the initialiser, so that a database the
+    worker cannot open is a StoreError sent back with the range, not a
+    broken pool.
+    """
+    global _worker_db
+    if _worker_db != db_path:
+        open_database(db_path, write=True, pragmas=WORKER_PRAGMAS)
+        _worker_db = db_path
+    return store_range(config, start, stop, _worker_halt)
 
 
 # -- the run -------------------------------------------------------------------
@@ -361,10 +366,16 @@ def explore(
     anything is written, unless ``force``.
     ``progress`` is called from the calling thread a few times a second and
     at the end.  Raises ExploreError or StoreError with a one-line message.
+
+    ``db`` is opened on ``db_path`` only if it points elsewhere
+    (``store.use_database``): the CLI and the TUI open it first, and a run in
+    the TUI's worker thread never re-points the database its screens read.
+    An in-process run writes through the calling thread's connection; worker
+    processes open their own.
     """
     if config.nb_mol >= MAX_MOLECULES:
         raise ExploreError(f"{config.name} has {config.nb_mol:,} molecules: too many to explore")
-    path = open_database(db_path)
+    path = use_database(db_path)
     stop = stop or threading.Event()
     with exploration_lock(path, config):
         row = config_row(config)
@@ -392,14 +403,11 @@ def explore(
             for start, stop_ in todo:
                 if stop.is_set():
                     break
-                store_range(str(path), config, start, stop_, stop)
+                store_range(config, start, stop_, stop)
                 report("exploring")
         else:
             for _ in _run_pool(path, config, todo, workers, stop):
                 report("exploring")
-        global _worker_db
-        _worker_db = None
-        open_database(path)  # the in-process path may have re-pointed db
         if not fully_stored(config):
             report("paused")
             return PAUSED

@@ -131,3 +131,8 @@ def max_atoms_differing(molecules: Sequence[str]) -> int:
 def config_positions_figure(config: Config) -> str:
     """The box of a configuration with its position numbers around it."""
     return render_board(config.width, EMPTY * config.cells, position_labels(config.width))
+
+
+def plural(count: int, word: str) -> str:
+    """``1 cell``, ``2 cells``, ``1,024 cells``."""
+    return f"{count:,} {word}" if count == 1 else f"{count:,} {word}s"

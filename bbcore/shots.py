@@ -22,7 +22,7 @@ from typing import Final, Literal
 import numpy as np
 
 from bbcore.config import Config
-from bbcore.decode import Candidates, Progress, Stop, _check, _tick
+from bbcore.decode import Candidates, MoleculesDone, Stop, check_box, tick
 from bbcore.engine import ABSORBED_CODE, REFLECTED_CODE, trace_batch
 from bbcore.game import ABSORBED, REFLECTED, DecodeError, Game, Result
 from bbcore.geometry import cell_of
@@ -107,7 +107,7 @@ def next_shots(
     cands: Candidates,
     *,
     by: Ranking = "remaining",
-    progress: Progress | None = None,
+    progress: MoleculesDone | None = None,
     stop: Stop | None = None,
 ) -> list[NextShot]:
     """Every position not shot yet, best first, with its outcomes over the candidates.
@@ -116,7 +116,7 @@ def next_shots(
     (fewest first), ``by="information"`` by expected information (most
     first); ties go to the other figure, then to the lower position.
     """
-    _check(game, config)
+    check_box(game, config)
     if by not in ("remaining", "information"):
         raise DecodeError(f"unknown ranking {by!r}: expected 'remaining' or 'information'")
     unknown = np.array(game.unknown, dtype=np.int64) - 1
@@ -131,14 +131,14 @@ def next_shots(
     size = max(1, _RAYS_PER_BATCH // (config.positions if every else len(unknown)))
     done = 0
     for atoms in cands.batches(size):
-        _tick(stop, progress, done, cands.count)
+        tick(stop, progress, done, cands.count)
         if every:
             partner = trace_batch(config, atoms)[0][:, unknown].astype(np.int64)
         else:
             partner = trace_batch(config, atoms, unknown)[0].astype(np.int64)
         counts += np.bincount((partner + 2 + offsets).ravel(), minlength=len(counts))
         done += len(atoms)
-    _tick(stop, progress, done, cands.count)
+    tick(stop, progress, done, cands.count)
 
     shots = [
         shot_of_counts(int(position), counts[i * width : (i + 1) * width])
@@ -190,7 +190,7 @@ def ranked_shots(
     cands: Candidates,
     *,
     by: Ranking = "remaining",
-    progress: Progress | None = None,
+    progress: MoleculesDone | None = None,
     stop: Stop | None = None,
 ) -> tuple[list[NextShot], str | None]:
     """``next_shots`` when there is something to rank within ``NEXT_SHOT_BUDGET``.

@@ -340,7 +340,13 @@ def is_read_only() -> bool:
     return opened.read_only
 
 
-def open_database(path: Path | str | None = None, *, create: bool = True, write: bool | None = None) -> Path:
+def open_database(
+    path: Path | str | None = None,
+    *,
+    create: bool = True,
+    write: bool | None = None,
+    pragmas: dict[str, object] | None = None,
+) -> Path:
     """Point ``db`` at a file, check it is a usable database, create the tables.
 
     With ``create=False`` a missing file is an error instead of a new empty
@@ -351,7 +357,10 @@ def open_database(path: Path | str | None = None, *, create: bool = True, write:
     the ``-shm`` file of WAL mode; ``immutable=1`` is added when the file's
     header still says WAL (a run killed mid-way, or a file made by an older
     bbtui), since a WAL reader would need to create that ``-shm`` file.
-    ``write=False`` opens read-only even a writable file.
+    ``write=False`` opens read-only even a writable file.  ``pragmas`` are
+    set on top of PRAGMAS for a writer (an exploration's worker process
+    uses its own).  Every thread's connection is closed: call it before
+    other threads use ``db`` (``use_database`` leaves them alone).
     Raises StoreError with a one-line message; a file that is not a database
     is never written to.
     """
@@ -379,7 +388,7 @@ def open_database(path: Path | str | None = None, *, create: bool = True, write:
     if read_only:
         db.init(read_only_uri(path), pragmas=READ_PRAGMAS, check_same_thread=False, uri=True)
     else:
-        db.init(str(path), pragmas=PRAGMAS, check_same_thread=False)
+        db.init(str(path), pragmas={**PRAGMAS, **(pragmas or {})}, check_same_thread=False)
     opened.path, opened.read_only = path, read_only
     try:
         db.connect()
@@ -396,6 +405,14 @@ def open_database(path: Path | str | None = None, *, create: bool = True, write:
         db.close()
         raise
     return path
+
+
+def use_database(path: Path | str | None = None) -> Path:
+    """Point ``db`` at ``path`` unless it already does (then nothing changes, in any thread)."""
+    wanted = Path(path).expanduser() if path else default_path()
+    if opened.path is not None and opened.path.resolve() == wanted.resolve():
+        return wanted
+    return open_database(wanted)
 
 
 def close_database() -> None:

@@ -51,7 +51,7 @@ from typing import Final, Literal
 import numpy as np
 
 from bbcore.config import Config
-from bbcore.decode import Progress, Stop, _tick
+from bbcore.decode import MoleculesDone, Stop, tick
 from bbcore.engine import compiled, trace_batch
 from bbcore.game import ABSORBED, REFLECTED, Game, Result
 from bbcore.numbering import atoms_of_numbers, molecule_batches
@@ -125,7 +125,7 @@ def _letters_kernel(chars, rows, codes):  # pragma: no cover
 def spectra_codes(
     config: Config,
     source: Source = "auto",
-    progress: Progress | None = None,
+    progress: MoleculesDone | None = None,
     stop: Stop | None = None,
 ) -> tuple[np.ndarray, str]:
     """Every molecule's spectrum as codes, shape (C(W², N), 4W), in number order,
@@ -143,14 +143,14 @@ def spectra_codes(
     codes = np.empty((config.nb_mol, config.positions), dtype=np.int8)
     done = 0
     for atoms in molecule_batches(config, BATCH):
-        _tick(stop, progress, done, config.nb_mol)
+        tick(stop, progress, done, config.nb_mol)
         codes[done : done + len(atoms)] = codes_of_partner(trace_batch(config, atoms)[0])
         done += len(atoms)
-    _tick(stop, progress, done, config.nb_mol)
+    tick(stop, progress, done, config.nb_mol)
     return codes, "computed"
 
 
-def _stored_codes(config: Config, progress: Progress | None, stop: Stop | None) -> np.ndarray:
+def _stored_codes(config: Config, progress: MoleculesDone | None, stop: Stop | None) -> np.ndarray:
     """The stored spectra of a complete configuration, in number order.
 
     The rows are read in the table's own order (rowid), within the rowids of
@@ -169,14 +169,14 @@ def _stored_codes(config: Config, progress: Progress | None, stop: Stop | None) 
     cursor = db.execute_sql(sql.spectra_by_rowid(config), (low, high))
     done = 0
     while rows := cursor.fetchmany(BATCH):
-        _tick(stop, progress, done, config.nb_mol)
+        tick(stop, progress, done, config.nb_mol)
         numbers = np.fromiter((row[0] for row in rows), dtype=np.int64, count=len(rows)) - 1
         chars = np.frombuffer("".join(row[1] for row in rows).encode("ascii"), dtype=np.uint8)
         codes_of_spectra(chars.reshape(len(rows), config.positions), numbers, codes)
         done += len(rows)
     if done != config.nb_mol:
         raise StrategyError(f"{config.name}: {done:,} spectra stored, {config.nb_mol:,} expected")
-    _tick(stop, progress, done, config.nb_mol)
+    tick(stop, progress, done, config.nb_mol)
     return codes
 
 
@@ -741,7 +741,7 @@ def compute_book(
     by: Ranking = "remaining",
     *,
     source: Source = "auto",
-    progress: Progress | None = None,
+    progress: MoleculesDone | None = None,
     stop: Stop | None = None,
 ) -> StrategyBook:
     """Play the policy against every molecule of ``config`` (one decision tree).
@@ -759,7 +759,7 @@ def compute_book(
     codes, where = spectra_codes(config, source, progress, stop)
     order = np.arange(config.nb_mol, dtype=np.int64)
     run = run_policy(codes, order, by, record_depth=STORED_DEPTH)
-    _tick(stop, None, 0, 0)
+    tick(stop, None, 0, 0)
     return StrategyBook(
         config=config,
         by=by,
@@ -856,7 +856,7 @@ def book(
     *,
     source: Source = "auto",
     recompute: bool = False,
-    progress: Progress | None = None,
+    progress: MoleculesDone | None = None,
     stop: Stop | None = None,
 ) -> tuple[StrategyBook, bool]:
     """The stored book, else computed and stored (when a database is open and writable);

@@ -13,6 +13,7 @@ from textual.message import Message
 
 from bbcore.config import Config
 from bbcore.decode import Candidates
+from bbcore.decoder import Answer
 from bbcore.explore import Progress
 from bbcore.game import Game
 from bbcore.shots import NextShot
@@ -77,7 +78,4 @@ class BookReady(Message):
 class CoachAnswer(Message):
     """The Play screen's coach decoded the rays shot so far."""
 
-    game: Game
-    candidates: Candidates
-    shots: list[NextShot]
-    skipped: str | None
+    answer: Answer

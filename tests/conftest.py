@@ -20,7 +20,7 @@ from bbcore.config import Config
 from bbcore.explore import explore as explore_configuration
 from bbcore.geometry import TRANSFORM_NAMES, transform_atoms
 from bbcore.numbering import atoms_of, molecule_string, number_of
-from bbcore.store import open_database
+from bbcore.store import db, open_database
 
 Record = tuple
 """config, number, canonical_number, molecule, spectrum, transform, 17 statistics."""
@@ -184,6 +184,7 @@ def explored(tmp_path_factory) -> Path:
     path = tmp_path_factory.mktemp("explored") / "small.sqlite"
     for config in (Config(2, 4), Config(3, 4), Config(4, 4)):
         explore_configuration(config, path)
+    db.close()  # the WAL checkpointed into the file: tests may copy it
     return path
 
 

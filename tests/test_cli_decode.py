@@ -49,9 +49,8 @@ def test_the_worked_example_is_solved_without_creating_a_database(capsys, tmp_pa
     status, out, _ = decode(capsys, tmp_path / "none.sqlite", "A2_B4", "@&ab@&@cbac@&@&@")
     assert status == 0
     assert out.startswith(
-        "A2_B4: 13 rays shown on 16 positions; computed directly "
-        "(A2_B4 is not explored).\n"
-        "One molecule agrees with the shown rays: the game is solved.\n"
+        "A2_B4: 13 rays shown on 16 positions; computed: A2_B4 is not explored.\n"
+        "Unique: one molecule gives this spectrum.\n"
     )
     assert "number 2\n  @ & @ &\n@ O - O - @\n& - - - - c\na - - - - a\nb - - - - b\n  @ & @ c\n" in out
     assert "Atom probabilities" not in out and "Best next shots" not in out
@@ -74,8 +73,8 @@ def test_partial_game_prints_boards_heat_map_and_shots(capsys, tmp_path):
     ]
     status, out, _ = decode(capsys, tmp_path / "none.sqlite", "A2_B4", "@", *"." * 15, "--limit", "2")
     assert status == 0
-    assert "A2_B4: 1 ray shown on 1 position; computed directly" in out
-    assert f"{len(absorbed)} molecules agree with the shown rays." in out
+    assert "A2_B4: 1 ray shown on 1 position; computed: A2_B4 is not explored." in out
+    assert f"{len(absorbed)} molecules agree with these rays." in out
     assert out.count("number ") == 2
     assert f"number {absorbed[0]}" in out and f"number {absorbed[1]}" in out
     assert f"... and {len(absorbed) - 2} more (--limit N to show more" in out
@@ -83,14 +82,14 @@ def test_partial_game_prints_boards_heat_map_and_shots(capsys, tmp_path):
     assert heat.splitlines()[0] == ""  # no label above the box
     assert heat.splitlines()[1].split()[0] == "@" and len(heat.splitlines()[1].split()) == 5
     assert "Best next shots, by expected candidates left:" in out
-    assert "position        left    bits  results" in out
+    assert " pos        left    bits  results" in out
 
 
 def test_heat_map_and_shots_by_hand_on_a1_b2(capsys, tmp_path):
     """A1_B2 with a hit at position 1: the atom is at (1,1) or (1,2) (see test_decode)."""
     status, out, _ = decode(capsys, tmp_path / "none.sqlite", "A1_B2", "H.......")
     assert status == 0
-    assert "2 molecules agree with the shown rays." in out
+    assert "2 molecules agree with these rays." in out
     assert (
         "Atom probabilities, % of the 2 candidates (O: an atom in every one, -: in none):\n"
         "\n H 50 50\n    -  -\n" in out
@@ -121,9 +120,7 @@ def test_json_by_hand_on_a1_b2(capsys, tmp_path):
 def test_no_ray_shown_says_every_molecule(capsys, tmp_path):
     status, out, _ = decode(capsys, tmp_path / "none.sqlite", "A4_B8")
     assert status == 0
-    assert out.startswith(
-        "A4_B8: no ray shown.\nEvery molecule of A4_B8 (635,376) agrees; they are not listed.\n"
-    )
+    assert out.startswith("No ray shot: every molecule of A4_B8 (635,376) agrees; they are not listed.\n")
     assert "number " not in out
     assert out.count("  6 6 6 6 6 6 6 6\n") == 8  # 4/64 everywhere
     # The first shot is ranked over every molecule: position 2 and its 7 images
@@ -153,7 +150,7 @@ def test_an_ambiguous_full_spectrum_names_the_atoms_in_doubt(capsys, tmp_path):
     spectrum, group = next((s, g) for s, g in _groups(A3_B4).items() if len(g) == 2)
     status, out, _ = decode(capsys, tmp_path / "none.sqlite", "A3_B4", spectrum)
     assert status == 0
-    assert "2 molecules agree with the shown rays." in out
+    assert "Ambiguous: 2 molecules give this spectrum." in out
     assert "No ray left can tell these 2 molecules apart: the game is ambiguous. Atoms in doubt: (" in out
     report = decode_json(capsys, tmp_path / "none.sqlite", "A3_B4", spectrum)
     assert report["ambiguous"] and [m["number"] for m in report["molecules"]] == group
@@ -185,7 +182,7 @@ def test_the_store_answers_a_full_spectrum_and_partial_games_are_computed(capsys
     partial = decode_json(capsys, explored, "A3_B4", game)
     assert partial["source"] == "computed" and partial["count"] > 1
     status, out, _ = decode(capsys, explored, "A3_B4", game)
-    assert "; computed directly (quicker than scanning the store for a partial game)." in out
+    assert "; computed: quicker than scanning the store for a partial game." in out
     unexplored = decode_json(capsys, explored, "A3_B5", "@" + "." * 19)
     assert unexplored["source"] == "computed"
 

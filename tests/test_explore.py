@@ -283,3 +283,39 @@ def test_a_database_with_whole_table_indexes_is_upgraded(tmp_path):
     assert {"Molecules_A3_B4_spectrum", "Molecules_A3_B4_canonical"} <= index_names(path)
     assert not index_names(path) & {"molecule_config_spectrum", "molecule_config_canonical_number"}
     assert ambiguity_table(Config(3, 4))[0].groups == 4
+
+
+def test_a_run_writes_through_the_database_already_open(tmp_path, monkeypatch):
+    """explore() from another thread (the TUI's worker) does not re-point ``db``."""
+    path = tmp_path / "db.sqlite"
+    open_database(path)
+    reader = db.connection()
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("explore re-opened the database")
+
+    monkeypatch.setattr(explore_module, "open_database", refuse)
+    monkeypatch.setattr("bbcore.store.open_database", refuse)
+    outcome: list[str] = []
+    worker = threading.Thread(target=lambda: outcome.append(explore(Config(3, 4), path)))
+    worker.start()
+    worker.join()
+    assert outcome == [COMPLETE]
+    assert db.connection() is reader  # this thread's connection was not closed under it
+    assert reader.execute("SELECT COUNT(*) FROM Molecules").fetchone() == (Config(3, 4).nb_mol,)
+
+
+def test_a_worker_opens_the_database_with_its_own_pragmas(tmp_path, monkeypatch):
+    """The worker's pragmas are an argument of its opening; the shared PRAGMAS stay as they are."""
+    from bbcore import store
+
+    path = tmp_path / "db.sqlite"
+    open_database(path)
+    pragmas = dict(store.PRAGMAS)
+    monkeypatch.setattr(explore_module, "_worker_db", None)
+    assert explore_module._worker_range(str(path), Config(3, 4), 1, 50) > 0
+    assert db.execute_sql("PRAGMA busy_timeout").fetchone() == (explore_module.WORKER_BUSY_TIMEOUT_MS,)
+    assert db.execute_sql("PRAGMA temp_store").fetchone() == (2,)  # memory
+    assert store.PRAGMAS == pragmas
+    open_database(path)
+    assert db.execute_sql("PRAGMA busy_timeout").fetchone() == (store.BUSY_TIMEOUT_MS,)

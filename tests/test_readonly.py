@@ -93,7 +93,7 @@ READERS = [
     (("report", "A3_B5"), "Ambiguous molecules: 16 of 2,300"),
     (("show", "A3_B5", "43"), "A3_B5 #43  canonical 43 (id)"),
     (("show", "A3_B5", "--spectrum", "@&a&@@&@&b@cac@b&@&@"), "A3_B5 #43"),
-    (("decode", "A3_B5", "@&a&@@&@&b@cac@b&@&@"), "2 molecules agree"),
+    (("decode", "A3_B5", "@&a&@@&@&b@cac@b&@&@"), "Ambiguous: 2 molecules give this spectrum."),
     (("export", "A3_B5", "--table", "spectrums", "--format", "csv"), "A3_B5,@&a&@@&@&b@cac@b&@&@,2,id,43"),
     (("strategy", "A3_B5"), "read from the database"),
 ]

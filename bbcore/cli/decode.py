@@ -32,25 +32,21 @@ from bbcore.cli.common import (
 )
 from bbcore.config import Config
 from bbcore.decode import Candidates, Verdict
-from bbcore.explore import (
-    keep_freed_memory,
+from bbcore.decoder import (
+    Answer,
+    Decoder,
+    count_sentence,
+    shot_table,
+    shots_title,
+    shown_phrase,
+    source_phrase,
 )
+from bbcore.explore import keep_freed_memory
 from bbcore.game import ABSORBED, REFLECTED, DecodeError, Game, Result, parse_game, parse_guess
 from bbcore.geometry import cell_of
-from bbcore.render import diagram_grid, render_board, side_by_side
-from bbcore.shots import (
-    NextShot,
-    ambiguity,
-    atom_counts,
-    doubtful_cells,
-    heat_token,
-    outcomes_text,
-    probabilities,
-    ranked_shots,
-)
-from bbcore.store import (
-    default_path,
-)
+from bbcore.render import diagram_grid, plural, render_board, side_by_side
+from bbcore.shots import Ranking, ambiguity, atom_counts, doubtful_cells, heat_token, probabilities
+from bbcore.store import default_path
 from bbcore.strategy import StrategyBook, stored_book
 from bbcore.words import plural
 
@@ -113,11 +109,6 @@ def database_exists(args: argparse.Namespace) -> bool:
     return True
 
 
-def is_explored_in_store(args: argparse.Namespace, config: Config) -> bool:
-    """Whether the database exists and holds the whole configuration (never creates it)."""
-    return database_exists(args) and decode.is_explored(config)
-
-
 class ProgressLine:
     """Progress of a long direct decode on stderr, when stderr is a terminal."""
 
@@ -154,38 +145,22 @@ def run_decode(args: argparse.Namespace) -> int:
     try:
         game = parse_game(read_game_text(args.game), config)
         guess = parse_guess(args.guess, config) if args.guess else None
-        explored = is_explored_in_store(args, config)
-        # As decode's "auto": the index answers a full spectrum at once, but
-        # computing a partial game is quicker than scanning the store.
-        source = "store" if explored and game.complete else "compute"
+        stored = database_exists(args)
         progress = ProgressLine(f"decoding {config.name}")
         try:
-            cands = decode.candidates(config, game, source=source, progress=progress)  # type: ignore[arg-type]
-            shots, skipped = ranked_shots(config, game, cands, by=args.by, progress=progress)
+            decoder = Decoder(config, source="auto" if stored else "compute")
+            answer = decoder.decode(game, by=args.by, progress=progress)
         finally:
             progress.clear()
-        verdict, guess_note = judge_guess(config, game, guess, cands)
+        verdict, guess_note = judge_guess(config, game, guess, answer.found)
     except DecodeError as error:
         raise CLIError(str(error)) from None
     if args.json:
-        print(json.dumps(json_report(config, game, cands, shots, skipped, verdict, guess_note, args.limit)))
+        print(json.dumps(json_report(answer, verdict, guess_note, args.limit)))
     else:
         limit = BOARDS_SHOWN if args.limit is None else args.limit
-        sys.stdout.write(
-            text_report(
-                config,
-                game,
-                cands,
-                shots,
-                skipped,
-                verdict,
-                guess_note,
-                limit,
-                args.by,
-                explored,
-                stored_book(config, args.by) if database_exists(args) else None,
-            )
-        )
+        book = stored_book(config, args.by) if stored else None
+        sys.stdout.write(text_report(answer, verdict, guess_note, limit, args.by, book))
     return 0
 
 
@@ -205,18 +180,6 @@ def judge_guess(
     return decode.check_guess(config, game, guess, cands), None
 
 
-def shot_lines(shots: list[NextShot], by: str) -> list[str]:
-    """The top next shots as a small table."""
-    title = "expected candidates left" if by == "remaining" else "expected information"
-    lines = [f"Best next shots, by {title}:", "  position        left    bits  results"]
-    for shot in shots[:TOP_SHOTS]:
-        lines.append(
-            f"  {shot.position:>8}  {shot.remaining:>10,.2f}  {shot.information:>6.3f}  "
-            f"{outcomes_text(shot, OUTCOMES_SHOWN)}"
-        )
-    return lines
-
-
 def heat_map(config: Config, game: Game, cands: Candidates) -> str:
     """The atom probabilities as a board of percentages, the game's labels around it."""
     counts = atom_counts(cands).ravel()
@@ -229,41 +192,21 @@ def heat_map(config: Config, game: Game, cands: Candidates) -> str:
 
 
 def text_report(
-    config: Config,
-    game: Game,
-    cands: Candidates,
-    shots: list[NextShot],
-    skipped: str | None,
+    answer: Answer,
     verdict: Verdict | None,
     guess_note: str | None,
     limit: int,
-    by: str,
-    explored: bool,
+    by: Ranking,
     book: StrategyBook | None = None,
 ) -> str:
     """The whole text output of ``bbcore decode``; ``book`` the stored strategy book, if any."""
+    game, cands, shots, skipped = answer.game, answer.found, answer.shots, answer.skipped
+    config = cands.config
     count = cands.count
-    if cands.source == "store":
-        source = f"read from the explored {config.name}"
-    elif explored:
-        source = "computed directly (quicker than scanning the store for a partial game)"
-    else:
-        source = f"computed directly ({config.name} is not explored)"
-    heading = (
-        f"{config.name}: {plural(len(game.rays()), 'ray')} shown on "
-        f"{plural(len(game.shown), 'position')}; {source}."
-    )
     if cands.every_molecule:
-        out = [
-            f"{config.name}: no ray shown.",
-            f"Every molecule of {config.name} ({count:,}) agrees; they are not listed.",
-        ]
-    elif count == 0:
-        out = [heading, f"No molecule of {config.name} agrees with the shown rays."]
-    elif count == 1:
-        out = [heading, "One molecule agrees with the shown rays: the game is solved."]
+        out = [count_sentence(answer)]
     else:
-        out = [heading, f"{plural(count, 'molecule')} agree with the shown rays."]
+        out = [f"{config.name}: {shown_phrase(game)}; {source_phrase(answer)}.", count_sentence(answer)]
 
     if not cands.every_molecule and count and limit:
         width = shutil.get_terminal_size((100, 24)).columns
@@ -283,7 +226,7 @@ def text_report(
             heat_map(config, game, cands),
         ]
     if shots:
-        out += [""] + shot_lines(shots, by)
+        out += ["", shots_title(by)] + shot_table(shots, TOP_SHOTS, OUTCOMES_SHOWN)
     if book is not None:
         out += ["", book.advice(game)]
     if skipped:
@@ -307,17 +250,10 @@ def result_json(result: Result) -> dict:
     return {"result": "out", "exit": result}
 
 
-def json_report(
-    config: Config,
-    game: Game,
-    cands: Candidates,
-    shots: list[NextShot],
-    skipped: str | None,
-    verdict: Verdict | None,
-    guess_note: str | None,
-    limit: int | None,
-) -> dict:
+def json_report(answer: Answer, verdict: Verdict | None, guess_note: str | None, limit: int | None) -> dict:
     """The ``--json`` object."""
+    game, cands, shots, skipped = answer.game, answer.found, answer.shots, answer.skipped
+    config = cands.config
     listed = [] if cands.every_molecule else cands.molecules(limit)
     counts = atom_counts(cands)
     ambiguous = ambiguity(cands, shots, skipped) is not None

@@ -36,7 +36,7 @@ from bbcore.config import Config
 from bbcore.numbering import atoms_of, molecule_string
 from bbcore.plot import plain_chart
 from bbcore.rays import spectrum
-from bbcore.render import render_board, side_by_side
+from bbcore.render import plural, render_board, side_by_side
 from bbcore.shots import outcomes_text
 from bbcore.store import describe
 from bbcore.strategy import (

@@ -31,13 +31,15 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, Label
+from textual.worker import get_current_worker
 
 from bbcore.config import Config, parse_config, validation_error
-from bbcore.decode import Candidates, DecodeCancelled, candidates
+from bbcore.decode import DecodeCancelled
+from bbcore.decoder import Decoder, count_sentence
 from bbcore.game import DecodeError, Game
 from bbcore.numbering import molecule_string
 from bbcore.play import Match, PlayError, chosen_match, hard_match, random_match
-from bbcore.shots import atom_counts, ranked_shots
+from bbcore.shots import atom_counts
 from bbcore.strategy import StrategyBook, line_text
 from bbtui.messages import BookReady, CoachAnswer
 from bbtui.screens.decode import shots_text
@@ -75,7 +77,7 @@ class PlayScreen(Screen):
         self.match: Match | None = None
         self.guess: set[int] = set()
         self.coaching = False
-        self.coached: Candidates | None = None  # the coach's candidates, narrowed shot by shot
+        self.decoder: Decoder | None = None  # the coach's, kept per configuration
         self.waiting_hard = False
         self.waiting_reveal = False
 
@@ -186,7 +188,6 @@ class PlayScreen(Screen):
         """Play ``match``: no ray shot, no atom placed, the reveal cleared."""
         self.match = match
         self.guess = set()
-        self.coached = None
         board = self.board
         assert board is not None
         board.set_placing(False)
@@ -418,35 +419,35 @@ class PlayScreen(Screen):
             self.query_one("#play-coach-text", Label).update("")
 
     def coach(self) -> None:
-        """Decode the rays shot so far in a worker (narrowing the last answer)."""
+        """Decode the rays shot so far in a worker (the decoder narrows its last answer)."""
         if self.match is None:
             return
-        self.run_coach(self.match.config, self.match.game, self.coached)
+        if self.decoder is None or self.decoder.config != self.match.config:
+            self.decoder = Decoder(self.match.config)
+        self.run_coach(self.decoder, self.match.game)
 
     @work(thread=True, exclusive=True, group="coach")
-    def run_coach(self, config: Config, game: Game, within: Candidates | None) -> None:
-        """Candidates, then the next shots, in a thread."""
+    def run_coach(self, decoder: Decoder, game: Game) -> None:
+        """Candidates, then the next shots, in a thread; a newer shot cancels it."""
         try:
-            found = candidates(config, game, within=within if within and game.shown else None)
-            shots, skipped = ranked_shots(config, game, found)
+            answer = decoder.decode(game, cancelled=get_current_worker().cancelled_event)
         except (DecodeCancelled, DecodeError):
             return
-        self.post_message(CoachAnswer(game, found, shots, skipped))
+        self.post_message(CoachAnswer(answer))
 
     def on_coach_answer(self, message: CoachAnswer) -> None:
         """Show the heat map and the best next shots, if still for the game on the board."""
-        if self.match is None or message.game != self.match.game or not self.coaching:
+        answer = message.answer
+        if self.match is None or answer.game != self.match.game or not self.coaching:
             return
-        self.coached = message.candidates
         coach = self.query(GameBoard)
         if coach:
             board = coach.first()
             board.set_draft(self.match.marks)
-            board.show_heat(atom_counts(message.candidates), message.candidates.count)
-            board.show_shots(message.shots)
-        count = message.candidates.count
-        text = shots_text(message.shots, message.skipped, "remaining")
-        text.append(f"\n{count:,} molecule{'s' * (count != 1)} agree with your rays.")
+            board.show_heat(atom_counts(answer.found), answer.found.count)
+            board.show_shots(answer.shots)
+        text = shots_text(answer.shots, answer.skipped, "remaining")
+        text.append("\n" + count_sentence(answer))
         self.query_one("#play-coach-text", Label).update(text)
 
     def action_back(self) -> None:
