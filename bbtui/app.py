@@ -38,6 +38,7 @@ from bbcore.engine import kernels_cached
 from bbcore.explore import RANGE_SIZE, ExploreError, Progress, exploration_lock, explore
 from bbcore.feasibility import refusal
 from bbcore.queries import config_state
+from bbcore.render import plural
 from bbcore.store import (
     StoreError,
     close_database,
@@ -49,7 +50,6 @@ from bbcore.store import (
     reset_config,
 )
 from bbcore.strategy import StrategyBook
-from bbcore.words import plural
 from bbtui.messages import ExplorationEnded, ExplorationProgress
 from bbtui.screens.decode import DecodeScreen
 from bbtui.screens.explore import ExploreScreen
@@ -323,7 +323,7 @@ class BlackBoxApp(App[None]):
         self.stop_event = threading.Event()
         self.last_error = None
         self.explored_note = None
-        self.meter = RateMeter()
+        self.meter = RateMeter(0 if restart else config_state(config).done)
         self.loading = "loading the engine" if kernels_cached() else "compiling the engine, first run only"
         self.exploring = config
         self.progress = None

@@ -27,7 +27,7 @@ from bbtui.screens.decode import DecodeScreen
 from bbtui.screens.explore import ExploreScreen
 from bbtui.screens.groups import GroupsScreen
 from bbtui.screens.help import HelpScreen
-from bbtui.settings import load_settings
+from bbtui.settings import load_settings, resume_target
 from bbtui.widgets.progress import RateMeter, progress_figures
 
 SMALL_RANGES = 64
@@ -298,6 +298,7 @@ async def test_quit_mid_run_pauses_and_the_next_launch_resumes(tmp_path: Path, g
         await wait_for(pilot, lambda: not app.is_running)
     stored = len(molecule_rows(path, "A3_B5"))
     assert 0 < stored < config.nb_mol
+    assert resume_target(path) == "A3_B5"  # a run paused with p, or finished, is not kept there
 
     # As the README says: the next launch on the same file resumes the run by itself.
     again = BlackBoxApp(path, range_size=SMALL_RANGES)
@@ -307,19 +308,7 @@ async def test_quit_mid_run_pauses_and_the_next_launch_resumes(tmp_path: Path, g
         assert again.progress.phase == "complete" and again.progress.done == config.nb_mol
     assert len(molecule_rows(path, "A3_B5")) == config.nb_mol
 
-    # A run paused with p is not resumed at the next launch: the user stopped it.
-    gate.calls, gate.opened, gate.armed = 0, threading.Event(), True
-    third = BlackBoxApp(tmp_path / "other.sqlite", range_size=SMALL_RANGES)
-    async with third.run_test() as pilot:
-        third.start_exploration(config)
-        await wait_for(pilot, lambda: third.progress is not None and third.progress.done > 0)
-        third.pause_exploration()
-        gate.open()
-        await wait_for(pilot, lambda: third.exploring is None)
-    fourth = BlackBoxApp(tmp_path / "other.sqlite", range_size=SMALL_RANGES)
-    async with fourth.run_test() as pilot:
-        await pilot.pause(0.3)
-        assert fourth.exploring is None and fourth.progress is None
+    assert resume_target(path) is None  # resumed once: not again
 
 
 # -- what the panel says while a run starts, the theme kept -----------------------
@@ -331,7 +320,7 @@ def report(done: int, elapsed: float, phase: str = "exploring") -> Progress:
 
 
 def test_the_engine_loading_is_said_and_no_eta_is_shown_before_the_rate_is_measured() -> None:
-    meter = RateMeter()
+    meter = RateMeter(0)
     meter.add(report(0, 0.0))
     meter.add(report(0, 0.6))  # still loading the engine: nothing stored by this run
     assert not meter.storing and meter.rate is None
@@ -350,23 +339,33 @@ def test_the_engine_loading_is_said_and_no_eta_is_shown_before_the_rate_is_measu
 
 
 async def test_the_panel_says_the_engine_is_loading_until_the_first_range_is_stored(
-    tmp_path: Path, gate: RangeGate, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    loaded = threading.Event()  # the first range waits: the engine is "loading" until then
+    store_range = explore_module.store_range
+
+    def slow_first_range(*args, **kwargs):
+        loaded.wait(30)
+        return store_range(*args, **kwargs)
+
+    monkeypatch.setattr(explore_module, "store_range", slow_first_range)
     seen: list[str] = []
     app = BlackBoxApp(tmp_path / "bb.sqlite", range_size=SMALL_RANGES)
     async with app.run_test() as pilot:
-        gate.armed = True
         app.start_exploration(parse_config("A3_B5"))
         phase = app.screen.query_one("#phase", Label)
+        figures = app.screen.query_one("#figures", Label)
         await wait_for(pilot, lambda: app.progress is not None)
-        seen.append(str(phase.render()))
-        await wait_for(pilot, lambda: app.progress is not None and app.progress.done > 0)
         await pilot.pause(0.6)
+        seen += [str(phase.render()), str(figures.render())]
+        loaded.set()
+        await wait_for(pilot, lambda: app.progress is not None and app.progress.done > 0)
+        await pilot.pause(0.3)
         seen.append(str(phase.render()))
-        gate.open()
         await wait_for(pilot, lambda: app.exploring is None)
     assert seen[0] in ("A3_B5: loading the engine...", "A3_B5: compiling the engine, first run only...")
-    assert seen[1] == "A3_B5: exploring..."
+    assert "measuring the rate" in seen[1] and "ETA" not in seen[1] and "0 mol/s" not in seen[1]
+    assert "engine" not in seen[2]  # exploring, building the groups, or explored already
 
 
 def test_the_engine_knows_whether_a_run_will_compile_it(

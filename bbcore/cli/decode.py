@@ -48,7 +48,6 @@ from bbcore.render import diagram_grid, plural, render_board, side_by_side
 from bbcore.shots import Ranking, ambiguity, atom_counts, doubtful_cells, heat_token, probabilities
 from bbcore.store import default_path
 from bbcore.strategy import StrategyBook, stored_book
-from bbcore.words import plural
 
 BOARDS_SHOWN = 6
 

@@ -39,7 +39,6 @@ from bbcore.statistics import (
     ray_board,
     statistics_report,
 )
-from bbcore.words import plural
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

@@ -47,7 +47,6 @@ from bbcore.strategy import (
     save_book,
     stored_book,
 )
-from bbcore.words import plural
 
 HARDEST_SHOWN = 6
 """Hardest molecules drawn as boards (all ``HARDEST`` are listed)."""

@@ -34,9 +34,10 @@ PHASES = {
 class RateMeter:
     """A run's molecules per second, smoothed, for the rate and the ETA shown.
 
-    The run's first report comes before any range is stored, while the
+    The run's first reports come before any range is stored, while the
     engine loads (or compiles, on a first run): the measurement starts at
-    the first range stored, so that loading is not counted as slowness.
+    the first report with more than the ``stored`` molecules the run began
+    with, so that loading is not counted as slowness.
     The rate is then taken over the last ``WINDOW`` seconds of reports, and
     only once they span ``MIN_SPAN`` seconds: before, it is unknown (no
     ETA rather than one that jumps from 43 s to 13 s in a 5 s run).
@@ -45,19 +46,14 @@ class RateMeter:
     WINDOW = 5.0
     MIN_SPAN = 1.0
 
-    def __init__(self) -> None:
-        """No report yet."""
-        self.first_done: int | None = None
+    def __init__(self, stored: int = 0) -> None:
+        """A run starting with ``stored`` molecules already stored (a resumed run)."""
+        self.stored = stored
         self.samples: deque[tuple[float, int]] = deque()
 
     def add(self, progress: Progress) -> None:
         """Take a report of the run (exploring reports only)."""
-        if progress.phase != "exploring":
-            return
-        if self.first_done is None:
-            self.first_done = progress.done
-            return
-        if not self.samples and progress.done == self.first_done:
+        if progress.phase != "exploring" or progress.done <= self.stored:
             return  # still loading: nothing stored by this run yet
         self.samples.append((progress.elapsed, progress.done))
         while len(self.samples) > 2 and progress.elapsed - self.samples[1][0] >= self.WINDOW:
