@@ -33,7 +33,7 @@ import numpy as np
 
 from bbcore.config import Config
 from bbcore.engine import ABSORBED_CODE, REFLECTED_CODE, trace_batch
-from bbcore.game import ABSORBED, REFLECTED, DecodeError, Game, Result, describe
+from bbcore.game import ABSORBED, REFLECTED, DecodeError, Game, Result, result_words
 from bbcore.geometry import entry
 from bbcore.numbering import (
     atoms_of,
@@ -346,7 +346,7 @@ def check_guess(config: Config, game: Game, guess: Iterable[int], cands: Candida
                 (position, shown, actual),
                 None,
                 f"the guess contradicts position {position}: the game shows "
-                f"{describe(shown)}, the guess gives {describe(actual)}",
+                f"{result_words(shown)}, the guess gives {result_words(actual)}",
             )
     if cands is None:
         return Verdict(True, None, None, "the guess agrees with every shown ray")

@@ -6,7 +6,7 @@ molecule of small configurations and random molecules of large ones.
 How it goes fast:
 
 - two numba kernels do the per-ray and per-molecule work: ``_trace_kernel``
-  traces every ray of a batch, ``_groups_kernel`` expands traced canonical
+  traces every ray of a batch, ``_enantiomer_kernel`` expands traced canonical
   molecules into their whole enantiomer groups; numba is imported only when
   a kernel first runs, and its compiled code is cached on disk;
 - a ray's cell is an index into the box padded by one cell, and what happens
@@ -33,7 +33,7 @@ import numpy as np
 
 from bbcore.config import Config
 from bbcore.geometry import TRANSFORM_NAMES, cell_permutation, entry, position_at, position_source
-from bbcore.numbering import atoms_of_range, binomial_table, numbers_of
+from bbcore.numbering import atoms_of_numbers, binomial_table, numbers_of
 from bbcore.rays import STAT_FIELDS, RayLoopError
 
 ABSORBED_CODE, REFLECTED_CODE = -1, -2
@@ -339,7 +339,7 @@ def image_numbers(config: Config, atoms: np.ndarray, table: np.ndarray) -> np.nd
 
 
 @dataclass
-class GroupBatch:
+class EnantiomerBatch:
     """Every molecule of the enantiomer groups whose canonical molecule is in a range.
 
     Rows are ordered by canonical number, then by number; ``transform`` holds
@@ -385,7 +385,31 @@ def _ascii(chars: np.ndarray) -> list[str]:
     return [row.decode("ascii") for row in chars.view(f"S{chars.shape[1]}").ravel().tolist()]
 
 
-def _groups_kernel(
+_STAT = {name: index for index, name in enumerate(STAT_FIELDS)}
+_STATS = len(STAT_FIELDS)
+_ABSORBED_NUMBER, _REFLECTED_NUMBER, _OUT_NUMBER = (
+    _STAT[f"{c}_number"] for c in ("absorbed", "reflected", "out")
+)
+_REFLECTED_EDGE, _REFLECTED_DEEP = _STAT["reflected_edge"], _STAT["reflected_deep"]
+_ABSORBED_FIGURES, _REFLECTED_FIGURES, _OUT_FIGURES = (
+    _STAT[f"{c}_max_length"] for c in ("absorbed", "reflected", "out")
+)
+"""Where the kernel counts each ray class: its number, and its figures from max length on.
+
+A class's four figures follow each other in STAT_FIELDS (max length, max
+turns, total length, total turns), which the kernel relies on."""
+assert all(
+    [STAT_FIELDS[first + i] for i in range(4)]
+    == [f"{c}_{m}" for m in ("max_length", "max_turns", "tot_length", "tot_turns")]
+    for c, first in (
+        ("absorbed", _ABSORBED_FIGURES),
+        ("reflected", _REFLECTED_FIGURES),
+        ("out", _OUT_FIGURES),
+    )
+)
+
+
+def _enantiomer_kernel(
     atoms,
     own,
     partner,
@@ -416,23 +440,21 @@ def _groups_kernel(
     numbers = np.empty(8, dtype=np.int64)
     kept = np.empty(8, dtype=np.int64)
     letter_of = np.empty(npos, dtype=np.int64)
-    st = np.empty(17, dtype=np.int64)
+    st = np.empty(_STATS, dtype=np.int64)
     row = 0
     for m in range(k):
-        # The 17 statistics, in STAT_FIELDS order: a class's number at
-        # ``first``, then max length, max turns, total length, total turns
-        # at ``first + 1 .. + 4`` (reflections have edge and deep in between).
+        # The statistics, in STAT_FIELDS order (the _STAT indexes above).
         st[:] = 0
         for j in range(npos):
             q = partner[m, j]
             ln = length[m, j]
             if q == ABSORBED_CODE:
-                first, figures = 0, 1
+                first, figures = _ABSORBED_NUMBER, _ABSORBED_FIGURES
             elif q == REFLECTED_CODE:
-                first, figures = 5, 8
-                st[7 if ln > 0 else 6] += 1
+                first, figures = _REFLECTED_NUMBER, _REFLECTED_FIGURES
+                st[_REFLECTED_DEEP if ln > 0 else _REFLECTED_EDGE] += 1
             elif q > j:  # an exit pair, counted at its first end
-                first, figures = 12, 13
+                first, figures = _OUT_NUMBER, _OUT_FIGURES
             else:
                 continue
             st[first] += 1
@@ -493,23 +515,198 @@ def _groups_kernel(
                     else:
                         letter_of[j] = letter_of[other]
                     spectrum[row, j] = 97 + letter_of[j]
-            for f in range(17):
+            for f in range(_STATS):
                 stats[row, f] = st[f]
             row += 1
     return row
 
 
-def explore_range(config: Config, start: int, stop: int) -> GroupBatch:
+def explore_range(config: Config, start: int, stop: int) -> EnantiomerBatch:
     """All enantiomer groups whose canonical molecule is numbered start..stop-1."""
+    atoms, own = canonical_molecules(config, start, stop)
+    return groups_of_canonicals(config, atoms, own)
+
+
+# -- the compact exploration: canonical molecules and spectrum keys ---------------
+
+
+def _canonical_kernel(first, count, start, cells, cell_perm, out_atoms, out_numbers):  # pragma: no cover
+    """The canonical molecules among ``count`` consecutive numbers from ``start`` (numba).
+
+    ``first`` holds the atoms of molecule ``start``; the next ones follow in
+    lexicographic order, which is number order.  A molecule is canonical
+    when none of its 7 other images is lexicographically smaller (has a
+    smaller number); most others are rejected by their first image.
+    Returns how many were written to ``out_atoms`` / ``out_numbers``.
+    """
+    n = first.shape[0]
+    atoms = first.copy()
+    image = np.empty(n, dtype=np.int64)
+    found = 0
+    for i in range(count):
+        canonical = True
+        for t in range(1, 8):
+            for a in range(n):  # insertion sort of the image's cells
+                cell = cell_perm[t, atoms[a]]
+                b = a - 1
+                while b >= 0 and image[b] > cell:
+                    image[b + 1] = image[b]
+                    b -= 1
+                image[b + 1] = cell
+            for a in range(n):
+                if image[a] != atoms[a]:
+                    if image[a] < atoms[a]:
+                        canonical = False
+                    break
+            if not canonical:
+                break
+        if canonical:
+            for a in range(n):
+                out_atoms[found, a] = atoms[a]
+            out_numbers[found] = start + i
+            found += 1
+        # the next combination in lexicographic order
+        j = n - 1
+        while j >= 0 and atoms[j] == cells - n + j:
+            j -= 1
+        if j < 0:
+            break
+        atoms[j] += 1
+        for a in range(j + 1, n):
+            atoms[a] = atoms[a - 1] + 1
+    return found
+
+
+def canonical_molecules(config: Config, start: int, stop: int) -> tuple[np.ndarray, np.ndarray]:
+    """The canonical molecules numbered start..stop-1: their atoms (k, N) and numbers (k,)."""
+    count = stop - start
+    atoms = np.empty((count, config.atoms), dtype=np.int64)
+    numbers = np.empty(count, dtype=np.int64)
+    if count <= 0:
+        return atoms, numbers
+    cells, _, _ = _symmetry_tables(config.width)
+    first = atoms_of_numbers(config, np.array([start], dtype=np.int64))[0]
+    found = compiled(_canonical_kernel)(first, count, start, config.cells, cells, atoms, numbers)
+    return atoms[:found], numbers[:found]
+
+
+_HASH_START = np.uint64(0x243F6A8885A308D3)
+_HASH_MULTIPLIER = np.uint64(0x9E3779B97F4A7C15)
+_MIX_1 = np.uint64(0xBF58476D1CE4E5B9)
+_MIX_2 = np.uint64(0x94D049BB133111EB)
+
+
+def _keys_kernel(atoms, partner, cell_perm, source, inverse, keys, orbit, shared):  # pragma: no cover
+    """Spectrum keys of traced canonical molecules (numba).
+
+    For each molecule: the 64-bit hash of each distinct image's spectrum
+    (its partner array with the positions moved by the transform: exit
+    positions, not letters, so no normalising is needed), and the smallest
+    of them, which is the same for every molecule of the enantiomer group
+    and for every molecule whose spectrum is one of these.  ``orbit`` is
+    the number of distinct images; ``shared`` is set when two distinct
+    images have the same hash (so possibly the same spectrum).
+    """
+    k, n = atoms.shape
+    npos = partner.shape[1]
+    image = np.empty(n, dtype=np.int64)
+    seen = np.empty((8, n), dtype=np.int64)
+    hashes = np.empty(8, dtype=np.uint64)
+    for m in range(k):
+        distinct = 0
+        smallest = np.uint64(0xFFFFFFFFFFFFFFFF)
+        clash = False
+        for t in range(8):
+            for a in range(n):
+                cell = cell_perm[t, atoms[m, a]]
+                b = a - 1
+                while b >= 0 and image[b] > cell:
+                    image[b + 1] = image[b]
+                    b -= 1
+                image[b + 1] = cell
+            repeated = False
+            for u in range(distinct):
+                same = True
+                for a in range(n):
+                    if seen[u, a] != image[a]:
+                        same = False
+                        break
+                if same:
+                    repeated = True
+                    break
+            if repeated:
+                continue
+            h = _HASH_START
+            for j in range(npos):
+                q = partner[m, source[t, j]]
+                code = q + 3 if q < 0 else inverse[t, q] + 3
+                h = (h ^ np.uint64(code)) * _HASH_MULTIPLIER
+                h = h ^ (h >> np.uint64(29))
+            h = h ^ (h >> np.uint64(30))
+            h = h * _MIX_1
+            h = h ^ (h >> np.uint64(27))
+            h = h * _MIX_2
+            h = h ^ (h >> np.uint64(31))
+            for u in range(distinct):
+                if hashes[u] == h:
+                    clash = True
+            for a in range(n):
+                seen[distinct, a] = image[a]
+            hashes[distinct] = h
+            distinct += 1
+            if h < smallest:
+                smallest = h
+        keys[m] = smallest
+        orbit[m] = distinct
+        shared[m] = clash
+
+
+def spectrum_keys(config: Config, atoms: np.ndarray, partner: np.ndarray):
+    """``(keys, orbit, shared)`` of traced canonical molecules (see ``_keys_kernel``).
+
+    ``keys`` (uint64) is equal for two molecules whose spectra are equal
+    or images of each other by a symmetry; different spectra may rarely
+    share a key (a 64-bit hash), so a key only ever proposes a spectral
+    group, which is then checked spectrum by spectrum.
+    """
+    cells, source, inverse = _symmetry_tables(config.width)
+    k = len(atoms)
+    keys = np.empty(k, dtype=np.uint64)
+    orbit = np.empty(k, dtype=np.int8)
+    shared = np.empty(k, dtype=np.bool_)
+    compiled(_keys_kernel)(
+        np.ascontiguousarray(atoms, dtype=np.int64), partner, cells, source, inverse, keys, orbit, shared
+    )
+    return keys, orbit, shared
+
+
+def ray_profile(partner: np.ndarray, length: np.ndarray, turns: np.ndarray) -> np.ndarray:
+    """The 9 profile statistics of traced molecules, shape (k, 9), int64.
+
+    In ``statistics.PROFILE_COLUMNS`` order: the number of absorbed,
+    reflected and out rays (out: pairs), then the longest ray of each class,
+    then the most turns of each class (0 when the class has no ray), as the
+    stored statistics count them (an out pair at its first end).
+    """
+    index = np.arange(partner.shape[1])
+    classes = (partner == ABSORBED_CODE, partner == REFLECTED_CODE, partner > index)
+    columns = [mask.sum(axis=1) for mask in classes]
+    columns += [np.where(mask, length, 0).max(axis=1, initial=0) for mask in classes]
+    columns += [np.where(mask, turns, 0).max(axis=1, initial=0) for mask in classes]
+    return np.stack(columns, axis=1).astype(np.int64)
+
+
+def groups_of_canonicals(config: Config, atoms: np.ndarray, own: np.ndarray) -> EnantiomerBatch:
+    """Every molecule of the enantiomer groups of these canonical molecules, with spectra and statistics."""
     table = binomial_table(config)
-    atoms = atoms_of_range(config, start, stop)
-    own = np.arange(start, stop, dtype=np.int64)
-    canonical = image_numbers(config, atoms, table).min(axis=1) == own
-    atoms, own = atoms[canonical], own[canonical]
+    atoms = np.ascontiguousarray(atoms, dtype=np.int64)
+    own = np.ascontiguousarray(own, dtype=np.int64)
     partner, length, turns = trace_batch(config, atoms)
     cells, source, inverse = _symmetry_tables(config.width)
     rows = 8 * len(atoms)
-    out = GroupBatch(
+    start = int(own[0]) if len(own) else 1
+    stop = int(own[-1]) + 1 if len(own) else 1
+    out = EnantiomerBatch(
         config=config,
         start=start,
         stop=stop,
@@ -520,7 +717,7 @@ def explore_range(config: Config, start: int, stop: int) -> GroupBatch:
         spectrum=np.empty((rows, config.positions), dtype=np.uint8),
         stats=np.empty((rows, len(STAT_FIELDS)), dtype=np.int64),
     )
-    count = compiled(_groups_kernel)(
+    count = compiled(_enantiomer_kernel)(
         atoms,
         own,
         partner,
@@ -541,3 +738,16 @@ def explore_range(config: Config, start: int, stop: int) -> GroupBatch:
     for name in ("number", "canonical_number", "transform", "molecule", "spectrum", "stats"):
         setattr(out, name, getattr(out, name)[:count])
     return out
+
+
+def molecules_of_numbers(config: Config, numbers: np.ndarray) -> EnantiomerBatch:
+    """The molecules with these numbers (any order, no repeats), in number order, computed."""
+    numbers = np.unique(np.asarray(numbers, dtype=np.int64))
+    table = binomial_table(config)
+    canonical = np.unique(image_numbers(config, atoms_of_numbers(config, numbers, table), table).min(axis=1))
+    batch = groups_of_canonicals(config, atoms_of_numbers(config, canonical, table), canonical)
+    order = np.argsort(batch.number, kind="stable")
+    keep = order[np.isin(batch.number[order], numbers)]
+    for name in ("number", "canonical_number", "transform", "molecule", "spectrum", "stats"):
+        setattr(batch, name, getattr(batch, name)[keep])
+    return batch

@@ -39,7 +39,6 @@ database (the sum of stored intervals) a few times a second.
 
 from __future__ import annotations
 
-import ctypes
 import fcntl
 import multiprocessing
 import os
@@ -52,12 +51,16 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from bbcore import engine, sql, store
+from bbcore import compact, engine, sql, store
 from bbcore.config import Config
 from bbcore.feasibility import refusal
 from bbcore.lifeline import die_with_parent
+from bbcore.runner import InlineRunner, LocalRunner, Runner, keep_freed_memory
 from bbcore.spectra import build_spectrums
 from bbcore.store import (
+    COMPACT,
+    FULL,
+    STORES,
     Configuration,
     ExploredRange,
     StoreError,
@@ -101,7 +104,8 @@ class Progress:
     total: int
     elapsed: float  # seconds since this run started
     rate: float  # molecules stored per second by this run
-    phase: str  # "exploring", "spectrums", "complete" or "paused"
+    phase: str  # "exploring", "spectrums" (full); "tracing", "grouping" (compact); "complete", "paused"
+    unit: str = "molecules"  # what done and total count: molecules, or shards when grouping
 
     @property
     def fraction(self) -> float:
@@ -111,7 +115,7 @@ class Progress:
     @property
     def eta(self) -> float | None:
         """Seconds left at this run's rate, None before any rate is known."""
-        if self.rate <= 0:
+        if self.rate <= 0 or self.unit != "molecules":
             return None
         return (self.total - self.done) / self.rate
 
@@ -287,23 +291,6 @@ def _stage(connection, rows: list[tuple]) -> None:
         connection.executemany(INSERT_STAGED, rows)
 
 
-def keep_freed_memory() -> None:
-    """Ask glibc to reuse freed memory instead of returning it to the kernel.
-
-    Each range allocates arrays of a few MB; by default glibc maps and unmaps
-    them every time, and the fresh pages fault in again.  Page faults are
-    expensive on sandboxed machines: this halves the engine's time on our
-    CI machine (bench/explore.py).  A no-op where glibc is not the allocator.
-    """
-    try:
-        libc = ctypes.CDLL("libc.so.6")
-    except OSError:
-        return
-    m_trim_threshold, m_mmap_threshold = -1, -3
-    libc.mallopt(m_mmap_threshold, 1 << 30)
-    libc.mallopt(m_trim_threshold, 1 << 30)
-
-
 def _worker_init(parent: int, halt, write_turn) -> None:
     """Worker initialiser: end with the parent (``bbcore.lifeline``), tune malloc.
 
@@ -349,6 +336,10 @@ def _worker_range(db_path: str, config: Config, start: int, stop: int) -> int:
 # -- the run -------------------------------------------------------------------
 
 
+COMPACT_ABOVE = 10_000_000
+"""Configurations with more molecules than this are explored compact by default."""
+
+
 def explore(
     config: Config,
     db_path: Path | str | None = None,
@@ -356,12 +347,21 @@ def explore(
     workers: int | None = None,
     progress: ProgressCallback | None = None,
     stop: threading.Event | None = None,
-    range_size: int = RANGE_SIZE,
+    range_size: int | None = None,
+    store: str | None = None,
+    runner: Runner | None = None,
+    shard_root: Path | str | None = None,
     force: bool = False,
 ) -> str:
     """Explore ``config`` (create or resume) and return COMPLETE, PAUSED or ALREADY_COMPLETE.
 
+    ``store`` is FULL (a row per molecule) or COMPACT (``bbcore.compact``);
+    by default a configuration keeps the store it was started with, and a
+    new one is full up to ``COMPACT_ABOVE`` molecules, compact above.
     ``workers`` defaults to all cores; small configurations run in-process.
+    A compact run's tasks go to ``runner`` when given (a cluster), else to
+    a local pool; its shard files to ``shard_root`` (default: next to the
+    database).  ``range_size`` overrides the numbers per task (tests).
     A run that cannot finish (``bbcore.feasibility``) is refused before
     anything is written, unless ``force``.
     ``progress`` is called from the calling thread a few times a second and
@@ -375,46 +375,92 @@ def explore(
     """
     if config.nb_mol >= MAX_MOLECULES:
         raise ExploreError(f"{config.name} has {config.nb_mol:,} molecules: too many to explore")
+    if store is not None and store not in STORES:
+        raise ExploreError(f"unknown store {store!r}: choose one of {', '.join(STORES)}")
     path = use_database(db_path)
     stop = stop or threading.Event()
     with exploration_lock(path, config):
         row = config_row(config)
         if row is not None and row.complete:
             return ALREADY_COMPLETE
+        mode = _store_mode(config, store)
         if not force:  # before any row is written
-            refused = refusal(config, path, workers=workers, done=stored_count(config) if row else 0)
+            done = stored_count(config) if row else 0
+            refused = refusal(config, path, store=mode, workers=workers, done=done)
             if refused:
                 raise ExploreError(refused)
-        ensure_config(config)
-        todo = missing_ranges(config, range_size)
-        started, done_before = time.monotonic(), stored_count(config)
+        ensure_config(config, mode)
+        if mode == COMPACT:
+            return _explore_compact(
+                config, path, workers, progress, stop, range_size or compact.RANGE_SIZE, runner, shard_root
+            )
+        return _explore_full(config, path, workers, progress, stop, range_size or RANGE_SIZE)
 
-        def report(phase: str) -> None:
-            if progress:
-                done = stored_count(config)
-                elapsed = time.monotonic() - started
-                rate = (done - done_before) / elapsed if elapsed > 0 else 0.0
-                progress(Progress(config.name, done, config.nb_mol, elapsed, rate, phase))
 
-        report("exploring")
-        workers = workers or os.cpu_count() or 1
-        keep_freed_memory()
-        if workers == 1 or config.nb_mol < IN_PROCESS_BELOW:
-            for start, stop_ in todo:
-                if stop.is_set():
-                    break
-                store_range(config, start, stop_, stop)
-                report("exploring")
-        else:
-            for _ in _run_pool(path, config, todo, workers, stop):
-                report("exploring")
-        if not fully_stored(config):
-            report("paused")
-            return PAUSED
-        report("spectrums")
-        finish(config)
-        report("complete")
-        return COMPLETE
+def default_store(config: Config) -> str:
+    """The store of a configuration explored for the first time: full up to COMPACT_ABOVE molecules."""
+    return COMPACT if config.nb_mol > COMPACT_ABOVE else FULL
+
+
+def _store_mode(config: Config, requested: str | None) -> str:
+    """The store to explore into: the one a configuration was started with, else ``requested``.
+
+    A configuration with nothing stored yet takes the store asked for; one
+    started in the other store is refused in one line.
+    """
+    row = config_row(config)
+    started = row is not None and (row.complete or stored_count(config) > 0)
+    if not started:
+        mode = requested or (row.store if row is not None else default_store(config))
+        if row is not None and row.store != mode:
+            Configuration.update(store=mode, shards=None).where(Configuration.config == config.name).execute()
+        return mode
+    if requested is not None and requested != row.store:
+        raise ExploreError(
+            f"{config.name} was explored with --store {row.store}: reset it first to explore it "
+            f"with --store {requested}"
+        )
+    return row.store
+
+
+def _explore_full(
+    config: Config,
+    path: Path,
+    workers: int | None,
+    progress: ProgressCallback | None,
+    stop: threading.Event,
+    range_size: int,
+) -> str:
+    """A full exploration: every molecule a row (the lock is held)."""
+    todo = missing_ranges(config, range_size)
+    started, done_before = time.monotonic(), stored_count(config)
+
+    def report(phase: str) -> None:
+        if progress:
+            done = stored_count(config)
+            elapsed = time.monotonic() - started
+            rate = (done - done_before) / elapsed if elapsed > 0 else 0.0
+            progress(Progress(config.name, done, config.nb_mol, elapsed, rate, phase))
+
+    report("exploring")
+    workers = workers or os.cpu_count() or 1
+    keep_freed_memory()
+    if workers == 1 or config.nb_mol < IN_PROCESS_BELOW:
+        for start, stop_ in todo:
+            if stop.is_set():
+                break
+            store_range(config, start, stop_, stop)
+            report("exploring")
+    else:
+        for _ in _run_pool(path, config, todo, workers, stop):
+            report("exploring")
+    if not fully_stored(config):
+        report("paused")
+        return PAUSED
+    report("spectrums")
+    finish(config)
+    report("complete")
+    return COMPLETE
 
 
 def finish(config: Config) -> int:
@@ -426,6 +472,62 @@ def finish(config: Config) -> int:
     count = build_spectrums(config)
     Configuration.update(complete=True, dh2=now()).where(Configuration.config == config.name).execute()
     return count
+
+
+def _explore_compact(
+    config: Config,
+    path: Path,
+    workers: int | None,
+    progress: ProgressCallback | None,
+    stop: threading.Event,
+    range_size: int,
+    runner: Runner | None,
+    shard_root: Path | str | None,
+) -> str:
+    """A compact exploration (``bbcore.compact``): tracing, then grouping (the lock is held)."""
+    row = config_row(config)
+    if row.shards is None:
+        Configuration.update(shards=compact.shard_count(config)).where(
+            Configuration.config == config.name
+        ).execute()
+    started, done_before = time.monotonic(), stored_count(config)
+    last = compact.Step(compact.TRACING, done_before, config.nb_mol)
+
+    def report(step: compact.Step, phase: str | None = None) -> None:
+        nonlocal last
+        last = step
+        if progress:
+            elapsed = time.monotonic() - started
+            done = step.done - (done_before if step.phase == compact.TRACING else 0)
+            rate = done / elapsed if elapsed > 0 and step.phase == compact.TRACING else 0.0
+            unit = "molecules" if step.phase == compact.TRACING else "shards"
+            progress(Progress(config.name, step.done, step.total, elapsed, rate, phase or step.phase, unit))
+
+    workers = workers or os.cpu_count() or 1
+    keep_freed_memory()
+    own_runner = runner is None
+    if runner is None:
+        small = workers == 1 or config.nb_mol < IN_PROCESS_BELOW
+        runner = InlineRunner() if small else LocalRunner(workers)
+    try:
+        finished = compact.explore_compact(
+            config,
+            path,
+            runner=runner,
+            stop=stop,
+            report=report,
+            range_size=range_size,
+            shard_root=shard_root,
+        )
+    except compact.CompactError as error:
+        raise ExploreError(str(error)) from None
+    except OSError as error:
+        raise ExploreError(f"cannot write the shard files of {config.name}: {error}") from None
+    finally:
+        if own_runner:
+            runner.close()
+    report(last, "complete" if finished else "paused")
+    return COMPLETE if finished else PAUSED
 
 
 def _run_pool(

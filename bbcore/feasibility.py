@@ -36,6 +36,7 @@ MAX_SECONDS = 24 * 3600
 
 RATES = {
     "full": 15_000,
+    "compact": 60_000,
 }
 """Molecules per second per worker, end to end (tracing, storing, grouping).
 
@@ -43,7 +44,10 @@ RATES = {
 group and index on 2 cores, 30,800 molecules/s end to end, 15,400 a worker;
 smaller configurations go faster (A4_B8 130,700/s, A5_B8 110,000/s on the
 same 2 cores) because the rate falls as the file grows, so the large
-configuration's rate is the one to plan with."""
+configuration's rate is the one to plan with.
+
+``compact``: a conservative half of what a compact run measured (README,
+"Larger configurations"): only canonical molecules are traced."""
 
 FULL_BYTES_BASE, FULL_BYTES_PER_POSITION = 60, 7.5
 """Bytes of database per molecule in the full store: a row holds the
@@ -52,8 +56,14 @@ index repeats it.  Measured, file size over molecules: A4_B8 (32
 positions) 290 B, A6_B8 303 B, A3_B13 (52 positions) 438 B; the model
 gives 300, 300 and 450."""
 
+COMPACT_BYTES = 4
+"""Bytes of disk per molecule at the peak of a compact run: 16 bytes of
+record per canonical molecule (one in eight), and the result in SQLite
+(the ambiguous spectra and their molecules, a few percent of molecules)."""
+
 BYTES_PER_MOLECULE = {
     "full": lambda config: FULL_BYTES_BASE + FULL_BYTES_PER_POSITION * config.positions,
+    "compact": lambda config: COMPACT_BYTES,
 }
 
 

@@ -76,7 +76,7 @@ class DecodeError(ValueError):
     """A malformed game or guess; the message is one line for the user."""
 
 
-def describe(result: Result | None) -> str:
+def result_words(result: Result | None) -> str:
     """A result in words, for messages."""
     if result is None:
         return "not shot"

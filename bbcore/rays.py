@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from bbcore.config import Config
-from bbcore.geometry import Cell, cell_of, entry, position_at
+from bbcore.geometry import Cell, Direction, cell_of, entry, position_at
 
 ABSORBED, REFLECTED = "@", "&"
 Result = Literal["absorbed", "reflected", "out"]
@@ -105,6 +105,28 @@ def trace(width: int, atoms: Iterable[int], position: int) -> Ray:
             dl, dc = perp
             turns += 1
     raise RayLoopError(f"ray from position {position} did not end, atoms {sorted(occupied)}")
+
+
+def path_headings(width: int, ray: Ray) -> list[tuple[Direction, Direction]]:
+    """For each cell of the ray's path, the heading it enters with and the heading it leaves with.
+
+    The ray enters from the perimeter cell of its position and, when it
+    comes out, leaves to the perimeter cell of its exit.  An absorbed or
+    deep-reflected ray leaves its last cell with the heading it entered with
+    (the reversal of a reflection is not a turn).  So a cell turns the ray
+    where the two differ, and the renderers (``bbcore.statistics``' arrows,
+    the TUI's box-drawing lines) only pick glyphs.
+    """
+    cells = [entry(width, ray.position)[0], *ray.path]
+    if ray.result == "out" and ray.exit is not None:
+        # A ray leaving by position q lands on the cell a ray shot from q starts from.
+        cells.append(entry(width, ray.exit)[0])
+    headings = []
+    for i, cell in enumerate(ray.path, start=1):
+        entering = (cell[0] - cells[i - 1][0], cell[1] - cells[i - 1][1])
+        leaving = (cells[i + 1][0] - cell[0], cells[i + 1][1] - cell[1]) if i + 1 < len(cells) else entering
+        headings.append((entering, leaving))
+    return headings
 
 
 def trace_all(config: Config, atoms: Iterable[int]) -> list[Ray]:

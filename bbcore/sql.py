@@ -190,3 +190,15 @@ def copy_stage(columns: tuple[str, ...]) -> str:
 
 
 CLEAR_STAGE = f'DELETE FROM temp."{STAGE}"'
+
+
+# -- upgrades and the compact store ----------------------------------------------------
+
+
+def add_column(table: str, column: str, definition: str) -> str:
+    """The statement that adds a column to a table of an older database."""
+    return f'ALTER TABLE "{table}" ADD COLUMN "{column}" {definition}'
+
+
+INSERT_SPECTRUM_MOLECULES = 'INSERT INTO "SpectrumMolecules" (config, spectrum, number) VALUES (?, ?, ?)'
+"""A compact store's molecules of its ambiguous spectra, by ``executemany``."""

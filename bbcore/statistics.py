@@ -41,10 +41,10 @@ from typing import Literal
 
 from bbcore import sql
 from bbcore.config import Config
-from bbcore.geometry import EAST, NORTH, SOUTH, WEST, Cell, Direction, entry
+from bbcore.geometry import EAST, NORTH, SOUTH, WEST, Cell, Direction
 from bbcore.numbering import atoms_from_string
 from bbcore.queries import COMPLETE, EXPLORED, NOT_STARTED, config_state
-from bbcore.rays import ABSORBED, REFLECTED, Ray, trace_all
+from bbcore.rays import ABSORBED, REFLECTED, Ray, path_headings, trace_all
 from bbcore.render import BLANK, max_atoms_differing, render_board
 from bbcore.spectra import AmbiguityLine, ambiguity_table
 from bbcore.store import Molecule, db
@@ -393,42 +393,6 @@ def claim_statement(config: Config, records: list[RayRecord]) -> str:
 
 
 # -- drawing a ray -----------------------------------------------------------------
-
-
-def _step(a: Cell, b: Cell) -> Direction:
-    return b[0] - a[0], b[1] - a[1]
-
-
-def _end_cell(width: int, ray: Ray) -> Cell | None:
-    """The perimeter cell a ray that came out leaves by."""
-    if ray.result != "out" or ray.exit is None:
-        return None
-    # A ray leaving by position q lands on the cell a ray shot from q starts from.
-    return entry(width, ray.exit)[0]
-
-
-def path_headings(width: int, ray: Ray) -> list[tuple[Direction, Direction]]:
-    """For each cell of the path, the heading the ray enters it with and the one it leaves with.
-
-    An absorbed or deep-reflected ray leaves its last cell with the heading
-    it entered with (the reversal of a reflection is not a turn).
-    """
-    start = entry(width, ray.position)[0]
-    cells = [start, *ray.path]
-    end = _end_cell(width, ray)
-    if end is not None:
-        cells.append(end)
-    headings = []
-    for i, cell in enumerate(ray.path, start=1):
-        entering = _step(cells[i - 1], cell)
-        leaving = _step(cell, cells[i + 1]) if i + 1 < len(cells) else entering
-        headings.append((entering, leaving))
-    return headings
-
-
-def path_turns(width: int, ray: Ray) -> int:
-    """How many times the drawn path changes heading: the ray's turns."""
-    return sum(1 for entering, leaving in path_headings(width, ray) if entering != leaving)
 
 
 def path_drawing(width: int, ray: Ray) -> dict[Cell, str]:

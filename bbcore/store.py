@@ -97,6 +97,8 @@ class Configuration(BaseModel):
     complete = BooleanField(default=False)
     dh1 = TextField(default=now)
     dh2 = TextField(default=now)
+    store = CharField(default="full")  # FULL or COMPACT (bbcore.compact)
+    shards = IntegerField(null=True)  # a compact exploration's shard count, fixed when it starts
 
     class Meta:
         table_name = "Configurations"
@@ -157,6 +159,69 @@ class Spectrum(BaseModel):
         indexes = ((("config", "transform", "nb_mol"), False),)
 
 
+class SpectrumMolecule(BaseModel):
+    """A molecule of an ambiguous spectrum, in a compact store (``bbcore.compact``).
+
+    A full store finds them in ``Molecules``; a compact one keeps only these.
+    """
+
+    config = CharField()
+    spectrum = TextField()
+    number = IntegerField()
+
+    class Meta:
+        table_name = "SpectrumMolecules"
+        primary_key = CompositeKey("config", "spectrum", "number")
+        without_rowid = True
+
+
+class Profile(BaseModel):
+    """Molecules of a compact store counted by their ray profile (``statistics.PROFILE_COLUMNS``).
+
+    What ``statistics.statistics_profile`` computes from ``Molecules`` in a
+    full store: how many molecules share these 9 statistics, and the lowest
+    number among them.
+    """
+
+    config = CharField()
+    absorbed_number = IntegerField()
+    reflected_number = IntegerField()
+    out_number = IntegerField()
+    absorbed_max_length = IntegerField()
+    reflected_max_length = IntegerField()
+    out_max_length = IntegerField()
+    absorbed_max_turns = IntegerField()
+    reflected_max_turns = IntegerField()
+    out_max_turns = IntegerField()
+    molecules = IntegerField()
+    lowest = IntegerField()
+
+    class Meta:
+        table_name = "Profiles"
+        primary_key = False
+        indexes = ((("config",), False),)
+
+
+class GroupedShard(BaseModel):
+    """A shard of a compact exploration whose spectral groups are stored.
+
+    ``risk`` is JSON, ``{max_diff: [families, groups]}``: the shard's groups
+    counted by the most atoms differing between two of their molecules.
+    """
+
+    config = CharField()
+    shard = IntegerField()
+    records = IntegerField()
+    spectra = IntegerField()
+    risk = TextField()
+    dh1 = TextField(default=now)
+
+    class Meta:
+        table_name = "GroupedShards"
+        primary_key = CompositeKey("config", "shard")
+        without_rowid = True
+
+
 class ExploredRange(BaseModel):
     """A stored range start..stop-1 of canonical numbers and how many molecules it gave."""
 
@@ -200,7 +265,9 @@ class Book(BaseModel):
         primary_key = CompositeKey("config", "by")
 
 
-MODELS = (Configuration, Molecule, Spectrum, ExploredRange, Book)
+MODELS = (Configuration, Molecule, Spectrum, ExploredRange, Book, SpectrumMolecule, Profile, GroupedShard)
+FULL, COMPACT = "full", "compact"
+STORES = (FULL, COMPACT)
 MOLECULE_COLUMNS: tuple[str, ...] = (
     "config",
     "number",
@@ -252,6 +319,14 @@ def _upgrade_indexes() -> None:
             db.execute_sql(sql.drop_index(name))
 
 
+def _upgrade_columns() -> None:
+    """Add the columns a database made before them lacks (its configurations are full stores)."""
+    present = {column.name for column in db.get_columns("Configurations")}
+    for name, definition in (("store", "TEXT NOT NULL DEFAULT 'full'"), ("shards", "INTEGER")):
+        if name not in present:
+            db.execute_sql(sql.add_column("Configurations", name, definition))
+
+
 def default_path() -> Path:
     """The database file: ``BBTUI_DB``, else ``$XDG_DATA_HOME/bbtui/blackbox.sqlite``."""
     if os.environ.get("BBTUI_DB"):
@@ -268,7 +343,7 @@ def read_only_message(path: Path) -> str:
     )
 
 
-def describe(error: Exception, path: Path) -> str:
+def error_line(error: Exception, path: Path) -> str:
     """A one-line message for an sqlite/peewee error on ``path``."""
     text = str(error).splitlines()[0] if str(error) else type(error).__name__
     if "not a database" in text or "malformed" in text:
@@ -395,12 +470,15 @@ def open_database(
         if read_only:
             if not db.table_exists(Configuration._meta.table_name):
                 raise StoreError(f"{path} is not a bbtui database (no Configurations table)")
+            if "store" not in {column.name for column in db.get_columns("Configurations")}:
+                raise StoreError(f"{path} was made by an older bbtui: open it once writable to upgrade it")
         else:
             db.create_tables(MODELS, safe=True)
+            _upgrade_columns()
             _upgrade_indexes()
     except (DatabaseError, OperationalError, sqlite3.Error) as error:
         db.close()
-        raise StoreError(describe(error, path)) from None
+        raise StoreError(error_line(error, path)) from None
     except StoreError:
         db.close()
         raise
@@ -468,7 +546,7 @@ def check_database_file(path: Path) -> None:
         finally:
             connection.close()
     except sqlite3.Error as error:
-        raise StoreError(describe(error, path)) from None
+        raise StoreError(error_line(error, path)) from None
 
 
 def config_row(config: Config) -> Configuration | None:
@@ -476,13 +554,19 @@ def config_row(config: Config) -> Configuration | None:
     return Configuration.get_or_none(Configuration.config == config.name)
 
 
-def ensure_config(config: Config) -> Configuration:
-    """The Configurations row of a configuration, created if needed."""
+def ensure_config(config: Config, store: str = FULL) -> Configuration:
+    """The Configurations row of a configuration, created if needed (with its store mode)."""
     row, _ = Configuration.get_or_create(
         config=config.name,
-        defaults={"nb_mol": config.nb_mol, "nb_atoms": config.atoms, "width": config.width},
+        defaults={"nb_mol": config.nb_mol, "nb_atoms": config.atoms, "width": config.width, "store": store},
     )
     return row
+
+
+def is_compact(config: Config) -> bool:
+    """Whether a configuration is (being) explored as a compact store (``bbcore.compact``)."""
+    row = config_row(config)
+    return row is not None and row.store == COMPACT
 
 
 def stored_count(config: Config) -> int:
@@ -503,11 +587,14 @@ def reset_config(config: Config) -> int:
     The caller holds the configuration's exploration lock
     (``bbcore.explore.exploration_lock``) so that no run is writing it.
     """
+    deleted = stored_count(config)
     with db.atomic():
         drop_config_indexes(config)
-        deleted = Molecule.delete().where(Molecule.config == config.name).execute()
+        Molecule.delete().where(Molecule.config == config.name).execute()
         Spectrum.delete().where(Spectrum.config == config.name).execute()
         ExploredRange.delete().where(ExploredRange.config == config.name).execute()
         Book.delete().where(Book.config == config.name).execute()
+        for model in (SpectrumMolecule, Profile, GroupedShard):
+            model.delete().where(model.config == config.name).execute()
         Configuration.delete().where(Configuration.config == config.name).execute()
     return deleted

@@ -1,6 +1,6 @@
 """Shared fixtures: a molecule's full record computed from the spec's rules alone.
 
-The record has the layout of ``GroupBatch.rows()``: config, number,
+The record has the layout of ``EnantiomerBatch.rows()``: config, number,
 canonical_number, molecule, spectrum, transform, then the 17 statistics.
 It is built only from the reference modules (``rays``, ``numbering``,
 ``geometry``), so any fast path can be compared with it.

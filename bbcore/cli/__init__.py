@@ -28,7 +28,7 @@ from pathlib import Path
 
 from bbcore import __version__, store
 from bbcore.cli.common import USER_ERRORS, OneLineParser
-from bbcore.store import DATABASE_ERRORS, default_path, describe
+from bbcore.store import DATABASE_ERRORS, default_path, error_line
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -82,7 +82,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"bbcore: error: {error}", file=sys.stderr)
         return 2
     except DATABASE_ERRORS as error:  # anything SQLite says that a command did not expect
-        print(f"bbcore: error: {describe(error, store.opened.path or store.default_path())}", file=sys.stderr)
+        print(
+            f"bbcore: error: {error_line(error, store.opened.path or store.default_path())}", file=sys.stderr
+        )
         return 2
     except KeyboardInterrupt:
         print("bbcore: interrupted", file=sys.stderr)

@@ -38,7 +38,7 @@ from bbcore.plot import plain_chart
 from bbcore.rays import spectrum
 from bbcore.render import plural, render_board, side_by_side
 from bbcore.shots import outcomes_text
-from bbcore.store import describe
+from bbcore.store import error_line
 from bbcore.strategy import (
     StrategyBook,
     StrategyError,
@@ -94,7 +94,7 @@ def run_strategy(args: argparse.Namespace) -> int:
                 raise sqlite3.OperationalError("attempt to write a readonly database")
             save_book(made)
         except store.DATABASE_ERRORS as error:
-            print(f"bbcore: the book is not stored: {describe(error, path)}", file=sys.stderr)
+            print(f"bbcore: the book is not stored: {error_line(error, path)}", file=sys.stderr)
     if args.json:
         print(json.dumps(made.summary()))
     else:

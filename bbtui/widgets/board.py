@@ -27,9 +27,9 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.widget import Widget
 
-from bbcore.geometry import Cell, entry, move_cursor
+from bbcore.geometry import Cell, move_cursor
 from bbcore.queries import MoleculeRecord
-from bbcore.rays import Ray, trace
+from bbcore.rays import Ray, path_headings, trace
 from bbcore.render import MARKED_ATOM, diagram_grid, position_labels
 
 Side = tuple[int, int]
@@ -50,27 +50,18 @@ _LINES: dict[frozenset[Side], str] = {
 }
 
 
-def _step(a: Cell, b: Cell) -> Side:
-    return b[0] - a[0], b[1] - a[1]
-
-
 def path_glyphs(width: int, *rays: Ray) -> dict[Cell, str]:
     """The box-drawing character of every cell the rays cross (turns as corners).
 
-    Where rays cross or share a cell, the character joins all their sides.
+    A cell joins the side its ray came from and the side it goes to
+    (``bbcore.rays.path_headings``); absorbed or reflected in the box, the
+    last cell points at what stopped the ray.  Where rays cross or share a
+    cell, the character joins all their sides.
     """
     sides: dict[Cell, set[Side]] = {}
     for ray in rays:
-        cells = [perimeter_cell(width, ray.position), *ray.path]
-        if ray.result == "out":
-            assert ray.exit is not None
-            cells.append(perimeter_cell(width, ray.exit))
-        for i in range(1, len(ray.path) + 1):
-            cell = cells[i]
-            came = _step(cell, cells[i - 1])
-            # Absorbed or reflected in the box, the last cell points at what stopped the ray.
-            goes = _step(cell, cells[i + 1]) if i + 1 < len(cells) else _step(cells[i - 1], cell)
-            sides.setdefault(cell, set()).update((came, goes))
+        for cell, (entering, leaving) in zip(ray.path, path_headings(width, ray)):
+            sides.setdefault(cell, set()).update(((-entering[0], -entering[1]), leaving))
     return {cell: _LINES.get(frozenset(s), "┼") for cell, s in sides.items()}
 
 
@@ -83,11 +74,6 @@ def ray_caption(ray: Ray) -> tuple[str, str]:
     if ray.result == "absorbed":
         return f"ray {ray.position} absorbed", where
     return f"ray {ray.position} reflected", where
-
-
-def perimeter_cell(width: int, position: int) -> Cell:
-    """The perimeter cell just outside the box where a position's ray starts."""
-    return entry(width, position)[0]
 
 
 CAPTION_WIDTH = 19

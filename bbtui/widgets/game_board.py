@@ -38,7 +38,7 @@ from textual.color import Color
 from textual.message import Message
 
 from bbcore.config import Config
-from bbcore.game import DecodeError, Game, describe, draft_game
+from bbcore.game import DecodeError, Game, draft_game, result_words
 from bbcore.geometry import Cell, cell_of
 from bbcore.numbering import EMPTY
 from bbcore.rays import Ray
@@ -309,7 +309,7 @@ class GameBoard(Board, inherit_bindings=False):
             return f"position {position}: not shot{best}", _figures(shot)
         if isinstance(result, int):
             return f"position {position} → {result}", f"label {label}"
-        return f"position {position}: {label}", describe(result)
+        return f"position {position}: {label}", result_words(result)
 
 
 def _writes(char: str | None) -> bool:

@@ -1,0 +1,558 @@
+"""The compact exploration: every molecule traced, only the result stored.
+
+A full store (``bbcore.explore``) writes a row per molecule.  A compact one
+stores what the readers need and recomputes the rest from molecule numbers:
+
+- the ``Configurations`` row, with ``store = 'compact'`` and its shard count;
+- ``Spectrums`` rows for the ambiguous spectra, with the same columns and
+  family linking as a full store;
+- ``SpectrumMolecules``: the molecules of each ambiguous spectrum;
+- ``Profiles``: the molecules counted by their 9 profile statistics with the
+  lowest number of each (``statistics.statistics_profile`` reads it: the
+  distributions and ray records follow), and ``GroupedShards.risk``: the
+  spectral groups counted by atoms differing (the risk table);
+- ``ExploredRanges`` rows for the traced ranges, as in a full store.
+
+Glossary:
+
+- *key*: a 64-bit hash that every molecule of an enantiomer group shares with
+  every molecule whose spectrum is one of that group's spectra or their
+  images by symmetry (``engine.spectrum_keys``: the smallest hash of the 8
+  images of the spectrum).  Equal spectra always have equal keys; unequal
+  ones rarely do, so a key proposes a spectral group and the grouping checks
+  it spectrum by spectrum;
+- *record*: ``(key, number)`` of one canonical molecule, 16 bytes; the top
+  bit of ``number`` (``SHARED``) says that two distinct images of the
+  molecule may have the same spectrum (their hashes are equal);
+- *shard*: the records whose key starts with the same bits, in one folder of
+  files, one file per traced range.
+
+How it runs, in two stages of independent tasks (``bbcore.runner``):
+
+1. *tracing*: the numbers are cut into ranges; ``trace_range`` traces the
+   canonical molecules of a range (one in eight molecules: symmetry maps
+   spectra to spectra, so each image's key is its canonical molecule's),
+   writes its records to the shard folders and returns the range's profile.
+   The driver writes the profile to a file and records the range in
+   ``ExploredRanges``, in that order;
+2. *grouping*: when every range is traced, the profiles are summed into
+   ``Profiles``; then ``group_shard`` reads one shard, sorts it by key, and
+   for each key held by two records or by a ``SHARED`` one traces those
+   enantiomer groups again with their spectra and keeps the spectra of two
+   molecules or more.  The driver writes a shard's spectra, their molecules
+   and its ``GroupedShards`` row in one transaction, then deletes the shard's
+   folder.  When every shard is stored the configuration is ``complete``.
+
+A run stopped at any moment resumes: ranges and shards that are recorded are
+not done again, and files of a range that was not recorded (a run killed
+between writing and recording) are deleted before tracing resumes.  Memory is
+bounded by the shard size (``SHARD_RECORDS``) and the range size, disk by the
+records: 16 bytes per canonical molecule, about 2 bytes per molecule.
+
+The shard files live in ``<database>.shards/<config>/`` unless told otherwise,
+which every worker must see (a shared folder for a cluster).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from bbcore import engine, sql
+from bbcore.config import Config
+from bbcore.geometry import TRANSFORM_NAMES
+from bbcore.numbering import atoms_of_numbers
+from bbcore.runner import InlineRunner, Runner
+from bbcore.store import (
+    Configuration,
+    ExploredRange,
+    GroupedShard,
+    Profile,
+    Spectrum,
+    SpectrumMolecule,
+    config_row,
+    db,
+    now,
+    stored_count,
+)
+
+RANGE_SIZE = 1 << 18
+"""Molecule numbers per tracing task: a few seconds at most (canonical molecules are
+dense among low numbers), so that a pause is quick, and few files (one per shard)."""
+TRACE_BATCH = 1 << 16
+"""Numbers traced at a time within a range, which bounds a task's memory."""
+SHARD_RECORDS = 1 << 22
+"""Records per shard, about (64 MB): the grouping's memory is a few times this."""
+MAX_SHARDS = 1 << 12
+"""More shards than this would be mostly empty folders: larger configurations get larger shards."""
+SETTLE_BATCH = 1 << 14
+"""Canonical molecules traced again at a time when a shard's groups are settled."""
+SHARED = np.uint64(1 << 63)
+RECORD = np.dtype([("key", "<u8"), ("number", "<u8")])
+PROFILE_WIDTH = 11
+"""A profile row: the 9 statistics, the molecules, the lowest number."""
+PROFILE_FIELDS = (
+    "absorbed_number",
+    "reflected_number",
+    "out_number",
+    "absorbed_max_length",
+    "reflected_max_length",
+    "out_max_length",
+    "absorbed_max_turns",
+    "reflected_max_turns",
+    "out_max_turns",
+)
+"""``statistics.PROFILE_COLUMNS``, in the order ``engine.ray_profile`` gives them."""
+
+
+def shard_count(config: Config, records_per_shard: int = SHARD_RECORDS) -> int:
+    """Shards for a configuration: a power of two, about ``records_per_shard`` canonical records each."""
+    expected = config.nb_mol // 8 + 1
+    shards = 1
+    while shards * records_per_shard < expected and shards < MAX_SHARDS:
+        shards *= 2
+    return shards
+
+
+def default_shard_root(db_path: Path | str) -> Path:
+    """Where shard files go by default: a folder next to the database."""
+    return Path(f"{db_path}.shards")
+
+
+def shard_folder(directory: Path | str, shard: int) -> Path:
+    """The folder of one shard."""
+    return Path(directory) / f"s{shard:05d}"
+
+
+def range_name(start: int, stop: int) -> str:
+    """The file name of a traced range's records, in every shard folder."""
+    return f"{start}-{stop}.keys"
+
+
+# -- stage 1: tracing a range ---------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TraceJob:
+    """Trace the canonical molecules numbered start..stop-1 into the shards under ``directory``."""
+
+    config: Config
+    start: int
+    stop: int
+    shards: int
+    directory: str
+
+
+@dataclass(frozen=True)
+class TraceResult:
+    """What a traced range gives back: its molecules, records and profile."""
+
+    molecules: int  # every molecule of the range's enantiomer groups
+    records: int  # canonical molecules
+    profile: np.ndarray  # (p, PROFILE_WIDTH) int64
+
+
+def trace_range(job: TraceJob) -> TraceResult:
+    """Stage 1: trace a range, write its records to the shard files, return its profile.
+
+    Each shard's file is written under a temporary name and renamed, so a
+    file is whole or absent; running the job again writes the same files.
+    """
+    config = job.config
+    keys, numbers, profiles = [], [], []
+    molecules = 0
+    for low in range(job.start, job.stop, TRACE_BATCH):
+        atoms, own = engine.canonical_molecules(config, low, min(low + TRACE_BATCH, job.stop))
+        if not len(own):
+            continue
+        partner, length, turns = engine.trace_batch(config, atoms)
+        key, orbit, shared = engine.spectrum_keys(config, atoms, partner)
+        keys.append(key)
+        numbers.append(own.astype(np.uint64) | np.where(shared, SHARED, np.uint64(0)))
+        profiles.append(_profile(engine.ray_profile(partner, length, turns), orbit, own))
+        molecules += int(orbit.sum(dtype=np.int64))
+    records = np.empty(sum(len(k) for k in keys), dtype=RECORD)
+    if keys:
+        records["key"] = np.concatenate(keys)
+        records["number"] = np.concatenate(numbers)
+    _write_shards(job, records)
+    profile = merge_profiles(profiles)
+    return TraceResult(molecules, len(records), profile)
+
+
+def _shard_of(keys: np.ndarray, shards: int) -> np.ndarray:
+    """The shard of each key: its top bits."""
+    bits = shards.bit_length() - 1
+    if bits == 0:
+        return np.zeros(len(keys), dtype=np.int64)
+    return (keys >> np.uint64(64 - bits)).astype(np.int64)
+
+
+def _write_shards(job: TraceJob, records: np.ndarray) -> None:
+    """Each shard's part of the records, in its folder (whole or absent)."""
+    shard = _shard_of(records["key"], job.shards)
+    order = np.argsort(shard, kind="stable")
+    present, firsts = np.unique(shard[order], return_index=True)
+    bounds = np.r_[firsts, len(order)]
+    name = range_name(job.start, job.stop)
+    for s, first, last in zip(present.tolist(), bounds[:-1], bounds[1:]):
+        part = records[order[first:last]]
+        folder = shard_folder(job.directory, s)
+        folder.mkdir(parents=True, exist_ok=True)
+        temporary = folder / f".{name}.{os.getpid()}.part"
+        with open(temporary, "wb") as out:
+            part.tofile(out)
+        os.replace(temporary, folder / name)
+
+
+def _profile(stats: np.ndarray, orbit: np.ndarray, own: np.ndarray) -> np.ndarray:
+    """Profile rows of traced canonical molecules: each counts its whole enantiomer group.
+
+    A group's lowest number is its canonical molecule's, and images share
+    their canonical molecule's statistics.
+    """
+    rows = np.empty((len(own), PROFILE_WIDTH), dtype=np.int64)
+    rows[:, :9] = stats
+    rows[:, 9] = orbit
+    rows[:, 10] = own
+    return merge_profiles([rows])
+
+
+def merge_profiles(parts: list[np.ndarray]) -> np.ndarray:
+    """Profile rows summed by statistics: molecules added, lowest numbers' minimum."""
+    rows = np.concatenate(parts) if parts else np.empty((0, PROFILE_WIDTH), dtype=np.int64)
+    if not len(rows):
+        return rows
+    values, inverse = np.unique(rows[:, :9], axis=0, return_inverse=True)
+    inverse = inverse.ravel()
+    merged = np.empty((len(values), PROFILE_WIDTH), dtype=np.int64)
+    merged[:, :9] = values
+    merged[:, 9] = 0
+    np.add.at(merged[:, 9], inverse, rows[:, 9])
+    merged[:, 10] = np.iinfo(np.int64).max
+    np.minimum.at(merged[:, 10], inverse, rows[:, 10])
+    return merged
+
+
+# -- stage 2: grouping a shard -----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GroupJob:
+    """Group the records of one shard under ``directory``."""
+
+    config: Config
+    shard: int
+    directory: str
+
+
+@dataclass(frozen=True)
+class AmbiguousSpectrum:
+    """A spectrum of two molecules or more, as ``Spectrums`` stores it, with its molecules."""
+
+    spectrum: str
+    transform: str  # of its first molecule (smallest canonical number, then number)
+    canonical_number: int
+    max_diff: int  # the most atoms differing between two of its molecules
+    numbers: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class GroupResult:
+    """A shard's ambiguous spectra."""
+
+    shard: int
+    records: int
+    spectra: tuple[AmbiguousSpectrum, ...]
+
+
+def read_shard(directory: Path | str, shard: int) -> np.ndarray:
+    """Every record of a shard (the files of its folder)."""
+    folder = shard_folder(directory, shard)
+    files = sorted(folder.glob("*.keys")) if folder.is_dir() else []
+    parts = [np.fromfile(path, dtype=RECORD) for path in files]
+    return np.concatenate(parts) if parts else np.empty(0, dtype=RECORD)
+
+
+def group_shard(job: GroupJob) -> GroupResult:
+    """Stage 2: the ambiguous spectra whose key falls in one shard.
+
+    The records are sorted by key; a key held by two records, or by one
+    whose images may share a spectrum, is settled by tracing its enantiomer
+    groups again with their spectra (``engine.groups_of_canonicals``).
+    """
+    records = read_shard(job.directory, job.shard)
+    keys = records["key"]
+    order = np.argsort(keys, kind="stable")
+    keys = keys[order]
+    raw = records["number"][order]
+    numbers = (raw & ~SHARED).astype(np.int64)
+    shared = (raw & SHARED) != 0
+    # runs of equal keys: [starts[i], starts[i + 1])
+    starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]]) if len(keys) else np.empty(0, np.int64)
+    bounds = np.r_[starts, len(keys)]
+    sizes = np.diff(bounds)
+    any_shared = np.add.reduceat(shared.astype(np.int64), starts) > 0 if len(keys) else np.empty(0, bool)
+    chosen = np.flatnonzero((sizes > 1) | any_shared)
+    spectra: list[AmbiguousSpectrum] = []
+    batch: list[np.ndarray] = []
+    pending = 0
+    for run in chosen:
+        batch.append(numbers[bounds[run] : bounds[run + 1]])
+        pending += int(sizes[run])
+        if pending >= SETTLE_BATCH:
+            spectra += settle(job.config, np.concatenate(batch))
+            batch, pending = [], 0
+    if batch:
+        spectra += settle(job.config, np.concatenate(batch))
+    return GroupResult(job.shard, len(records), tuple(spectra))
+
+
+def settle(config: Config, canonicals: np.ndarray) -> list[AmbiguousSpectrum]:
+    """The spectra shared by two molecules or more among these enantiomer groups, exactly."""
+    canonicals = np.sort(canonicals)
+    batch = engine.groups_of_canonicals(config, atoms_of_numbers(config, canonicals), canonicals)
+    if not len(batch):
+        return []
+    spectrum = np.ascontiguousarray(batch.spectrum)
+    as_bytes = spectrum.view(f"S{config.positions}").ravel()
+    # by spectrum, then canonical number, then number: a group's first row is its first molecule
+    order = np.lexsort((batch.number, batch.canonical_number, as_bytes))
+    ordered = as_bytes[order]
+    starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
+    bounds = np.r_[starts, len(order)]
+    found = []
+    for first, last in zip(bounds[:-1], bounds[1:]):
+        if last - first < 2:
+            continue
+        rows = order[first:last]
+        head = rows[0]
+        found.append(
+            AmbiguousSpectrum(
+                spectrum=ordered[first].decode("ascii"),
+                transform=TRANSFORM_NAMES[int(batch.transform[head])],
+                canonical_number=int(batch.canonical_number[head]),
+                max_diff=max_atoms_differing(batch.molecule[rows]),
+                numbers=tuple(sorted(int(n) for n in batch.number[rows])),
+            )
+        )
+    return found
+
+
+ATOM_CODE = ord("O")
+
+
+def max_atoms_differing(molecules: np.ndarray) -> int:
+    """The most atoms differing between two of these molecules (uint8 boards, ``O`` an atom)."""
+    atoms = molecules == ATOM_CODE
+    # atoms of i not in j, for every pair: the count is the same both ways
+    differing = (atoms[:, None, :] & ~atoms[None, :, :]).sum(axis=2)
+    return int(differing.max())
+
+
+# -- the driver ----------------------------------------------------------------------------
+
+TRACING, GROUPING = "tracing", "grouping"
+
+
+class CompactError(Exception):
+    """A compact exploration that cannot go on: one line for the user."""
+
+
+@dataclass(frozen=True)
+class Step:
+    """What the driver reports after each recorded task: the phase and how far it is."""
+
+    phase: str  # TRACING (molecules) or GROUPING (shards)
+    done: int
+    total: int
+
+
+def explore_compact(
+    config: Config,
+    db_path: Path | str,
+    *,
+    runner: Runner | None = None,
+    stop: threading.Event | None = None,
+    report: Callable[[Step], None] | None = None,
+    range_size: int = RANGE_SIZE,
+    shard_root: Path | str | None = None,
+) -> bool:
+    """Trace, then group, what is missing of a compact configuration; True when complete.
+
+    The caller holds the configuration's exploration lock and has created
+    its ``Configurations`` row (with its shard count: ``start_compact``).
+    ``runner`` runs the tasks (default: in this process); ``stop`` pauses
+    (returns False with everything recorded kept); ``report`` is called
+    after each recorded task.  Only this process writes the database.
+    """
+    stop = stop or threading.Event()
+    runner = runner or InlineRunner()
+    report = report or (lambda step: None)
+    row = config_row(config)
+    if row is None or row.shards is None:
+        raise CompactError(f"{config.name} is not a compact exploration")
+    directory = config_directory(db_path, config, shard_root)
+    shards = row.shards
+    if not _profiles_stored(config):
+        todo = _ranges_todo(config, range_size)
+        _forget_unrecorded(directory, config)
+        done = stored_count(config)
+        report(Step(TRACING, done, config.nb_mol))
+        jobs = (TraceJob(config, start, stop_, shards, str(directory)) for start, stop_ in todo)
+        for job, result in runner.run(trace_range, jobs, stop):
+            _record_range(directory, config, job, result)
+            done += result.molecules
+            report(Step(TRACING, done, config.nb_mol))
+        if stop.is_set() or next(_ranges_todo(config, range_size), None) is not None:
+            return False
+        _store_profiles(directory, config)
+    grouped = {row.shard for row in GroupedShard.select().where(GroupedShard.config == config.name)}
+    report(Step(GROUPING, len(grouped), shards))
+    jobs = (GroupJob(config, s, str(directory)) for s in range(shards) if s not in grouped)
+    for _, result in runner.run(group_shard, jobs, stop):
+        _record_shard(config, result)
+        shutil.rmtree(shard_folder(directory, result.shard), ignore_errors=True)
+        grouped.add(result.shard)
+        report(Step(GROUPING, len(grouped), shards))
+    if len(grouped) < shards:
+        return False
+    Configuration.update(complete=True, dh2=now()).where(Configuration.config == config.name).execute()
+    shutil.rmtree(directory, ignore_errors=True)
+    return True
+
+
+def config_directory(db_path: Path | str, config: Config, shard_root: Path | str | None = None) -> Path:
+    """The folder of a configuration's shard files."""
+    root = Path(shard_root) if shard_root is not None else default_shard_root(db_path)
+    return root / config.name
+
+
+def forget_shards(db_path: Path | str, config: Config, shard_root: Path | str | None = None) -> None:
+    """Delete a configuration's shard files (when it is reset)."""
+    shutil.rmtree(config_directory(db_path, config, shard_root), ignore_errors=True)
+
+
+def _recorded(config: Config) -> list[tuple[int, int]]:
+    """The traced ranges, sorted."""
+    return sorted(
+        (r.start, r.stop)
+        for r in ExploredRange.select(ExploredRange.start, ExploredRange.stop).where(
+            ExploredRange.config == config.name
+        )
+    )
+
+
+def _ranges_todo(config: Config, size: int) -> Iterator[tuple[int, int]]:
+    """The ranges not traced yet, cut into ranges of at most ``size`` numbers, lazily."""
+    from bbcore.explore import missing_ranges  # explore imports this module
+
+    return missing_ranges(config, size)
+
+
+def _forget_unrecorded(directory: Path, config: Config) -> None:
+    """Delete files of ranges that were written but not recorded (a run killed in between)."""
+    recorded = {range_name(start, stop) for start, stop in _recorded(config)}
+    folders = [folder for folder in directory.iterdir() if folder.is_dir()] if directory.is_dir() else []
+    for folder in folders:
+        for path in folder.iterdir():
+            if path.name.removesuffix(".npy").removesuffix(".keys") + ".keys" not in recorded:
+                path.unlink(missing_ok=True)
+
+
+def _record_range(directory: Path, config: Config, job: TraceJob, result: TraceResult) -> None:
+    """Keep a traced range's profile in a file, then record the range."""
+    folder = directory / "profiles"
+    folder.mkdir(parents=True, exist_ok=True)
+    name = range_name(job.start, job.stop).removesuffix(".keys") + ".npy"
+    temporary = folder / f".{name}.part"
+    with open(temporary, "wb") as out:
+        np.save(out, result.profile)
+    os.replace(temporary, folder / name)
+    ExploredRange.insert(
+        config=config.name, start=job.start, stop=job.stop, nb_mol=result.molecules, dh1=now()
+    ).execute()
+
+
+def _profiles_stored(config: Config) -> bool:
+    """Whether the tracing is over: its profiles are summed in ``Profiles``."""
+    return Profile.select().where(Profile.config == config.name).exists()
+
+
+def _store_profiles(directory: Path, config: Config) -> None:
+    """Sum every range's profile into ``Profiles`` (one transaction), then delete the files."""
+    folder = directory / "profiles"
+    total = np.empty((0, PROFILE_WIDTH), dtype=np.int64)
+    for path in sorted(folder.glob("*.npy")) if folder.is_dir() else []:
+        total = merge_profiles([total, np.load(path)])
+    if int(total[:, 9].sum()) != config.nb_mol:
+        raise CompactError(
+            f"{config.name}: the traced ranges count {int(total[:, 9].sum()):,} molecules, "
+            f"not {config.nb_mol:,}; reset it and explore it again"
+        )
+    columns = (*PROFILE_FIELDS, "molecules", "lowest")
+    rows = [{"config": config.name, **dict(zip(columns, map(int, row)))} for row in total]
+    with db.atomic():
+        Profile.delete().where(Profile.config == config.name).execute()
+        for first in range(0, len(rows), 500):
+            Profile.insert_many(rows[first : first + 500]).execute()
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def _record_shard(config: Config, result: GroupResult) -> None:
+    """A shard's spectra, their molecules and its row, in one transaction."""
+    risk: dict[int, list[int]] = {}
+    for s in result.spectra:
+        line = risk.setdefault(s.max_diff, [0, 0])
+        line[0] += s.transform == "id"
+        line[1] += 1
+    spectra = [
+        {
+            "config": config.name,
+            "spectrum": s.spectrum,
+            "nb_mol": len(s.numbers),
+            "transform": s.transform,
+            "canonical_number": s.canonical_number,
+        }
+        for s in result.spectra
+    ]
+    members = [(config.name, s.spectrum, n) for s in result.spectra for n in s.numbers]
+    with db.atomic():
+        for first in range(0, len(spectra), 500):
+            Spectrum.insert_many(spectra[first : first + 500]).execute()
+        db.connection().executemany(sql.INSERT_SPECTRUM_MOLECULES, members)
+        GroupedShard.insert(
+            config=config.name,
+            shard=result.shard,
+            records=result.records,
+            spectra=len(spectra),
+            risk=json.dumps({str(k): v for k, v in sorted(risk.items())}),
+        ).execute()
+
+
+def risk_counts(config: Config) -> dict[int, tuple[int, int]]:
+    """A compact store's spectral groups by atoms differing: ``{max_diff: (families, groups)}``."""
+    total: dict[int, list[int]] = {}
+    for row in GroupedShard.select(GroupedShard.risk).where(GroupedShard.config == config.name):
+        for key, (families, groups) in json.loads(row.risk).items():
+            line = total.setdefault(int(key), [0, 0])
+            line[0] += families
+            line[1] += groups
+    return {k: (v[0], v[1]) for k, v in sorted(total.items())}
+
+
+def spectrum_numbers(config: Config, spectrum: str) -> list[int]:
+    """The molecules of an ambiguous spectrum of a compact store, by number (empty if not ambiguous)."""
+    query = (
+        SpectrumMolecule.select(SpectrumMolecule.number)
+        .where((SpectrumMolecule.config == config.name) & (SpectrumMolecule.spectrum == spectrum))
+        .order_by(SpectrumMolecule.number)
+    )
+    return [row.number for row in query]
