@@ -182,9 +182,11 @@ def kernels_cached() -> bool:
     folder = Path(__file__).with_name("__pycache__")
     version = f"py{sys.version_info.major}{sys.version_info.minor}"
     module = __name__.rpartition(".")[2]
+    kernels = [
+        value for name, value in globals().items() if name.startswith("_") and name.endswith("_kernel")
+    ]
     names = (
-        f"{module}.{kernel.__name__}-{kernel.__code__.co_firstlineno}.{version}.nbi"
-        for kernel in (_trace_kernel, _groups_kernel)
+        f"{module}.{kernel.__name__}-{kernel.__code__.co_firstlineno}.{version}.nbi" for kernel in kernels
     )
     return all((folder / name).exists() for name in names)
 
