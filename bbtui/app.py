@@ -33,6 +33,7 @@ from textual.binding import Binding
 from textual.reactive import reactive
 from textual.screen import Screen
 
+from bbcore import __version__
 from bbcore.config import Config, ConfigError, parse_config
 from bbcore.engine import kernels_cached
 from bbcore.explore import RANGE_SIZE, ExploreError, Progress, exploration_lock, explore
@@ -470,6 +471,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--db", type=Path, default=None, metavar="PATH", help="SQLite database file (created if missing)"
     )
+    parser.add_argument("--version", action="version", version=f"bbtui {__version__}")
     return parser
 
 

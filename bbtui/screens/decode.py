@@ -57,7 +57,7 @@ from bbcore.shots import (
     ambiguity,
     atom_counts,
     doubtful_cells,
-    outcomes_text,
+    outcome_text,
     rank_shots,
     ranked_shots,
 )
@@ -683,11 +683,14 @@ def shots_text(shots: Sequence[NextShot], skipped: str | None, ranking: Ranking)
         return Text("")
     text = Text(no_wrap=True, overflow="ellipsis")
     text.append(f"Best next shots (*), by {RANKINGS[ranking]}:\n", style="bold")
+    # The count of results comes before them: a narrow screen cuts the outcomes' end, never it.
     text.append(" pos        left    bits  results", style="dim")
     for shot in shots[:TOP_SHOTS]:
+        outcomes = ", ".join(outcome_text(result, n) for result, n in shot.outcomes[:OUTCOMES_SHOWN])
+        more = ", ..." if len(shot.outcomes) > OUTCOMES_SHOWN else ""
         text.append(
             f"\n{shot.position:>4}  {shot.remaining:>10,.2f}  {shot.information:>6.3f}  "
-            f"{outcomes_text(shot, OUTCOMES_SHOWN)}"
+            f"{len(shot.outcomes):>3}: {outcomes}{more}"
         )
     return text
 
