@@ -360,6 +360,8 @@ def max_atoms_differing(molecules: np.ndarray) -> int:
 # -- the driver ----------------------------------------------------------------------------
 
 TRACING, GROUPING = "tracing", "grouping"
+TRACED = "traced"
+"""A file in a configuration's shard folder: every range is traced there (grouping needs it)."""
 
 
 class CompactError(Exception):
@@ -415,6 +417,11 @@ def explore_compact(
             return False
         _store_profiles(directory, config)
     grouped = {row.shard for row in GroupedShard.select().where(GroupedShard.config == config.name)}
+    if len(grouped) < shards and not (directory / TRACED).exists():
+        raise CompactError(
+            f"the shard files of {config.name} are not in {directory}: explore it with the folder it was "
+            "traced into, or reset it"
+        )
     report(Step(GROUPING, len(grouped), shards))
     jobs = (GroupJob(config, s, str(directory)) for s in range(shards) if s not in grouped)
     for _, result in runner.run(group_shard, jobs, stop):
@@ -497,6 +504,7 @@ def _store_profiles(directory: Path, config: Config) -> None:
             f"{config.name}: the traced ranges count {int(total[:, 9].sum()):,} molecules, "
             f"not {config.nb_mol:,}; reset it and explore it again"
         )
+    (directory / TRACED).touch()
     columns = (*PROFILE_FIELDS, "molecules", "lowest")
     rows = [{"config": config.name, **dict(zip(columns, map(int, row)))} for row in total]
     with db.atomic():

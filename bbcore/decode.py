@@ -264,13 +264,17 @@ def _rarity(config: Config, position: int, result: Result) -> int:
 
 
 def is_explored(config: Config) -> bool:
-    """Whether the open database (if any) holds the whole configuration."""
-    from bbcore.store import config_row, db
+    """Whether the open database (if any) holds every molecule's spectrum: a complete full store.
+
+    A compact store (``bbcore.compact``) keeps only the ambiguous spectra:
+    its molecules are computed, as those of an unexplored configuration.
+    """
+    from bbcore.store import FULL, config_row, db
 
     if db.database is None:
         return False
     row = config_row(config)
-    return row is not None and bool(row.complete)
+    return row is not None and bool(row.complete) and row.store == FULL
 
 
 def _stored_candidates(config: Config, game: Game) -> Candidates:

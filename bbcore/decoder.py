@@ -164,7 +164,19 @@ def source_phrase(answer: Answer) -> str:
         return f"read from the explored {config}"
     if answer.explored:
         return "computed: quicker than scanning the store for a partial game"
+    if _compact_complete(config):
+        return f"computed: {config} is a compact store, which keeps only its spectral groups"
     return f"computed: {config} is not explored"
+
+
+def _compact_complete(config: Config) -> bool:
+    """Whether the open database holds ``config`` complete as a compact store."""
+    from bbcore.store import config_row, db, is_compact
+
+    if db.database is None:
+        return False
+    row = config_row(config)
+    return row is not None and bool(row.complete) and is_compact(config)
 
 
 def shown_phrase(game: Game) -> str:

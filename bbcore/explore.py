@@ -491,11 +491,8 @@ def _explore_compact(
             Configuration.config == config.name
         ).execute()
     started, done_before = time.monotonic(), stored_count(config)
-    last = compact.Step(compact.TRACING, done_before, config.nb_mol)
 
     def report(step: compact.Step, phase: str | None = None) -> None:
-        nonlocal last
-        last = step
         if progress:
             elapsed = time.monotonic() - started
             done = step.done - (done_before if step.phase == compact.TRACING else 0)
@@ -526,7 +523,10 @@ def _explore_compact(
     finally:
         if own_runner:
             runner.close()
-    report(last, "complete" if finished else "paused")
+    report(
+        compact.Step(compact.TRACING, stored_count(config), config.nb_mol),
+        "complete" if finished else "paused",
+    )
     return COMPLETE if finished else PAUSED
 
 

@@ -3,6 +3,8 @@
 ``bbcore export CONFIG --table molecules|spectrums|report --format csv|json``:
 
 - ``molecules``: every column of ``Molecules`` (spec, "Tables"), by number;
+  a compact store (``bbcore.compact``) has no such rows: they are computed
+  by the engine, batch by batch, the same rows a full store holds;
 - ``spectrums``: every column of ``Spectrums``, by spectrum;
 - ``report``: the ambiguity report (size, families up to symmetry, spectral
   groups, molecules), one row per group size, then a ``total`` row.
@@ -24,10 +26,13 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Literal, TextIO
 
+import numpy as np
+
 from bbcore import sql
 from bbcore.config import Config
+from bbcore.engine import molecules_of_numbers
 from bbcore.statistics import ambiguity_report, iter_report_rows, require_complete
-from bbcore.store import MOLECULE_COLUMNS, db
+from bbcore.store import MOLECULE_COLUMNS, config_row, db, is_compact
 
 Table = Literal["molecules", "spectrums", "report"]
 Format = Literal["csv", "json"]
@@ -58,8 +63,26 @@ def iter_rows(config: Config, table: Table) -> Iterator[Row]:
     if table == "report":
         report = ambiguity_report(config)
         return (tuple(row[c] for c in REPORT_COLUMNS) for row in iter_report_rows(report))
+    if table == "molecules" and is_compact(config):
+        return computed_molecules(config)
     # Iterating the cursor steps SQLite one row at a time: nothing is fetched ahead.
     return iter(db.execute_sql(SQL[table], (config.name,)))
+
+
+COMPUTED_BATCH = 1 << 15
+"""Molecules computed at a time when a compact store's molecules are exported."""
+
+
+def computed_molecules(config: Config) -> Iterator[Row]:
+    """A compact store's ``Molecules`` rows, computed by the engine batch by batch, by number.
+
+    A batch traces the canonical molecules of its molecules once each; a
+    row's dh1 and dh2 are the time the configuration was completed.
+    """
+    stamp = config_row(config).dh2
+    for start in range(1, config.nb_mol + 1, COMPUTED_BATCH):
+        numbers = np.arange(start, min(start + COMPUTED_BATCH, config.nb_mol + 1), dtype=np.int64)
+        yield from molecules_of_numbers(config, numbers).rows(stamp, stamp)
 
 
 def write_csv(columns: Iterable[str], rows: Iterable[Row], out: TextIO) -> int:

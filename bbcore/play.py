@@ -214,17 +214,23 @@ def hard_match(config: Config, hardest: list[int], seed: int | None = None) -> M
     """A game against a hard molecule: from a spectral group of the store (when the
     configuration is explored and has any) or among the book's ``hardest``, half the
     time each when both exist."""
-    from bbcore.decode import is_explored
-    from bbcore.queries import group_count
+    from bbcore.queries import config_state, group_count
 
     seed = new_seed() if seed is None else seed
     rng = random.Random(seed)
     pools: list[list[int]] = [hardest] if hardest else []
-    if is_explored(config) and group_count(config, all_rows=True):
+    if db_is_open() and config_state(config).complete and group_count(config, all_rows=True):
         pools.append(_ambiguous_numbers(config, rng))
     if not pools:
         raise PlayError(f"{config.name} has no hard molecule to draw: no book and no spectral group")
     return Match(config, rng.choice(rng.choice(pools)), "hard", seed)
+
+
+def db_is_open() -> bool:
+    """Whether a database is open (the spectral groups are read there)."""
+    from bbcore.store import db
+
+    return db.database is not None
 
 
 def _ambiguous_numbers(config: Config, rng: random.Random) -> list[int]:

@@ -13,14 +13,22 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from bbcore import rays, sql
+from bbcore import compact, rays, sql
 from bbcore.config import Config
-from bbcore.engine import image_numbers
+from bbcore.engine import EnantiomerBatch, image_numbers, molecules_of_numbers
 from bbcore.geometry import TRANSFORM_NAMES
 from bbcore.numbering import atoms_of, binomial_table, molecule_string
 from bbcore.rays import STAT_FIELDS
 from bbcore.render import max_atoms_differing
-from bbcore.store import Configuration, Molecule, Spectrum, has_config_indexes, stored_count
+from bbcore.store import (
+    FULL,
+    Configuration,
+    Molecule,
+    Spectrum,
+    has_config_indexes,
+    is_compact,
+    stored_count,
+)
 
 NOT_STARTED, PARTIAL, EXPLORED, COMPLETE = "not started", "partial", "explored", "complete"
 
@@ -34,6 +42,7 @@ class ConfigState:
     complete: bool
     ambiguous: int  # rows of Spectrums (spectral groups with symmetry)
     families: int  # ``id`` rows of Spectrums (spectral groups up to symmetry)
+    store: str = FULL  # full (a row per molecule) or compact (bbcore.compact)
 
     @property
     def total(self) -> int:
@@ -67,6 +76,7 @@ def config_state(config: Config) -> ConfigState:
         complete=bool(row and row.complete),
         ambiguous=spectra.count(),
         families=spectra.where(Spectrum.transform == "id").count(),
+        store=row.store if row else FULL,
     )
 
 
@@ -140,8 +150,49 @@ def enantiomers(config: Config, number: int) -> list[MoleculeRecord]:
 
 
 def molecules_with_spectrum(config: Config, spectrum: str) -> list[MoleculeRecord]:
-    """Stored molecules whose spectrum is exactly ``spectrum`` (normalised), by number."""
+    """The molecules whose spectrum is exactly ``spectrum`` (normalised), by number.
+
+    From ``Molecules`` in a full store.  A compact store lists the molecules
+    of its ambiguous spectra (``SpectrumMolecules``) and the records are
+    computed by the engine, as a full store would hold them; a spectrum of
+    one molecule is not stored there, and that molecule is found by decoding.
+    """
+    if is_compact(config):
+        numbers = compact.spectrum_numbers(config, spectrum) or _decoded_numbers(config, spectrum)
+        return computed_records(config, numbers)
     return [_record(config, row) for row in _with_spectrum(config, spectrum)]
+
+
+def _decoded_numbers(config: Config, spectrum: str) -> list[int]:
+    """The molecules with a full spectrum, computed (``bbcore.decode``)."""
+    from bbcore.decode import candidates
+    from bbcore.game import parse_game
+
+    found = candidates(config, parse_game(spectrum, config), source="compute")
+    return [] if found.numbers is None else found.numbers.tolist()
+
+
+def computed_records(config: Config, numbers: list[int]) -> list[MoleculeRecord]:
+    """Molecules computed by the engine from their numbers, as a full store holds them, by number."""
+    if not numbers:
+        return []
+    return _batch_records(molecules_of_numbers(config, np.array(numbers, dtype=np.int64)))
+
+
+def _batch_records(batch: EnantiomerBatch) -> list[MoleculeRecord]:
+    """The rows of an engine batch as records."""
+    return [
+        MoleculeRecord(
+            batch.config,
+            int(batch.number[i]),
+            int(batch.canonical_number[i]),
+            batch.molecule[i].tobytes().decode("ascii"),
+            batch.spectrum[i].tobytes().decode("ascii"),
+            TRANSFORM_NAMES[int(batch.transform[i])],
+            dict(zip(STAT_FIELDS, map(int, batch.stats[i]))),
+        )
+        for i in range(len(batch))
+    ]
 
 
 def _with_spectrum(config: Config, spectrum: str):
@@ -224,7 +275,11 @@ def group_sizes(config: Config) -> list[int]:
 
 
 def _group_row(config: Config, row: Spectrum) -> GroupRow:
-    molecules = [m.molecule for m in _with_spectrum(config, row.spectrum)]
+    if is_compact(config):
+        numbers = compact.spectrum_numbers(config, row.spectrum)
+        molecules = [molecule_string(config, atoms_of(config, n)) for n in numbers]
+    else:
+        molecules = [m.molecule for m in _with_spectrum(config, row.spectrum)]
     return GroupRow(
         config, row.spectrum, row.nb_mol, row.transform, row.canonical_number, max_atoms_differing(molecules)
     )

@@ -39,15 +39,15 @@ from dataclasses import dataclass
 from math import prod
 from typing import Literal
 
-from bbcore import sql
+from bbcore import compact, sql
 from bbcore.config import Config
 from bbcore.geometry import EAST, NORTH, SOUTH, WEST, Cell, Direction
-from bbcore.numbering import atoms_from_string
+from bbcore.numbering import atoms_of, molecule_string
 from bbcore.queries import COMPLETE, EXPLORED, NOT_STARTED, config_state
 from bbcore.rays import ABSORBED, REFLECTED, Ray, path_headings, trace_all
 from bbcore.render import BLANK, max_atoms_differing, render_board
 from bbcore.spectra import AmbiguityLine, ambiguity_table
-from bbcore.store import Molecule, db
+from bbcore.store import Profile, db, is_compact
 
 RayClass = Literal["absorbed", "reflected", "out"]
 Measure = Literal["length", "turns"]
@@ -132,7 +132,11 @@ def risk_lines(config: Config) -> list[RiskLine]:
     """Spectral groups counted by the most atoms differing between two of their molecules.
 
     Streams the ambiguous molecules group by group (one group in memory).
+    A compact store counted them while grouping (``compact.risk_counts``).
     """
+    if is_compact(config):
+        counts = compact.risk_counts(config)
+        return [RiskLine(d, families, groups) for d, (families, groups) in counts.items()]
     families: dict[int, int] = {}
     groups: dict[int, int] = {}
     cursor = db.execute_sql(sql.group_molecules(config))
@@ -185,8 +189,14 @@ def statistics_profile(config: Config) -> list[ProfileRow]:
     per statistic would scan it a dozen times.  The 9 columns are grouped as
     one integer (mixed radix, ``profile_bases``) when it fits in 63 bits
     (W <= 10): SQLite sorts one integer key about 2.5 times faster than
-    nine (7 s against 19 s on A4_B8 on this machine).
+    nine (7 s against 19 s on A4_B8 on this machine).  A compact store
+    summed the same rows while tracing (``Profiles``).
     """
+    if is_compact(config):
+        return [
+            ProfileRow({c: getattr(row, c) for c in PROFILE_COLUMNS}, row.molecules, row.lowest)
+            for row in Profile.select().where(Profile.config == config.name)
+        ]
     bases = profile_bases(config)
     if prod(bases) < 2**63:
         key = PROFILE_COLUMNS[-1]
@@ -325,7 +335,7 @@ def ray_records(config: Config, profile: list[ProfileRow] | None = None) -> list
     From the profile (the SQL GROUP BY of the statistics): the record is the
     largest ``<class>_max_<measure>`` among molecules that have a ray of the
     class (a maximum of 0 can also mean "no such ray"), with how many
-    molecules reach it and the lowest number.  That molecule is read by
+    molecules reach it and the lowest number.  That molecule is made from its
     number and re-traced with the reference implementation to find the ray.
     A class no molecule has (reflections in a full box, say) has no record.
     """
@@ -341,8 +351,9 @@ def ray_records(config: Config, profile: list[ProfileRow] | None = None) -> list
             value = max(row.values[column] for row in having)
             reaching = [row for row in having if row.values[column] == value]
             number = min(row.lowest for row in reaching)
-            molecule = Molecule.get((Molecule.config == config.name) & (Molecule.number == number)).molecule
-            ray = record_ray(config, atoms_from_string(config, molecule), ray_class, measure, value)
+            atoms = atoms_of(config, number)
+            molecule = molecule_string(config, atoms)
+            ray = record_ray(config, atoms, ray_class, measure, value)
             records.append(
                 RayRecord(
                     config,

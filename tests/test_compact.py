@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import sqlite3
+import subprocess
+import sys
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -10,11 +15,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bbcore import compact, engine
+from bbcore import compact, engine, queries
 from bbcore.config import Config, parse_config
-from bbcore.explore import COMPLETE, ExploreError, explore
+from bbcore.explore import COMPLETE, PAUSED, ExploreError, explore
 from bbcore.numbering import atoms_of_numbers, binomial_table
-from bbcore.store import open_database
+from bbcore.store import ExploredRange, open_database
 
 SPECTRUMS = (
     "SELECT spectrum, nb_mol, transform, canonical_number FROM Spectrums WHERE config = ? ORDER BY spectrum"
@@ -111,8 +116,6 @@ def test_molecules_sharing_a_spectrum_share_a_key():
 
 def test_a_started_store_cannot_change(tmp_path):
     path = tmp_path / "db.sqlite"
-    import threading
-
     stop = threading.Event()
     explore(
         Config(4, 5),
@@ -125,3 +128,257 @@ def test_a_started_store_cannot_change(tmp_path):
     with pytest.raises(ExploreError, match="reset it first"):
         explore(Config(4, 5), path, store="full")
     assert explore(Config(4, 5), path) == COMPLETE  # keeps its store
+
+
+# -- stopped at any moment -------------------------------------------------------------
+
+ROOT = Path(__file__).resolve().parent.parent
+
+KILLER = """
+import os, signal, sys
+from pathlib import Path
+from bbcore import compact
+from bbcore.config import parse_config
+from bbcore.explore import explore
+
+path, name, point, count, workers = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
+calls = 0
+
+def kill_at(target):
+    def wrapper(*args, **kwargs):
+        global calls
+        calls += 1
+        if calls == count:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return target(*args, **kwargs)
+    return wrapper
+
+if point == "tracing":  # a range traced and written, not recorded
+    compact._record_range = kill_at(compact._record_range)
+elif point == "spilling":  # a shard file half written, not renamed
+    compact.os.replace = kill_at(compact.os.replace)
+elif point == "profiles":  # every range traced, the profiles being summed
+    compact.Profile.insert_many = kill_at(compact.Profile.insert_many)
+elif point == "grouping":  # a shard grouped, its result not written
+    compact._record_shard = kill_at(compact._record_shard)
+elif point == "writing":  # inside the transaction of a shard's result
+    compact.GroupedShard.insert = kill_at(compact.GroupedShard.insert)
+
+def main():
+    explore(parse_config(name), path, store="compact", range_size=700, workers=workers)
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def result_of(path: Path, config: Config) -> dict[str, list[tuple]]:
+    """What a compact run leaves in the database, timestamps left out."""
+    with sqlite3.connect(path) as connection:
+        query = lambda sql: connection.execute(sql, (config.name,)).fetchall()  # noqa: E731
+        return {
+            "spectrums": query(SPECTRUMS),
+            "members": query(COMPACT_MEMBERS),
+            "profiles": query("SELECT * FROM Profiles WHERE config = ? ORDER BY 2, 3, 4, 5, 6, 7, 8, 9, 10"),
+            "shards": query(
+                "SELECT shard, records, spectra, risk FROM GroupedShards WHERE config = ? ORDER BY 1"
+            ),
+            "ranges": query("SELECT sum(nb_mol) FROM ExploredRanges WHERE config = ?"),
+            "configurations": query(
+                "SELECT config, nb_mol, complete, store, shards FROM Configurations WHERE config = ?"
+            ),
+        }
+
+
+@pytest.fixture(scope="module")
+def clean_a4_b6(tmp_path_factory) -> dict[str, list[tuple]]:
+    """A4_B6 explored compact in 4 shards without a stop."""
+    path = tmp_path_factory.mktemp("clean") / "clean.sqlite"
+    start_compact(path, Config(4, 6), 4)
+    assert explore(Config(4, 6), path, store="compact", range_size=700) == COMPLETE
+    return result_of(path, Config(4, 6))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "point, count", [("tracing", 5), ("spilling", 7), ("profiles", 1), ("grouping", 2), ("writing", 3)]
+)
+def test_killed_at_any_phase_resumes_to_the_clean_result(tmp_path, clean_a4_b6, point, count):
+    config = Config(4, 6)
+    path = tmp_path / "db.sqlite"
+    start_compact(path, config, 4)
+    killed = subprocess.run(
+        [sys.executable, "-c", KILLER, str(path), config.name, point, str(count), "1"],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    open_database(path)
+    assert not queries.config_state(config).complete
+    grouped = {row[0] for row in result_of(path, config)["shards"]}
+    assert len(grouped) == {"grouping": 1, "writing": 2}.get(point, 0)
+    regrouped: list[int] = []
+    original = compact.group_shard
+
+    def spy(job):
+        regrouped.append(job.shard)
+        return original(job)
+
+    compact.group_shard = spy
+    try:
+        assert explore(config, path) == COMPLETE
+    finally:
+        compact.group_shard = original
+    assert sorted(regrouped) == sorted(set(range(4)) - grouped)
+    assert result_of(path, config) == clean_a4_b6
+    assert not compact.config_directory(path, config).exists()
+
+
+@pytest.mark.slow
+def test_killed_with_workers_resumes_without_redoing_recorded_ranges(tmp_path):
+    config = Config(5, 6)  # 376,992 molecules: worker processes
+    path, clean = tmp_path / "db.sqlite", tmp_path / "clean.sqlite"
+    killed = subprocess.run(
+        [sys.executable, "-c", KILLER, str(path), config.name, "tracing", "40", "2"],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    open_database(path)
+    recorded = {(r.start, r.stop) for r in ExploredRange.select().where(ExploredRange.config == config.name)}
+    assert len(recorded) == 39
+    traced: list[tuple[int, int]] = []
+    original = compact.trace_range
+
+    def spy(job):
+        traced.append((job.start, job.stop))
+        return original(job)
+
+    compact.trace_range = spy
+    try:
+        assert explore(config, path, workers=1, range_size=700) == COMPLETE
+    finally:
+        compact.trace_range = original
+    assert not recorded & set(traced)
+    assert explore(config, clean, store="compact", range_size=700) == COMPLETE
+    assert result_of(path, config) == result_of(clean, config)
+
+
+def test_pause_and_resume_give_the_clean_result(tmp_path, clean_a4_b6):
+    config = Config(4, 6)
+    path = tmp_path / "db.sqlite"
+    start_compact(path, config, 4)
+    phases = []
+    for phase in ("tracing", "grouping"):
+        stop = threading.Event()
+
+        def progress(p, phase=phase, stop=stop):
+            phases.append(p.phase)
+            if p.phase == phase and p.done > 0:
+                stop.set()
+
+        assert explore(config, path, range_size=700, progress=progress, stop=stop) == PAUSED
+        assert phases[-1] == "paused"
+    assert explore(config, path, range_size=700) == COMPLETE
+    assert result_of(path, config) == clean_a4_b6
+    assert phases.index("grouping") > phases.index("tracing")
+
+
+# -- every reader, on a configuration explored both ways -----------------------------------
+
+
+@pytest.fixture(scope="module")
+def both_a4_b6(tmp_path_factory) -> tuple[Path, Path]:
+    """A4_B6 explored full and compact (2 shards)."""
+    tmp_path = tmp_path_factory.mktemp("both")
+    full, small = tmp_path / "full.sqlite", tmp_path / "compact.sqlite"
+    assert explore(Config(4, 6), full, store="full") == COMPLETE
+    start_compact(small, Config(4, 6), 2)
+    assert explore(Config(4, 6), small, store="compact") == COMPLETE
+    return full, small
+
+
+def cli(capsys, path: Path, *words: str) -> str:
+    """The standard output of ``bbcore --db path words...`` (which must succeed)."""
+    from bbcore.cli import main
+
+    assert main(["--db", str(path), *words]) == 0
+    return capsys.readouterr().out
+
+
+def without_dates(csv_text: str) -> list[str]:
+    """CSV lines without their last two columns (dh1, dh2: when each store was made)."""
+    return [line.rsplit(",", 2)[0] for line in csv_text.splitlines()]
+
+
+@pytest.mark.slow
+def test_every_cli_reader_says_the_same_on_both_stores(capsys, both_a4_b6):
+    full, small = both_a4_b6
+    spectra = [row[0] for row in groups(full, Config(4, 6), FULL_MEMBERS)[0]]
+    unique = queries_spectrum(full, 1)
+    for words in (
+        ["report", "A4_B6"],
+        ["groups", "A4_B6"],
+        ["groups", "A4_B6", "--all", "--by-size"],
+        ["groups", "A4_B6", "--size", "3"],
+        ["show", "A4_B6", "--spectrum", spectra[0]],
+        ["show", "A4_B6", "--spectrum", spectra[-1], "--ray", "3"],
+        ["show", "A4_B6", "--spectrum", unique],
+        ["export", "A4_B6", "--table", "spectrums"],
+        ["export", "A4_B6", "--table", "report", "--format", "json"],
+    ):
+        assert cli(capsys, small, *words) == cli(capsys, full, *words), words
+    assert without_dates(cli(capsys, small, "export", "A4_B6")) == without_dates(
+        cli(capsys, full, "export", "A4_B6")
+    )
+    stored = "  (computed, not stored)"
+    shown = cli(capsys, small, "show", "A4_B6", "1", "77", "58905")
+    assert shown.count(stored) == 3
+    assert shown.replace(stored, "") == cli(capsys, full, "show", "A4_B6", "1", "77", "58905")
+    for words in (
+        ["decode", "A4_B6", spectra[0]],
+        ["decode", "A4_B6", unique],
+        ["decode", "A4_B6", "".join(c if c in "@&" else "." for c in spectra[1])],
+    ):
+        compact_lines = cli(capsys, small, *words).splitlines()
+        full_lines = cli(capsys, full, *words).splitlines()
+        assert compact_lines[1:] == full_lines[1:], words  # the first line says where they came from
+    status_small, status_full = (cli(capsys, path, "status").splitlines()[1:] for path in (small, full))
+    assert [line.replace("compact", "full").split() for line in status_small] == [
+        line.split() for line in status_full
+    ]
+    assert "compact" in status_small[1]
+
+
+def queries_spectrum(path: Path, number: int) -> str:
+    """The spectrum of molecule ``number`` of A4_B6 in a full store."""
+    with sqlite3.connect(path) as connection:
+        return connection.execute(
+            "SELECT spectrum FROM Molecules WHERE config = 'A4_B6' AND number = ?", (number,)
+        ).fetchone()[0]
+
+
+def test_library_readers_agree_on_both_stores(both_a4_b6):
+    from bbcore import statistics
+
+    full, small = both_a4_b6
+    config = Config(4, 6)
+    seen = {}
+    for path in (full, small):
+        open_database(path)
+        spectrum = queries.group_page(config, 3, 5)[0].spectrum
+        seen[path] = (
+            queries.group_page(config, 0, 20, all_rows=True, order="size"),
+            queries.molecules_with_spectrum(config, spectrum),
+            queries.enantiomers(config, 4321),
+            [queries.molecule_record(config, n) for n in (1, 2, 500)],
+            statistics.statistics_report(config),
+            queries.config_state(config).ambiguous,
+        )
+    assert seen[small] == seen[full]

@@ -105,11 +105,20 @@ def clock(seconds: float | None) -> str:
 
 
 def progress_line(p: Progress) -> str:
-    """One line: done/total, percentage, rate, elapsed, ETA."""
+    """One line: done/total, percentage, rate, elapsed, ETA (shards grouped: no rate)."""
+    if p.unit != "molecules":
+        return (
+            f"{p.config} {p.phase}: {p.done:,}/{p.total:,} {p.unit} ({100 * p.fraction:.1f}%)  "
+            f"elapsed {clock(p.elapsed)}"
+        )
     return (
         f"{p.config} {p.phase}: {p.done:,}/{p.total:,} ({100 * p.fraction:.1f}%)  "
         f"{p.rate:,.0f} mol/s  elapsed {clock(p.elapsed)}  ETA {clock(p.eta)}"
     )
+
+
+PHASES_BY_TENTHS = ("exploring", "tracing", "grouping")
+"""Long phases, printed every 10% when stderr is not a terminal."""
 
 
 class ProgressPrinter:
@@ -119,6 +128,7 @@ class ProgressPrinter:
         self.stream = stream or sys.stderr
         self.live = self.stream.isatty()
         self.next_tenth = 0
+        self.phase = ""
 
     def __call__(self, p: Progress) -> None:
         if self.live:
@@ -126,7 +136,9 @@ class ProgressPrinter:
             self.stream.flush()
             return
         tenth = int(10 * p.fraction)
-        if p.phase != "exploring" or tenth >= self.next_tenth:
+        if p.phase != self.phase:  # a new phase starts its tenths again
+            self.phase, self.next_tenth = p.phase, 0
+        if p.phase not in PHASES_BY_TENTHS or tenth >= self.next_tenth:
             self.stream.write(progress_line(p) + "\n")
             self.next_tenth = tenth + 1
 

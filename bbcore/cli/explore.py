@@ -24,6 +24,7 @@ from bbcore.cli.common import (
     positive_int,
     require_stored,
 )
+from bbcore.compact import forget_shards
 from bbcore.config import Config
 from bbcore.explore import (
     ALREADY_COMPLETE,
@@ -36,7 +37,15 @@ from bbcore.explore import (
 )
 from bbcore.feasibility import disk_full_line
 from bbcore.render import plural
-from bbcore.store import DATABASE_ERRORS, Configuration, is_disk_full, reset_config, stored_count
+from bbcore.store import (
+    DATABASE_ERRORS,
+    STORES,
+    Configuration,
+    is_compact,
+    is_disk_full,
+    reset_config,
+    stored_count,
+)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -55,6 +64,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default=None,
         metavar="N",
         help="worker processes (default: all cores)",
+    )
+    p.add_argument(
+        "--store",
+        choices=STORES,
+        default=None,
+        help="full: a row per molecule; compact: only the spectral groups and the report's figures, "
+        "molecules computed from their numbers (default: full up to 10 million molecules, compact above; "
+        "a configuration keeps the store it was started with)",
     )
     p.add_argument(
         "--force",
@@ -107,7 +124,15 @@ def run_explore(args: argparse.Namespace) -> int:
 
     previous = signal.signal(signal.SIGINT, pause)
     try:
-        status = explore(config, path, workers=args.workers, progress=printer, stop=stop, force=args.force)
+        status = explore(
+            config,
+            path,
+            workers=args.workers,
+            progress=printer,
+            stop=stop,
+            force=args.force,
+            store=args.store,
+        )
     except ExploreError as error:
         raise CLIError(str(error)) from None
     except DATABASE_ERRORS as error:
@@ -128,8 +153,9 @@ def run_explore(args: argparse.Namespace) -> int:
             f"spectra ({plural(state.families, 'family', 'families')} up to symmetry) in {path}"
         )
         return 0
+    traced = "traced" if is_compact(config) else "stored"
     print(
-        f"{config.name} paused at {stored_count(config):,}/{config.nb_mol:,} molecules; "
+        f"{config.name} paused at {stored_count(config):,}/{config.nb_mol:,} molecules {traced}; "
         f"run 'bbcore explore {config.name}' again to resume"
     )
     return 130
@@ -153,6 +179,7 @@ def run_reset(args: argparse.Namespace) -> int:
     try:
         with exploration_lock(path, config):
             deleted = reset_config(config)
+            forget_shards(path, config)
     except ExploreError as error:
         raise CLIError(str(error)) from None
     print(f"{config.name}: {deleted:,} molecules deleted")
@@ -164,6 +191,10 @@ def run_spectrums(args: argparse.Namespace) -> int:
     config: Config = args.config
     path = open_store(args, write=True)
     require_stored(config)
+    if is_compact(config):
+        raise CLIError(
+            f"{config.name} is a compact store: 'bbcore explore {config.name}' makes its spectral groups"
+        )
     try:
         with exploration_lock(path, config):
             if not fully_stored(config):
@@ -191,11 +222,12 @@ def run_status(args: argparse.Namespace) -> int:
             f"{s.total:,}",
             f"{s.done:,}",
             s.label,
+            s.store,
             f"{s.families:,}" if s.complete else "",
             f"{s.ambiguous:,}" if s.complete else "",
         )
         for s in states
     ]
     # families (spectral groups up to symmetry) and spectra (with symmetry), as the report names them
-    print(format_table(("config", "molecules", "stored", "state", "families", "spectra"), rows))
+    print(format_table(("config", "molecules", "stored", "state", "store", "families", "spectra"), rows))
     return 0
