@@ -79,7 +79,7 @@ def test_groups_and_status(capsys, explored):
     assert all(line.split()[0] == "3" for line in out[3:])
     assert main(["--db", str(explored), "status"]) == 0
     out = capsys.readouterr().out
-    assert "A4_B4   1,820      1,820   complete  full   66" in out
+    assert "A4_B4   1,820      1,820   complete  full   11        66" in out  # families, spectra
 
 
 def test_explore_prints_plain_progress_when_not_a_terminal(tmp_path):
