@@ -20,24 +20,28 @@ from bbcore.config import Config
 from bbcore.store import Spectrum, create_config_indexes, db
 
 
-def build_spectrums(config: Config) -> int:
-    """Rebuild the Spectrums rows of a configuration (and its indexes); returns how many."""
-    create_config_indexes(config)
+def computed_spectrums(config: Config) -> dict[str, tuple[int, str, int]]:
+    """The ambiguous spectra of the stored molecules: spectrum -> (nb_mol, transform, canonical_number).
+
+    Read through the configuration's spectrum index (which must exist).
+    ``build_spectrums`` stores them; ``bbcore check`` compares them with
+    what is stored.
+    """
     first: dict[str, tuple[int, int, str]] = {}
     count: dict[str, int] = {}
     for spectrum, canonical, number, transform in db.execute_sql(sql.ambiguous_molecules(config)):
         count[spectrum] = count.get(spectrum, 0) + 1
         if spectrum not in first or (canonical, number) < first[spectrum][:2]:
             first[spectrum] = (canonical, number, transform)
+    return {s: (count[s], first[s][2], first[s][0]) for s in sorted(first)}
+
+
+def build_spectrums(config: Config) -> int:
+    """Rebuild the Spectrums rows of a configuration (and its indexes); returns how many."""
+    create_config_indexes(config)
     rows = [
-        {
-            "config": config.name,
-            "spectrum": s,
-            "nb_mol": count[s],
-            "transform": first[s][2],
-            "canonical_number": first[s][0],
-        }
-        for s in sorted(first)
+        {"config": config.name, "spectrum": s, "nb_mol": n, "transform": t, "canonical_number": c}
+        for s, (n, t, c) in computed_spectrums(config).items()
     ]
     with db.atomic():
         Spectrum.delete().where(Spectrum.config == config.name).execute()

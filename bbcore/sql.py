@@ -202,3 +202,34 @@ def add_column(table: str, column: str, definition: str) -> str:
 
 INSERT_SPECTRUM_MOLECULES = 'INSERT INTO "SpectrumMolecules" (config, spectrum, number) VALUES (?, ?, ?)'
 """A compact store's molecules of its ambiguous spectra, by ``executemany``."""
+
+
+# -- bbcore check ---------------------------------------------------------------
+
+CHECKED_COLUMNS = ("number", "canonical_number", "transform", "molecule", "spectrum")
+"""What ``bbcore check`` reads of every molecule (the statistics only for its samples)."""
+
+
+def molecules_by_canonical(config: Config) -> str:
+    """The checked columns of the molecules whose canonical_number is in [?, ?), by the canonical index.
+
+    Whole enantiomer groups, and (rows being written group by group) read
+    nearly in table order.
+    """
+    return (
+        f'SELECT {", ".join(CHECKED_COLUMNS)} FROM {MOLECULES} INDEXED BY "{canonical_index(config)}" '
+        f"WHERE config = {config_literal(config)} AND canonical_number >= ? AND canonical_number < ?"
+    )
+
+
+def molecules_by_number(columns: tuple[str, ...], count: int) -> str:
+    """Given columns of a configuration's molecules with ``count`` numbers; parameters: config, numbers."""
+    numbers = ", ".join("?" * count)
+    return f"SELECT {', '.join(columns)} FROM {MOLECULES} WHERE config = ? AND number IN ({numbers})"
+
+
+COUNT_MOLECULES = f"SELECT COUNT(*) FROM {MOLECULES} WHERE config = ?"
+"""One parameter: the configuration's name."""
+
+INTEGRITY_CHECK = "PRAGMA integrity_check(20)"
+"""SQLite's own check of the whole file: ``ok``, or up to 20 lines of damage."""

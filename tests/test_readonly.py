@@ -96,6 +96,7 @@ READERS = [
     (("decode", "A3_B5", "@&a&@@&@&b@cac@b&@&@"), "Ambiguous: 2 molecules give this spectrum."),
     (("export", "A3_B5", "--table", "spectrums", "--format", "csv"), "A3_B5,@&a&@@&@&b@cac@b&@&@,2,id,43"),
     (("strategy", "A3_B5"), "read from the database"),
+    (("check", "A3_B5", "--sample", "500", "--reference", "50"), "A3_B5: every check agrees"),
 ]
 WRITERS = [("explore", "A3_B5"), ("explore", "A2_B4"), ("reset", "A3_B5", "--yes"), ("spectrums", "A3_B5")]
 

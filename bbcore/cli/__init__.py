@@ -33,7 +33,7 @@ from bbcore.store import DATABASE_ERRORS, default_path, error_line
 
 def build_parser() -> argparse.ArgumentParser:
     """The parser with every registered command."""
-    from bbcore.cli import browse, decode, explore, stats, strategy
+    from bbcore.cli import browse, check, decode, explore, stats, strategy
 
     parser = OneLineParser(
         prog="bbcore",
@@ -49,7 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="SQLite database file (default: $BBTUI_DB or ~/.local/share/bbtui/blackbox.sqlite)",
     )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for module in (explore, browse, stats, decode, strategy):
+    for module in (explore, browse, stats, decode, strategy, check):
         module.register(subparsers)
     return parser
 

@@ -1,0 +1,296 @@
+"""``bbcore check``: a clean file passes, and each kind of damage fails and is named.
+
+The file is A3_B5 (2,300 molecules, 8 spectral groups), explored once for the
+module; every damaged copy is made with plain ``sqlite3``, as someone
+editing a file by hand (or a bad disk) would.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from bbcore import check, engine
+from bbcore.cli import main
+from bbcore.cli.check import LABELS
+from bbcore.config import parse_config
+from bbcore.explore import explore
+from bbcore.store import close_database, open_database
+
+A3_B5 = parse_config("A3_B5")
+
+
+@pytest.fixture(scope="module")
+def clean(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("check") / "a3b5.sqlite"
+    explore(A3_B5, path, workers=1)
+    close_database()
+    return path
+
+
+@pytest.fixture
+def damaged(clean: Path, tmp_path: Path):
+    """A copy of the clean file, changed by the SQL given."""
+
+    def make(*statements: tuple[str, tuple]) -> Path:
+        path = tmp_path / "copy.sqlite"
+        shutil.copy(clean, path)
+        connection = sqlite3.connect(path)
+        for statement, parameters in statements:
+            assert connection.execute(statement, parameters).rowcount == 1
+        connection.commit()
+        connection.close()
+        return path
+
+    return make
+
+
+def run_check(path: Path, capsys, *args: str) -> tuple[int, str, str]:
+    code = main(["--db", str(path), "check", "A3_B5", *args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def failed_checks(out: str) -> list[str]:
+    """The names of the checks marked FAIL in the text report."""
+    names = {label: name for name, label in LABELS.items()}
+    return [names[line[7:30].strip()] for line in out.splitlines() if line.startswith("  FAIL")]
+
+
+def stored(path: Path, column: str, number: int):
+    connection = sqlite3.connect(path)
+    value = connection.execute(
+        f"SELECT {column} FROM Molecules WHERE config = 'A3_B5' AND number = ?", (number,)
+    ).fetchone()[0]
+    connection.close()
+    return value
+
+
+def test_a_clean_file_passes(clean: Path, capsys) -> None:
+    code, out, _ = run_check(clean, capsys)
+    assert code == 0, out
+    assert "FAIL" not in out and "A3_B5: every check agrees (seed 14)." in out
+    code, out, _ = run_check(clean, capsys, "--json")
+    report = json.loads(out)
+    assert code == 0 and report["ok"] is True
+    assert [c["name"] for c in report["checks"]] == list(check.CHECKS)
+    assert all(c["ok"] and c["differences"] == 0 for c in report["checks"])
+    assert report["sample"] == 2300 and report["reference"] == 1000  # the default sample covers A3_B5
+
+
+def test_one_changed_spectrum_fails_and_is_named(clean: Path, damaged, capsys) -> None:
+    before = stored(clean, "spectrum", 1000)
+    after = before.replace("@", "&", 1)
+    path = damaged(("UPDATE Molecules SET spectrum = ? WHERE config = 'A3_B5' AND number = 1000", (after,)))
+    code, out, _ = run_check(path, capsys)
+    assert code == 1
+    assert failed_checks(out) == ["families", "engine", "reference"]
+    assert f"molecule 1,000: spectrum: stored '{after}', computed '{before}'" in out
+    assert out.count("molecule 1,000: spectrum") == 3 and "A3_B5: 3 checks failed, 3 differences" in out
+
+
+def test_one_deleted_molecule_fails_and_is_named(damaged, capsys) -> None:
+    path = damaged(("DELETE FROM Molecules WHERE config = 'A3_B5' AND number = 1500", ()))
+    code, out, _ = run_check(path, capsys)
+    assert code == 1
+    assert {"count", "families", "engine"} <= set(failed_checks(out))
+    assert "molecule rows: stored 2,299, computed 2,300" in out
+    assert "molecule 1,500: row: stored absent" in out
+
+
+def test_one_wrong_nb_mol_fails_and_is_named(damaged, capsys) -> None:
+    spectrum = "@&a&@@&@&b@cac@b&@&@"
+    path = damaged(("UPDATE Spectrums SET nb_mol = 3 WHERE config = 'A3_B5' AND spectrum = ?", (spectrum,)))
+    code, out, _ = run_check(path, capsys, "--json")
+    report = json.loads(out)
+    assert code == 1 and report["ok"] is False
+    groups = next(c for c in report["checks"] if c["name"] == "groups")
+    assert groups["differences"] == 1
+    assert groups["first"] == [
+        {"number": None, "what": f"spectrum {spectrum}: nb_mol", "stored": "3", "computed": "2"}
+    ]
+    assert [c["name"] for c in report["checks"] if not c["ok"]] == ["groups"]
+
+
+def test_a_wrong_transform_and_canonical_number_are_named(damaged, capsys) -> None:
+    path = damaged(
+        ("UPDATE Molecules SET transform = 'rot180' WHERE config = 'A3_B5' AND number = 1000", ()),
+        ("UPDATE Molecules SET canonical_number = 150 WHERE config = 'A3_B5' AND number = 1200", ()),
+    )
+    code, out, _ = run_check(path, capsys)
+    assert code == 1
+    assert "molecule 1,000: transform: stored 'rot180', computed 'symm-h'" in out
+    assert "molecule 1,200: canonical_number: stored 150" in out
+
+
+def test_a_changed_statistic_is_found_by_both_samples(damaged, capsys) -> None:
+    path = damaged(
+        (
+            "UPDATE Molecules SET out_tot_length = out_tot_length + 1 WHERE config = 'A3_B5' AND number = ?",
+            (777,),
+        )
+    )
+    code, out, _ = run_check(path, capsys)
+    assert code == 1 and failed_checks(out) == ["engine", "reference"]
+    assert out.count("molecule 777: out_tot_length: stored") == 2
+
+
+def test_a_malformed_spectrum_is_named(damaged, capsys) -> None:
+    path = damaged(("UPDATE Molecules SET spectrum = 'zz' WHERE config = 'A3_B5' AND number = 5", ()))
+    code, out, _ = run_check(path, capsys)
+    assert code == 1 and "molecule 5: spectrum: stored 'zz', computed a well-formed spectrum" in out
+
+
+def test_the_reference_catches_an_engine_that_vouches_for_itself(damaged, monkeypatch, capsys) -> None:
+    """An engine bug that also wrote the file: only the reference sample sees it."""
+    path = damaged(
+        ("UPDATE Molecules SET absorbed_max_turns = 9 WHERE config = 'A3_B5' AND number = 321", ())
+    )
+    groups_of = engine.groups_of
+
+    def buggy(config, canonical_numbers):
+        batch = groups_of(config, canonical_numbers)
+        batch.stats[batch.number == 321, 2] = 9  # absorbed_max_turns
+        return batch
+
+    monkeypatch.setattr(engine, "groups_of", buggy)
+    code, out, _ = run_check(path, capsys, "--reference", "2300")
+    assert code == 1 and failed_checks(out) == ["reference"]
+    assert "molecule 321: absorbed_max_turns: stored 9, computed 1" in out
+
+
+def test_a_sample_is_seeded_and_sized(clean: Path, capsys) -> None:
+    assert check.sample_numbers(A3_B5, 100, 7) == check.sample_numbers(A3_B5, 100, 7)
+    assert check.sample_numbers(A3_B5, 100, 7) != check.sample_numbers(A3_B5, 100, 8)
+    numbers = check.sample_numbers(A3_B5, 100, 7)
+    assert len(set(numbers)) == 100 and numbers == sorted(numbers) and 1 <= numbers[0] <= numbers[-1] <= 2300
+    big = parse_config("A6_B10")
+    drawn = check.sample_numbers(big, 1000, 1)
+    assert len(set(drawn)) == 1000 and drawn[-1] <= big.nb_mol
+    code, out, _ = run_check(clean, capsys, "--sample", "300", "--reference", "20", "--seed", "3", "--json")
+    report = json.loads(out)
+    assert code == 0 and (report["sample"], report["reference"], report["seed"]) == (300, 20, 3)
+
+
+def test_partners_read_back_what_the_engine_writes() -> None:
+    config = parse_config("A4_B6")
+    atoms = np.array([[0, 7, 14, 35], [1, 2, 3, 4], [5, 10, 20, 30]])
+    partner, _, _ = engine.trace_batch(config, atoms)
+    spectra = [row.tobytes().decode() for row in engine.letters(partner)]
+    parsed, valid = check.partners(config, spectra + ["@" * 23 + "a", "ba" + spectra[0][2:], "x"])
+    assert valid.tolist() == [True, True, True, False, False, False]
+    assert (parsed[:3] == partner).all()
+
+
+def test_what_cannot_be_checked_is_one_line(clean: Path, tmp_path: Path, capsys) -> None:
+    assert main(["--db", str(clean), "check", "A4_B4"]) == 2
+    assert "A4_B4 is not in this database" in capsys.readouterr().err
+    partial = tmp_path / "partial.sqlite"
+    shutil.copy(clean, partial)
+    connection = sqlite3.connect(partial)
+    connection.execute("UPDATE Configurations SET complete = 0")
+    connection.commit()
+    connection.close()
+    assert main(["--db", str(partial), "check", "A3_B5"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "not completely explored" in err
+    with pytest.raises(SystemExit) as exit_status:  # argparse: one or the other
+        main(["--db", str(clean), "check", "A3_B5", "--sample", "5", "--all"])
+    assert exit_status.value.code == 2 and "not allowed with" in capsys.readouterr().err
+
+
+def test_check_only_reads(clean: Path, tmp_path: Path, capsys) -> None:
+    path = tmp_path / "copy.sqlite"
+    shutil.copy(clean, path)
+    before = path.read_bytes()
+    assert main(["--db", str(path), "check", "A3_B5"]) == 0
+    assert path.read_bytes() == before
+    open_database(path)  # a later writer still opens it
+    close_database()
+
+
+@pytest.fixture(scope="module")
+def compact(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A3_B5 explored compact: no molecule rows, its 8 spectra and their 16 molecules, profiles."""
+    path = tmp_path_factory.mktemp("compact") / "a3b5.sqlite"
+    explore(A3_B5, path, workers=1, store="compact")
+    close_database()
+    return path
+
+
+def damaged_compact(compact: Path, tmp_path: Path, *statements: tuple[str, tuple]) -> Path:
+    path = tmp_path / "compact-copy.sqlite"
+    shutil.copy(compact, path)
+    connection = sqlite3.connect(path)
+    for statement, parameters in statements:
+        assert connection.execute(statement, parameters).rowcount == 1
+    connection.commit()
+    connection.close()
+    return path
+
+
+def compact_report(path: Path, capsys, *args: str) -> tuple[int, dict]:
+    code = main(["--db", str(path), "check", "A3_B5", "--json", *args])
+    return code, json.loads(capsys.readouterr().out)
+
+
+def failures(report: dict) -> dict[str, list[dict]]:
+    return {c["name"]: c["first"] for c in report["checks"] if not c["ok"]}
+
+
+def test_a_clean_compact_store_passes(compact: Path, capsys) -> None:
+    for args in ((), ("--all",)):
+        code, report = compact_report(compact, capsys, *args)
+        assert code == 0 and report["ok"], report
+        assert [c["name"] for c in report["checks"]] == list(check.COMPACT_CHECKS)
+    assert "every profile counted" in report["checks"][5]["covered"]
+    assert "16 molecules of the spectral groups" in report["checks"][4]["covered"]
+
+
+def test_a_compact_molecule_left_out_of_its_group_is_named(compact: Path, tmp_path: Path, capsys) -> None:
+    path = damaged_compact(
+        compact, tmp_path, ("DELETE FROM SpectrumMolecules WHERE config = 'A3_B5' AND number = ?", (43,))
+    )
+    code, report = compact_report(path, capsys)
+    found = failures(report)
+    assert code == 1 and {"groups", "engine"} <= set(found) <= {"groups", "engine", "reference"}
+    assert found["groups"][0]["what"].endswith(": nb_mol") and found["groups"][0]["stored"] == "2"
+    assert found["engine"] == [
+        {
+            "number": 43,
+            "what": "group of spectrum @&a&@@&@&b@cac@b&@&@",
+            "stored": "not among its molecules",
+            "computed": "a member",
+        }
+    ]
+
+
+def test_a_compact_member_with_another_spectrum_is_named(compact: Path, tmp_path: Path, capsys) -> None:
+    path = damaged_compact(
+        compact,
+        tmp_path,
+        ("UPDATE SpectrumMolecules SET number = 44 WHERE config = 'A3_B5' AND number = ?", (43,)),
+    )
+    code, report = compact_report(path, capsys)
+    found = failures(report)
+    assert code == 1 and "members" in found and "engine" in found
+    assert found["members"][0]["number"] == 44 and found["members"][0]["what"] == "spectrum"
+    assert found["members"][0]["stored"] == repr("@&a&@@&@&b@cac@b&@&@")
+
+
+def test_a_wrong_compact_profile_is_named(compact: Path, tmp_path: Path, capsys) -> None:
+    path = damaged_compact(
+        compact,
+        tmp_path,
+        ("UPDATE Profiles SET molecules = molecules + 1 WHERE rowid = (SELECT MIN(rowid) FROM Profiles)", ()),
+    )
+    code, report = compact_report(path, capsys, "--all")
+    found = failures(report)
+    assert code == 1 and set(found) == {"count", "engine"}
+    assert found["count"][0]["what"] == "molecules in Profiles" and found["count"][0]["stored"] == "2,301"
+    assert found["engine"][0]["what"].endswith("(molecules, lowest)")
