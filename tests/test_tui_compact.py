@@ -16,7 +16,6 @@ from bbcore.queries import group_page
 from bbcore.store import open_database
 from bbtui.app import BlackBoxApp
 from bbtui.messages import ExplorationProgress
-from bbtui.screens.confirm import ConfirmScreen
 from bbtui.screens.group import GroupScreen
 from bbtui.screens.groups import GroupsScreen
 from bbtui.screens.molecule import MoleculeScreen
@@ -69,13 +68,13 @@ async def test_a_compact_run_started_from_the_explore_screen(tmp_path: Path) -> 
         app.screen.query_one("#new-config").focus()
         await pilot.pause()
         await pilot.press(*"a4_b5", "enter")
-        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))
-        assert app.progress is not None and app.progress.phase == "complete"
-        table = app.screen_stack[0].query_one("#configs", DataTable)
+        await wait_for(pilot, lambda: app.exploring is None and app.progress is not None)
+        assert app.progress.phase == "complete"
+        table = app.screen.query_one("#configs", DataTable)
         assert table.get_row("A4_B5")[2:4] == ["complete", "compact"]
         tracing, grouping = app.phases.index("tracing"), app.phases.index("grouping")
         assert tracing < grouping < app.phases.index("complete")
-        await pilot.press("y")
+        await pilot.press("escape", "g")
         await wait_for(pilot, lambda: isinstance(app.screen, GroupsScreen) and app.screen.count)
 
 
