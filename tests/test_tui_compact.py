@@ -68,10 +68,10 @@ async def test_a_compact_run_started_from_the_explore_screen(tmp_path: Path) -> 
         app.screen.query_one("#new-config").focus()
         await pilot.pause()
         await pilot.press(*"a4_b5", "enter")
-        await wait_for(pilot, lambda: app.exploring is None and app.progress is not None)
-        assert app.progress.phase == "complete"
         table = app.screen.query_one("#configs", DataTable)
-        assert table.get_row("A4_B5")[2:4] == ["complete", "compact"]
+        await wait_for(pilot, lambda: app.exploring is None and "A4_B5" in table.rows)
+        await wait_for(pilot, lambda: table.get_row("A4_B5")[2:4] == ["complete", "compact"])
+        assert app.progress is not None and app.progress.phase == "complete"
         tracing, grouping = app.phases.index("tracing"), app.phases.index("grouping")
         assert tracing < grouping < app.phases.index("complete")
         await pilot.press("escape", "g")
