@@ -39,7 +39,6 @@ from bbcore.engine import kernels_cached
 from bbcore.explore import RANGE_SIZE, ExploreError, Progress, exploration_lock, explore
 from bbcore.feasibility import refusal
 from bbcore.queries import config_state
-from bbcore.render import plural
 from bbcore.store import (
     StoreError,
     close_database,
@@ -51,6 +50,7 @@ from bbcore.store import (
     reset_config,
 )
 from bbcore.strategy import StrategyBook
+from bbcore.words import plural
 from bbtui.messages import ExplorationEnded, ExplorationProgress
 from bbtui.screens.decode import DecodeScreen
 from bbtui.screens.explore import ExploreScreen
