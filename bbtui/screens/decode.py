@@ -145,7 +145,7 @@ class DecodeScreen(Screen):
                 classes="config-input",
             )
             yield GameInput(
-                placeholder="game: @ & and letters, or H R and labels; . not shot",
+                placeholder="game: @ & letters, or H R; . not shot",
                 id="decode-spectrum",
                 validators=[GameValidator(None)],
             )
