@@ -33,10 +33,10 @@ def progress_figures(progress: Progress, since: float = 0.0) -> str:
     worker processes to start).
     """
     figures = [f"{progress.done:,} / {progress.total:,} molecules"]
-    if progress.phase in ("exploring", "paused"):
+    if progress.phase in ("exploring", "spectrums", "paused"):  # spectrums: grouped, at its own rate
         figures.append(f"{progress.rate:,.0f} mol/s")
     figures.append(f"elapsed {duration(progress.elapsed + since)}")
-    if progress.phase == "exploring":
+    if progress.phase in ("exploring", "spectrums"):
         eta = progress.eta
         figures.append(f"ETA {duration(None if eta is None else max(0.0, eta - since))}")
     return " · ".join(figures)
