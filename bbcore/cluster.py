@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import bbcore
+from bbcore.explore import ExploreError
 
 Job = TypeVar("Job")
 Result = TypeVar("Result")
@@ -57,7 +58,7 @@ POLL_SECONDS = 0.25
 """How often ``run`` looks at the stop event while tasks are under way."""
 
 
-class ClusterError(Exception):
+class ClusterError(ExploreError):
     """A cluster that cannot run the exploration: the message is one line for the user."""
 
 

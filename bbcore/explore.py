@@ -504,6 +504,7 @@ def _explore_compact(
         Configuration.update(shards=compact.shard_count(config)).where(
             Configuration.config == config.name
         ).execute()
+    shard_root = _settle_shard_root(config, path, shard_root)
     started, done_before = time.monotonic(), stored_count(config)
 
     def report(step: compact.Step, phase: str | None = None) -> None:
@@ -542,6 +543,33 @@ def _explore_compact(
         "complete" if finished else "paused",
     )
     return COMPLETE if finished else PAUSED
+
+
+def _settle_shard_root(config: Config, path: Path, requested: Path | str | None) -> Path:
+    """Where a compact run's shard files go: where it started, else ``requested``, else the default.
+
+    A run that has recorded ranges keeps its shard files where they are:
+    resuming it with another ``--shards`` would group without them, so that
+    is refused in one line.  The folder is kept in the ``Configurations``
+    row (``shard_root``, NULL for the default) for the next run and for
+    ``reset``.
+    """
+    row = config_row(config)
+    default = compact.default_shard_root(path).resolve()
+    asked = Path(requested).expanduser().resolve() if requested is not None else None
+    if stored_count(config) > 0:
+        started = Path(row.shard_root) if row.shard_root else default
+        if asked is not None and asked != started:
+            raise ExploreError(
+                f"{config.name} was started with its shard files in {started}: resume it with "
+                f"--shards {started}, or reset it"
+            )
+        return started
+    root = asked or default
+    stored = None if root == default else str(root)
+    if row.shard_root != stored:
+        Configuration.update(shard_root=stored).where(Configuration.config == config.name).execute()
+    return root
 
 
 def _run_pool(

@@ -99,6 +99,7 @@ class Configuration(BaseModel):
     dh2 = TextField(default=now)
     store = CharField(default="full")  # FULL or COMPACT (bbcore.compact)
     shards = IntegerField(null=True)  # a compact exploration's shard count, fixed when it starts
+    shard_root = TextField(null=True)  # its shard files' root folder (--shards) when not the default
 
     class Meta:
         table_name = "Configurations"
@@ -327,7 +328,11 @@ def _upgrade_indexes() -> None:
 def _upgrade_columns() -> None:
     """Add the columns a database made before them lacks (its configurations are full stores)."""
     present = {column.name for column in db.get_columns("Configurations")}
-    for name, definition in (("store", "TEXT NOT NULL DEFAULT 'full'"), ("shards", "INTEGER")):
+    for name, definition in (
+        ("store", "TEXT NOT NULL DEFAULT 'full'"),
+        ("shards", "INTEGER"),
+        ("shard_root", "TEXT"),
+    ):
         if name not in present:
             db.execute_sql(sql.add_column("Configurations", name, definition))
 

@@ -7,16 +7,14 @@ loop and update the screens.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from textual.message import Message
 
 from bbcore.config import Config
-from bbcore.decode import Candidates
 from bbcore.decoder import Answer
 from bbcore.explore import Progress
 from bbcore.game import Game
-from bbcore.shots import NextShot
 from bbcore.strategy import StrategyBook
 
 
@@ -54,13 +52,10 @@ class DecodeProgress(Message):
 
 @dataclass
 class DecodeFinished(Message):
-    """The decode worker found the candidates of a game and ranked the next shots
-    (``skipped`` says why they were not), or failed (``error``)."""
+    """The decode worker answered a game (``bbcore.decoder.Answer``), or failed (``error``)."""
 
     game: Game
-    candidates: Candidates | None
-    shots: list[NextShot] = field(default_factory=list)
-    skipped: str | None = None
+    answer: Answer | None
     error: str | None = None
 
 

@@ -8,10 +8,9 @@ import the installed one.
 
 from __future__ import annotations
 
-import json
 import math
 import os
-import signal
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -19,93 +18,16 @@ import time
 from pathlib import Path
 
 import pytest
+from dask_local import LocalDask
 
 from bbcore import cluster as cluster_module
 from bbcore.cluster import ClusterError, DaskRunner, cluster_address
+from bbcore.config import Config
+from bbcore.explore import COMPLETE, PAUSED, ExploreError, explore
 
 ROOT = Path(__file__).resolve().parent.parent
 ENV = dict(os.environ, PYTHONPATH=str(ROOT))
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(sys.platform != "linux", reason="reads /proc")]
-
-
-def session_alive(session: int) -> list[int]:
-    """Live (not zombie) processes of a session."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text()
-            except OSError:
-                continue
-            fields = stat[stat.rindex(")") + 2 :].split()
-            if int(fields[3]) == session and fields[0] != "Z":
-                found.append(int(entry.name))
-    return found
-
-
-class LocalDask:
-    """``dask scheduler`` and ``workers`` ``dask worker`` processes on 127.0.0.1, one thread each."""
-
-    def __init__(self, folder: Path, workers: int = 2) -> None:
-        self.folder = folder
-        self.processes: list[subprocess.Popen] = []
-        scheduler_file = folder / "scheduler.json"
-        self.scheduler = self._start(
-            "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
-            "--scheduler-file", str(scheduler_file),
-        )  # fmt: skip
-        deadline = time.monotonic() + 60
-        while not scheduler_file.exists() or not scheduler_file.read_text().strip():
-            assert self.scheduler.poll() is None, "the scheduler did not start"
-            assert time.monotonic() < deadline, "the scheduler did not write its address"
-            time.sleep(0.1)
-        time.sleep(0.1)  # the file is written whole, but give it a moment
-        self.address = json.loads(scheduler_file.read_text())["address"]
-        assert self.address.startswith("tcp://127.0.0.1:")
-        self.workers = [self.add_worker(f"w{i}") for i in range(workers)]
-        self.wait_for_workers(workers)
-
-    def _start(self, *args: str) -> subprocess.Popen:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "dask", *args],
-            stdout=subprocess.DEVNULL,
-            stderr=open(self.folder / f"{args[0]}-{len(self.processes)}.log", "w"),
-            env=ENV,
-            start_new_session=True,
-        )
-        self.processes.append(process)
-        return process
-
-    def add_worker(self, name: str) -> subprocess.Popen:
-        """Start one more worker."""
-        return self._start(
-            "worker", self.address, "--host", "127.0.0.1", "--nthreads", "1", "--no-nanny",
-            "--no-dashboard", "--name", name, "--death-timeout", "60",
-            "--local-directory", str(self.folder / name),
-        )  # fmt: skip
-
-    def wait_for_workers(self, count: int) -> None:
-        """Until ``count`` workers have joined."""
-        from distributed import Client
-
-        with Client(self.address, timeout=30, set_as_default=False) as client:
-            client.wait_for_workers(count, timeout=60)
-
-    def close(self) -> None:
-        """Stop every process (workers first), then check that none of them is left."""
-        for process in reversed(self.processes):
-            if process.poll() is None:
-                os.killpg(process.pid, signal.SIGTERM)
-        for process in reversed(self.processes):
-            try:
-                process.wait(15)
-            except subprocess.TimeoutExpired:
-                os.killpg(process.pid, signal.SIGKILL)
-                process.wait(5)
-        deadline = time.monotonic() + 10
-        while any(session_alive(p.pid) for p in self.processes):
-            assert time.monotonic() < deadline, "a Dask process outlived the test"
-            time.sleep(0.1)
 
 
 @pytest.fixture(scope="module")
@@ -183,3 +105,170 @@ def test_a_local_run_never_imports_dask(tmp_path):
         [sys.executable, "-c", check], capture_output=True, text=True, env=ENV, timeout=120
     )
     assert result.stdout.splitlines()[-1] == "0 []", result.stderr
+
+
+# -- compact explorations on the cluster ----------------------------------------------
+
+CONFIG = Config(4, 7)
+"""211,876 molecules."""
+SMALL_RANGES = 8192
+"""26 tracing tasks for A4_B7 (the default range holds it whole)."""
+TABLES = ("Configurations", "Spectrums", "SpectrumMolecules", "Profiles", "GroupedShards", "ExploredRanges")
+
+
+def compact_tables(path: Path, ranges: bool = True) -> dict[str, list[tuple]]:
+    """Every row of CONFIG in the compact store's tables, timestamps left out, sorted."""
+    with sqlite3.connect(path) as connection:
+        found = {}
+        for table in TABLES if ranges else TABLES[:-1]:
+            columns = [
+                r[1]
+                for r in connection.execute(f'PRAGMA table_info("{table}")')
+                if r[1] not in ("dh1", "dh2", "shard_root")
+            ]
+            rows = connection.execute(
+                f'SELECT {", ".join(columns)} FROM "{table}" WHERE config = ?', (CONFIG.name,)
+            ).fetchall()
+            found[table] = sorted(rows)
+        found["molecules traced"] = connection.execute(
+            'SELECT SUM(nb_mol) FROM "ExploredRanges" WHERE config = ?', (CONFIG.name,)
+        ).fetchall()
+        return found
+
+
+@pytest.fixture(scope="module")
+def local_run(tmp_path_factory) -> Path:
+    """CONFIG explored compact by the local pool."""
+    path = tmp_path_factory.mktemp("local") / "local.sqlite"
+    assert explore(CONFIG, path, store="compact") == COMPLETE
+    assert compact_tables(path)["Spectrums"]
+    return path
+
+
+def bbcore_explore(path: Path, *args: str) -> subprocess.Popen:
+    """``bbcore explore CONFIG`` in a fresh process."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "bbcore", "--db", str(path), "explore", CONFIG.name, *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=ENV,
+    )
+
+
+def test_explore_through_the_cluster_equals_the_local_run(dask_cluster, local_run, tmp_path):
+    path, shards = tmp_path / "db.sqlite", tmp_path / "shared"
+    process = bbcore_explore(path, "--cluster", dask_cluster.address, "--shards", str(shards))
+    out, err = process.communicate(timeout=300)
+    assert process.returncode == 0, err
+    assert out.startswith(f"{CONFIG.name} complete: 211,876 molecules, 1,372 ambiguous spectra")
+    assert f"2 worker threads on the Dask scheduler at {dask_cluster.address}" in err
+    assert compact_tables(path) == compact_tables(local_run)
+    assert not (shards / CONFIG.name).exists()  # shards are deleted once grouped
+
+
+def test_the_address_may_come_from_the_environment(dask_cluster, local_run, tmp_path):
+    path = tmp_path / "db.sqlite"
+    result = subprocess.run(
+        [sys.executable, "-m", "bbcore", "--db", str(path), "explore", CONFIG.name],
+        capture_output=True,
+        text=True,
+        env=dict(ENV, BBTUI_CLUSTER=dask_cluster.address),
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "worker threads on the Dask scheduler" in result.stderr
+    assert compact_tables(path) == compact_tables(local_run)
+
+
+def test_small_tasks_paused_and_resumed_on_the_cluster_equal_the_local_run(dask_cluster, local_run, tmp_path):
+    path = tmp_path / "db.sqlite"
+    stop = threading.Event()
+
+    def pause_after_a_few(progress):
+        if progress.phase == "tracing" and progress.done > 20_000:
+            stop.set()
+
+    runner = DaskRunner(dask_cluster.address, tmp_path / "shared")
+    try:
+        first = explore(
+            CONFIG, path, store="compact", runner=runner, shard_root=tmp_path / "shared",
+            range_size=SMALL_RANGES, stop=stop, progress=pause_after_a_few,
+        )  # fmt: skip
+        assert first == PAUSED
+        traced = compact_tables(path)["molecules traced"][0][0]
+        assert 20_000 < traced < CONFIG.nb_mol
+        again = explore(CONFIG, path, runner=runner, shard_root=tmp_path / "shared", range_size=SMALL_RANGES)
+        assert again == COMPLETE
+    finally:
+        runner.close()
+    assert compact_tables(path, ranges=False) == compact_tables(local_run, ranges=False)
+    assert compact_tables(path)["molecules traced"] == [(CONFIG.nb_mol,)]
+
+
+def test_a_worker_killed_mid_run_changes_nothing(local_run, tmp_path):
+    cluster = LocalDask(tmp_path / "dask")
+    try:
+        path, shards = tmp_path / "db.sqlite", tmp_path / "shared"
+        process = bbcore_explore(path, "--cluster", cluster.address, "--shards", str(shards))
+        from distributed import Client
+
+        with Client(cluster.address, set_as_default=False) as client:
+            deadline = time.monotonic() + 120
+            while True:  # the first tracing task, on a worker still loading the engine
+                busy = [address for address, keys in client.processing().items() if keys]
+                if busy:
+                    break
+                assert process.poll() is None and time.monotonic() < deadline, "no task seen"
+                time.sleep(0.01)
+            name = client.scheduler_info()["workers"][busy[0]]["name"]
+            cluster.kill_worker(name)
+            assert process.poll() is None  # killed mid-run
+        out, err = process.communicate(timeout=300)
+        assert process.returncode == 0, err
+        assert "complete" in out
+        assert compact_tables(path) == compact_tables(local_run)
+    finally:
+        cluster.close()
+
+
+def test_a_compact_run_resumes_with_the_shard_folder_it_started_with(local_run, tmp_path):
+    path, first, other = tmp_path / "db.sqlite", tmp_path / "first", tmp_path / "other"
+    stop = threading.Event()
+
+    def pause_after_a_few(progress):
+        if progress.phase == "tracing" and progress.done > 20_000:
+            stop.set()
+
+    paused = explore(
+        CONFIG, path, store="compact", shard_root=first, range_size=SMALL_RANGES, workers=1,
+        stop=stop, progress=pause_after_a_few,
+    )  # fmt: skip
+    assert paused == PAUSED and any(first.rglob("*.keys"))
+    with pytest.raises(
+        ExploreError, match=f"started with its shard files in {first}: resume it with --shards"
+    ):
+        explore(CONFIG, path, shard_root=other, range_size=SMALL_RANGES)
+    assert not other.exists()
+    assert explore(CONFIG, path, range_size=SMALL_RANGES) == COMPLETE  # where it started
+    assert compact_tables(path, ranges=False) == compact_tables(local_run, ranges=False)
+    assert not (first / CONFIG.name).exists()
+
+
+def test_reset_deletes_the_shard_files_where_they_are(tmp_path):
+    path, shards = tmp_path / "db.sqlite", tmp_path / "shared"
+    stop = threading.Event()
+    explore(
+        CONFIG, path, store="compact", shard_root=shards, range_size=SMALL_RANGES, workers=1, stop=stop,
+        progress=lambda p: p.done > 20_000 and stop.set(),
+    )  # fmt: skip
+    assert any((shards / CONFIG.name).rglob("*.keys"))
+    result = subprocess.run(
+        [sys.executable, "-m", "bbcore", "--db", str(path), "reset", CONFIG.name, "--yes"],
+        capture_output=True,
+        text=True,
+        env=ENV,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    assert not (shards / CONFIG.name).exists()

@@ -52,3 +52,38 @@ def test_the_check_sees_a_ui_import():
     """The same check does report textual when something imports it."""
     report = import_bbcore(extra="import textual")
     assert "textual" in report["ui"]
+
+
+def test_no_screen_or_widget_imports_the_app():
+    """The app imports the screens, never the other way round, not even for typing (``bbtui.host``)."""
+    import ast
+    from pathlib import Path
+
+    import bbtui
+
+    root = Path(bbtui.__file__).parent
+    files = sorted([*root.glob("screens/*.py"), *root.glob("widgets/*.py")])
+    importers = []
+    for path in files:
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = (
+                [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else [alias.name for alias in node.names]
+                if isinstance(node, ast.Import)
+                else []
+            )
+            if any(name == "bbtui.app" or name.startswith("bbtui.app.") for name in names):
+                importers.append(path.name)
+    assert len(files) > 10 and importers == []
+
+
+def test_the_app_is_what_the_screens_expect(tmp_path):
+    """BlackBoxApp has every attribute and method of the Host protocol."""
+    from bbtui.app import BlackBoxApp
+    from bbtui.host import Host
+
+    app = BlackBoxApp(tmp_path / "db.sqlite")
+    members = {name for name in vars(Host) if not name.startswith("_")} | set(Host.__annotations__)
+    missing = sorted(name for name in members if not hasattr(app, name))
+    assert len(members) > 10 and missing == []

@@ -14,6 +14,7 @@ import signal
 import sys
 import threading
 import time
+from pathlib import Path
 
 from bbcore import queries
 from bbcore.cli.common import (
@@ -26,7 +27,8 @@ from bbcore.cli.common import (
     positive_int,
     require_stored,
 )
-from bbcore.compact import forget_shards
+from bbcore.cluster import CLUSTER_ENV
+from bbcore.compact import default_shard_root, forget_shards
 from bbcore.config import Config
 from bbcore.explore import (
     ALREADY_COMPLETE,
@@ -38,7 +40,7 @@ from bbcore.explore import (
     finish,
     fully_stored,
 )
-from bbcore.store import STORES, Configuration, is_compact, reset_config, stored_count
+from bbcore.store import COMPACT, FULL, STORES, Configuration, is_compact, reset_config, stored_count
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -70,6 +72,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--force",
         action="store_true",
         help="explore even when the estimate says it cannot finish (over a day, or more disk than is free)",
+    )
+    p.add_argument(
+        "--cluster",
+        metavar="ADDRESS",
+        default=None,
+        help="run the compact exploration's tasks on the Dask scheduler at ADDRESS, "
+        f"e.g. tcp://10.0.0.5:8786 (default: ${CLUSTER_ENV}; needs the 'cluster' extra)",
+    )
+    p.add_argument(
+        "--shards",
+        metavar="DIR",
+        type=Path,
+        default=None,
+        help="folder for a compact exploration's shard files, which every cluster worker must see "
+        "(default: DATABASE.shards next to the database)",
     )
     p.set_defaults(handler=run_explore)
 
@@ -103,22 +120,27 @@ def run_explore(args: argparse.Namespace) -> int:
         stop.set()
         sys.stderr.write("\npausing: storing the ranges under way (Ctrl-C again to abort)\n")
 
+    runner = connect_cluster(args, path)
     previous = signal.signal(signal.SIGINT, pause)
     try:
         status = explore(
             config,
             path,
-            workers=args.workers,
+            workers=runner.workers if runner else args.workers,
             progress=printer,
             stop=stop,
             force=args.force,
-            store=args.store,
+            store=COMPACT if runner else args.store,
+            runner=runner,
+            shard_root=args.shards,
         )
     except ExploreError as error:
         raise CLIError(str(error)) from None
     finally:
         signal.signal(signal.SIGINT, previous)
         printer.close()
+        if runner is not None:
+            runner.close()
     if status == ALREADY_COMPLETE:
         print(f"{config.name} is already complete in {path}: nothing to do")
         return 0
@@ -135,6 +157,29 @@ def run_explore(args: argparse.Namespace) -> int:
         f"run 'bbcore explore {config.name}' again to resume"
     )
     return 130
+
+
+def connect_cluster(args: argparse.Namespace, path: Path):
+    """The DaskRunner of ``--cluster`` (or ``$BBTUI_CLUSTER``), connected; None without one.
+
+    A cluster runs the compact store only: ``--store full`` with it is an
+    error.  ``bbcore.cluster`` imports dask only here, when a cluster is asked for.
+    """
+    from bbcore.cluster import DaskRunner, cluster_address
+
+    address = cluster_address(args.cluster)
+    if address is None:
+        return None
+    if getattr(args, "store", None) == FULL:
+        raise CLIError("--cluster runs the compact store only: leave out --store full")
+    row = Configuration.get_or_none(Configuration.config == args.config.name)
+    shard_root = args.shards or (row and row.shard_root) or default_shard_root(path)
+    sys.stderr.write(f"connecting to the Dask scheduler at {address}...\n")
+    runner = DaskRunner(address, shard_root)
+    sys.stderr.write(
+        f"{runner.workers} worker threads on the Dask scheduler at {address}; shard files in {shard_root}\n"
+    )
+    return runner
 
 
 def run_reset(args: argparse.Namespace) -> int:
@@ -154,8 +199,9 @@ def run_reset(args: argparse.Namespace) -> int:
             return 1
     try:
         with exploration_lock(path, config):
+            shard_root = Configuration.get_by_id(config.name).shard_root  # None: the default
             deleted = reset_config(config)
-            forget_shards(path, config)
+            forget_shards(path, config, shard_root)
     except ExploreError as error:
         raise CLIError(str(error)) from None
     print(f"{config.name}: {deleted:,} molecules deleted")

@@ -23,70 +23,42 @@ and where to shoot next.
   diagram) is checked against the shown rays.
 
 Every change of the game decodes again in a thread worker, which the next
-change interrupts: the candidates come from ``bbcore.decode.candidates``
-with ``source="auto"`` (a full spectrum from the store when the
-configuration is explored, a partial game computed, which is faster),
-narrowed from an earlier game's when the new one only adds rays; then the
-next shots are ranked.  The last few games' answers are kept, so that
-erasing a result shows the previous answer at once.
+change cancels (its ``cancelled_event`` goes to the decode).  The screen
+only displays: a ``bbcore.decoder.Decoder`` chooses the source (a full
+spectrum from the store when the configuration is explored, a partial game
+computed, which is faster), narrows an earlier game's candidates when the
+new game only adds rays, and keeps the last answers, so that erasing a
+result shows the previous answer at once; its sentences are bbcore's too.
 """
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
-from collections.abc import Sequence
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, cast
+from typing import cast
 
-from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, Label, ProgressBar
+from textual.worker import get_current_worker
 
 from bbcore.config import Config, parse_config, validation_error
-from bbcore.decode import BATCH, Candidates, DecodeCancelled, candidates, check_guess
-from bbcore.game import DecodeError, Game, Result, labels_text, parse_game, parse_guess
-from bbcore.queries import config_state, molecule_record
-from bbcore.shots import (
-    NextShot,
-    Ranking,
-    ambiguity,
-    atom_counts,
-    doubtful_cells,
-    outcomes_text,
-    rank_shots,
-    ranked_shots,
-)
+from bbcore.decode import BATCH, Candidates, DecodeCancelled, check_guess
+from bbcore.decoder import Answer, Decoder, count_sentence, source_phrase
+from bbcore.game import DecodeError, Game, labels_text, parse_game, parse_guess
+from bbcore.queries import molecule_record
+from bbcore.render import plural
+from bbcore.shots import Ranking, ambiguity, atom_counts, doubtful_cells
+from bbtui.host import Host, host
 from bbtui.messages import DecodeFinished, DecodeProgress
 from bbtui.widgets.board import Board, BoardGrid, RaySelected, record_board
-from bbtui.widgets.game_board import DraftChanged, DraftRefused, GameBoard
+from bbtui.widgets.game_board import DraftChanged, DraftRefused, GameBoard, shots_text
 from bbtui.widgets.inputs import ConfigBoundValidator, ConfigValidator, GameInput, GamePasted
 from bbtui.widgets.stats_table import StatsTable
 
-if TYPE_CHECKING:
-    from bbtui.app import BlackBoxApp
-
 PAGE = 24
 """Candidate boards drawn at once."""
-TOP_SHOTS = 5
-OUTCOMES_SHOWN = 4
-KEPT_ANSWERS = 16
-"""Games whose candidates and next shots are kept (undoing a result is instant)."""
-RANKINGS: dict[str, str] = {"remaining": "expected candidates left", "information": "expected information"}
-
-
-@dataclass(frozen=True)
-class Answer:
-    """A decoded game: its candidates, its next shots (ranked), and why they were not."""
-
-    game: Game
-    found: Candidates
-    shots: list[NextShot]
-    skipped: str | None
 
 
 class GameValidator(ConfigBoundValidator):
@@ -127,10 +99,9 @@ class DecodeScreen(Screen):
         self.AUTO_FOCUS = "#decode-spectrum" if config is not None else "#decode-config"
         self.config = config
         self.initial = spectrum
-        self.stop = threading.Event()
+        self.decoder: Decoder | None = None  # the configuration's, with its kept answers
         self.game: Game | None = None  # the game last written, maybe not decoded yet
         self.answer: Answer | None = None  # the answer shown
-        self.answers: OrderedDict[tuple[Result | None, ...], Answer] = OrderedDict()
         self.ranking: Ranking = "remaining"
         self.page = 0
         self.guess: tuple[int, ...] | None = None
@@ -143,9 +114,9 @@ class DecodeScreen(Screen):
         self.showing_error = False
 
     @property
-    def bb_app(self) -> BlackBoxApp:
-        """The app, typed."""
-        return cast("BlackBoxApp", self.app)
+    def bb_app(self) -> Host:
+        """The app, as the screens see it (``bbtui.host``)."""
+        return host(self)
 
     @property
     def spectrum_input(self) -> Input:
@@ -218,7 +189,7 @@ class DecodeScreen(Screen):
         guess_input.validators = [GuessValidator(config)]
         guess_input.validate(guess_input.value)
         self.guess = self.guess_of(guess_input.value)
-        self.answers.clear()
+        self.decoder = Decoder(config)
         self.answer = None
         slot = self.query_one("#decode-game", Vertical)
         await slot.remove_children()
@@ -403,46 +374,39 @@ class DecodeScreen(Screen):
 
     def decode(self, game: Game) -> None:
         """Find the candidates of ``game`` and rank the next shots (kept answers at once)."""
-        if self.config is None:
+        if self.decoder is None:
             return
         self.game = game
-        self.stop.set()
-        self.stop = threading.Event()
-        kept = self.answers.get(game.results)
+        kept = self.decoder.cached(game, self.ranking)
         if kept is not None:
-            self.answers.move_to_end(game.results)
-            self.post_message(DecodeFinished(game, kept.found, kept.shots, kept.skipped))
+            self.workers.cancel_group(self, "decode")
+            self.post_message(DecodeFinished(game, kept))
             return
-        # The candidates of a game with fewer of the same rays hold those of this one.
-        earlier = [
-            kept.found
-            for kept in self.answers.values()
-            if not kept.found.every_molecule and game.extends(kept.game)
-        ]
-        within = min(earlier, key=lambda found: found.count, default=None)
-        if within is None and game.shown:
+        if game.shown and self.decoder.within(game) is None:
             self.say(f"Decoding {labels_text(game.labels)}...")
-        self.run_decode(self.config, game, within, self.ranking, self.stop)
+        self.run_decode(self.decoder, game, self.ranking)
 
     @work(thread=True, exclusive=True, group="decode")
-    def run_decode(
-        self, config: Config, game: Game, within: Candidates | None, ranking: Ranking, stop: threading.Event
-    ) -> None:
-        """Candidates, then next shots, in a thread (the database side is per-thread in peewee)."""
+    def run_decode(self, decoder: Decoder, game: Game, ranking: Ranking) -> None:
+        """The decoder's answer, in a thread (the database side is per-thread in peewee).
+
+        The next decode cancels this worker: its ``cancelled_event`` stops the
+        decoder between batches.
+        """
 
         def progress(done: int, total: int) -> None:
             if total >= 4 * BATCH:
                 self.post_message(DecodeProgress(done, total))
 
+        cancelled = get_current_worker().cancelled_event
         try:
-            found = candidates(config, game, within=within, progress=progress, stop=stop)
-            shots, skipped = ranked_shots(config, game, found, by=ranking, progress=progress, stop=stop)
+            answer = decoder.decode(game, by=ranking, progress=progress, cancelled=cancelled)
         except DecodeCancelled:
             return
         except DecodeError as error:
             self.post_message(DecodeFinished(game, None, error=str(error)))
             return
-        self.post_message(DecodeFinished(game, found, shots, skipped))
+        self.post_message(DecodeFinished(game, answer))
 
     def on_decode_progress(self, message: DecodeProgress) -> None:
         """Move the bar."""
@@ -455,16 +419,10 @@ class DecodeScreen(Screen):
         if message.game != self.game:
             return
         self.query_one("#decode-progress").display = False
-        if message.candidates is None:
+        if message.answer is None:
             self.say(message.error or "decoding failed", error=True)
             return
-        answer = Answer(
-            message.game, message.candidates, rank_shots(message.shots, self.ranking), message.skipped
-        )
-        self.answers[message.game.results] = answer
-        while len(self.answers) > KEPT_ANSWERS:
-            self.answers.popitem(last=False)
-        self.answer = answer
+        self.answer = message.answer.ranked(self.ranking)
         self.page = 0
         await self.show_answer()
 
@@ -476,7 +434,7 @@ class DecodeScreen(Screen):
         if board is not None:
             board.show_heat(atom_counts(found), found.count)
             board.show_shots(self.answer.shots)
-        self.query_one("#decode-result", Label).update(result_sentence(self.config, game, found))
+        self.query_one("#decode-result", Label).update(count_sentence(self.answer))
         self.show_shots()
         self.show_verdict()
         await self.show_page()
@@ -486,15 +444,9 @@ class DecodeScreen(Screen):
                 f"type H, R or a label for what its ray did."
             )
         else:
-            if found.source == "store":
-                where = f"read from the explored {self.config}"
-            elif config_state(self.config).complete:
-                where = "computed: quicker than scanning the store for a partial game"
-            else:
-                where = f"computed: {self.config} is not explored"
             # The player's own labels, as on the board (not renamed in order of appearance).
             shown = labels_text(game.labels)
-            self.say(f"{shown}: {found.count:,} molecule{'s' * (found.count != 1)} ({where}).")
+            self.say(f"{shown}: {plural(found.count, 'molecule')} ({source_phrase(self.answer)}).")
         self.update_bindings()
 
     def show_shots(self) -> None:
@@ -619,7 +571,7 @@ class DecodeScreen(Screen):
         if self.answer is None:
             return
         self.ranking = "information" if self.ranking == "remaining" else "remaining"
-        self.answer = replace(self.answer, shots=rank_shots(self.answer.shots, self.ranking))
+        self.answer = self.answer.ranked(self.ranking)
         if self.game_board is not None:
             self.game_board.show_shots(self.answer.shots)
         self.show_shots()
@@ -650,46 +602,11 @@ class DecodeScreen(Screen):
         if isinstance(self.focused, Input) and board is not None:
             board.focus()
         else:
-            self.stop.set()
+            self.workers.cancel_group(self, "decode")
             self.app.pop_screen()
 
 
 # -- text ----------------------------------------------------------------------------------
-
-
-def result_sentence(config: Config, game: Game, found: Candidates) -> str:
-    """How many molecules agree, in words."""
-    count = found.count
-    if found.every_molecule:
-        return f"No ray shot: every molecule of {config} ({count:,}) agrees; they are not listed."
-    if game.complete:
-        if count == 0:
-            return "No molecule gives this spectrum."
-        if count == 1:
-            return "Unique: one molecule gives this spectrum."
-        return f"Ambiguous: {count:,} molecules give this spectrum."
-    if count == 0:
-        return "No molecule agrees with these rays."
-    if count == 1:
-        return "Solved: one molecule agrees with these rays."
-    return f"{count:,} molecules agree with these rays."
-
-
-def shots_text(shots: Sequence[NextShot], skipped: str | None, ranking: Ranking) -> Text:
-    """The top next shots as a small table, or why there is none."""
-    if skipped:
-        return Text(skipped[0].upper() + skipped[1:] + ".")
-    if not shots:
-        return Text("")
-    text = Text(no_wrap=True, overflow="ellipsis")
-    text.append(f"Best next shots (*), by {RANKINGS[ranking]}:\n", style="bold")
-    text.append(" pos        left    bits  results", style="dim")
-    for shot in shots[:TOP_SHOTS]:
-        text.append(
-            f"\n{shot.position:>4}  {shot.remaining:>10,.2f}  {shot.information:>6.3f}  "
-            f"{outcomes_text(shot, OUTCOMES_SHOWN)}"
-        )
-    return text
 
 
 def page_heading(count: int, page: int, drawn: bool) -> str:

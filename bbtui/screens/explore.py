@@ -9,7 +9,6 @@ resumes and restarts it, and shows its progress several times a second.
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, cast
 
 from textual import events, on
 from textual.app import ComposeResult
@@ -22,12 +21,10 @@ from textual.widgets.data_table import RowDoesNotExist
 from bbcore.config import Config, parse_config, validation_error
 from bbcore.explore import Progress
 from bbcore.queries import ConfigState, config_state, config_states
+from bbtui.host import Host, host
 from bbtui.screens.confirm import ConfirmScreen
 from bbtui.widgets.inputs import ConfigValidator
 from bbtui.widgets.progress import ExplorationPanel
-
-if TYPE_CHECKING:
-    from bbtui.app import BlackBoxApp
 
 COLUMNS = (
     ("config", "configuration"),
@@ -61,9 +58,9 @@ class ExploreScreen(Screen):
         self.states: dict[str, ConfigState] = {}
 
     @property
-    def bb_app(self) -> BlackBoxApp:
-        """The app, typed."""
-        return cast("BlackBoxApp", self.app)
+    def bb_app(self) -> Host:
+        """The app, as the screens see it (``bbtui.host``)."""
+        return host(self)
 
     @property
     def table(self) -> DataTable:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, cast
 
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -22,11 +21,9 @@ from textual.widgets import Footer, Header, Label
 from bbcore.config import Config
 from bbcore.queries import GroupRow, MoleculeRecord, group_at, group_count, molecules_with_spectrum
 from bbcore.render import differing_atoms, max_atoms_differing
+from bbtui.host import Host, host
 from bbtui.widgets.board import Board, BoardGrid, record_board
 from bbtui.widgets.stats_table import StatsTable
-
-if TYPE_CHECKING:
-    from bbtui.app import BlackBoxApp
 
 
 @dataclass
@@ -84,9 +81,9 @@ class GroupScreen(Screen):
         self.count = 0
 
     @property
-    def bb_app(self) -> BlackBoxApp:
-        """The app, typed."""
-        return cast("BlackBoxApp", self.app)
+    def bb_app(self) -> Host:
+        """The app, as the screens see it (``bbtui.host``)."""
+        return host(self)
 
     def compose(self) -> ComposeResult:
         """Summary, boards, statistics."""

@@ -8,8 +8,6 @@ as they are shown (``bbcore.queries.group_page``), one screenful at a time.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, cast
-
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -19,10 +17,8 @@ from textual.widgets import DataTable, Footer, Header, Label
 
 from bbcore.config import Config
 from bbcore.queries import config_state, group_count, group_page, group_sizes
+from bbtui.host import Host, host
 from bbtui.screens.group import GroupList, GroupScreen
-
-if TYPE_CHECKING:
-    from bbtui.app import BlackBoxApp
 
 PAGE = Binding.Group("Page")
 
@@ -78,9 +74,9 @@ class GroupsScreen(Screen):
         self.count = 0
 
     @property
-    def bb_app(self) -> BlackBoxApp:
-        """The app, typed."""
-        return cast("BlackBoxApp", self.app)
+    def bb_app(self) -> Host:
+        """The app, as the screens see it (``bbtui.host``)."""
+        return host(self)
 
     @property
     def table(self) -> GroupTable:

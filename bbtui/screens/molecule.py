@@ -7,8 +7,6 @@ the 8 symmetries of the square) is shown as boards below it.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, cast
-
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -18,12 +16,10 @@ from textual.widgets import Footer, Header, Input, Label
 
 from bbcore.config import Config, parse_config, validation_error
 from bbcore.queries import MoleculeRecord, config_state, enantiomers, molecule_record, molecules_with_spectrum
+from bbtui.host import Host, host
 from bbtui.widgets.board import Board, BoardGrid, record_board
 from bbtui.widgets.inputs import ConfigValidator, MoleculeValidator, molecule_number
 from bbtui.widgets.stats_table import StatsTable
-
-if TYPE_CHECKING:
-    from bbtui.app import BlackBoxApp
 
 
 class MoleculeScreen(Screen):
@@ -51,9 +47,9 @@ class MoleculeScreen(Screen):
         self.enantiomer_numbers: list[int] = []
 
     @property
-    def bb_app(self) -> BlackBoxApp:
-        """The app, typed."""
-        return cast("BlackBoxApp", self.app)
+    def bb_app(self) -> Host:
+        """The app, as the screens see it (``bbtui.host``)."""
+        return host(self)
 
     def compose(self) -> ComposeResult:
         """Inputs, then the molecule and its enantiomers."""

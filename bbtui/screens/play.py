@@ -23,7 +23,6 @@ a thread worker, and kept by the app for the Strategy screen too.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, cast
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -41,15 +40,12 @@ from bbcore.numbering import molecule_string
 from bbcore.play import Match, PlayError, chosen_match, hard_match, random_match
 from bbcore.shots import atom_counts
 from bbcore.strategy import StrategyBook, line_text
+from bbtui.host import Host, host
 from bbtui.messages import BookReady, CoachAnswer
-from bbtui.screens.decode import shots_text
 from bbtui.widgets.board import Board, BoardGrid
-from bbtui.widgets.game_board import GameBoard
+from bbtui.widgets.game_board import GameBoard, shots_text
 from bbtui.widgets.inputs import ConfigValidator
 from bbtui.widgets.play_board import AtomToggled, PlayBoard, ShotFired
-
-if TYPE_CHECKING:
-    from bbtui.app import BlackBoxApp
 
 SEED_RE = re.compile(r"^\s*seed\s*(\d+)\s*$", re.I)
 NEW_GAME_HELP = "a number, 'seed N' or 'hard', then Enter"
@@ -82,9 +78,9 @@ class PlayScreen(Screen):
         self.waiting_reveal = False
 
     @property
-    def bb_app(self) -> BlackBoxApp:
-        """The app, typed."""
-        return cast("BlackBoxApp", self.app)
+    def bb_app(self) -> Host:
+        """The app, as the screens see it (``bbtui.host``)."""
+        return host(self)
 
     @property
     def board(self) -> PlayBoard | None:

@@ -17,8 +17,6 @@ computed (and stored) in a thread worker, and kept by the app.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, cast
-
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -32,11 +30,9 @@ from bbcore.queries import config_state
 from bbcore.rays import spectrum
 from bbcore.shots import outcome_text
 from bbcore.strategy import POLICIES, StrategyBook, StrategyError, line_text
+from bbtui.host import Host, host
 from bbtui.messages import BookReady
 from bbtui.widgets.plot import BarPlot
-
-if TYPE_CHECKING:
-    from bbtui.app import BlackBoxApp
 
 HARDEST_SHOWN = 10
 
@@ -58,9 +54,9 @@ class StrategyScreen(Screen):
         self.book: StrategyBook | None = None
 
     @property
-    def bb_app(self) -> BlackBoxApp:
-        """The app, typed."""
-        return cast("BlackBoxApp", self.app)
+    def bb_app(self) -> Host:
+        """The app, as the screens see it (``bbtui.host``)."""
+        return host(self)
 
     @property
     def tree(self) -> Tree[int]:

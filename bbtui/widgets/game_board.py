@@ -32,17 +32,19 @@ from math import sqrt
 
 import numpy as np
 from rich.style import Style
+from rich.text import Text
 from textual import events
 from textual.binding import Binding
 from textual.color import Color
 from textual.message import Message
 
 from bbcore.config import Config
+from bbcore.decoder import shot_table, shots_title
 from bbcore.game import DecodeError, Game, draft_game, result_words
 from bbcore.geometry import Cell, cell_of
 from bbcore.numbering import EMPTY
 from bbcore.rays import Ray
-from bbcore.shots import NextShot, heat_token
+from bbcore.shots import NextShot, Ranking, heat_token
 from bbtui.widgets.board import Board
 from bbtui.widgets.inputs import GamePasted
 
@@ -321,3 +323,22 @@ def _figures(shot: NextShot) -> str:
     """A next shot's two figures in a caption line."""
     left = f"{shot.remaining:,.0f}" if shot.remaining >= 100 else f"{shot.remaining:.2f}"
     return f"{left} left, {shot.information:.2f} bits"
+
+
+TOP_SHOTS = 5
+OUTCOMES_SHOWN = 4
+
+
+def shots_text(shots: Sequence[NextShot], skipped: str | None, ranking: Ranking) -> Text:
+    """The top next shots as a small table (marked ``*`` on the board), or why there is none."""
+    if skipped:
+        return Text(skipped[0].upper() + skipped[1:] + ".")
+    if not shots:
+        return Text("")
+    header, *rows = shot_table(list(shots), TOP_SHOTS, OUTCOMES_SHOWN)
+    text = Text(no_wrap=True, overflow="ellipsis")
+    text.append(shots_title(ranking, marked=True) + "\n", style="bold")
+    text.append(header, style="dim")
+    for row in rows:
+        text.append("\n" + row)
+    return text

@@ -1,0 +1,63 @@
+"""What the screens ask of the app, as a protocol: the screens never import ``bbtui.app``.
+
+``bbtui.app.BlackBoxApp`` implements it; a screen reads it through its
+``bb_app`` property (``host(self)``).  So the app imports the screens and
+no screen imports the app: no import circle, and each screen names exactly
+what it uses of the app.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Protocol, cast
+
+from textual.dom import DOMNode
+
+from bbcore.config import Config
+from bbcore.explore import Progress
+from bbcore.strategy import StrategyBook
+
+
+class Host(Protocol):
+    """The app as the screens see it: the shared state and the actions they start."""
+
+    config: Config | None
+    """The configuration the screens work on."""
+    exploring: Config | None
+    """The configuration being explored, or None."""
+    progress: Progress | None
+    """The latest progress report of the current or last run."""
+    db_path: Path
+    read_only: bool
+    """The database is read-only: browsing works, exploring is off."""
+    books: dict[tuple[Config, str], StrategyBook]
+    """Strategy books read or computed, by (configuration, policy)."""
+
+    def open_molecule(self, config: Config, number: int) -> None:
+        """The Molecule screen of one molecule."""
+
+    def open_group(self, config: Config, spectrum: str) -> None:
+        """The Group screen of one spectral group."""
+
+    def action_groups(self) -> None:
+        """The Groups screen of the app's configuration."""
+
+    def start_exploration(self, config: Config, *, restart: bool = False) -> None:
+        """Explore (or resume, or restart) a configuration in a worker."""
+
+    def exploration_refusal(self, config: Config, *, restart: bool = False) -> str | None:
+        """Why a run cannot start now, in one line, or None."""
+
+    def pause_exploration(self) -> None:
+        """Ask the running exploration to pause."""
+
+    def offer_groups(self, config: Config) -> None:
+        """Offer the spectral groups of a configuration that just completed."""
+
+    def refuse_read_only(self) -> bool:
+        """Say why nothing can be explored in a read-only file; True if refused."""
+
+
+def host(node: DOMNode) -> Host:
+    """The app of a screen or widget, as the screens see it."""
+    return cast(Host, node.app)
