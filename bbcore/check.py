@@ -53,6 +53,7 @@ from dataclasses import dataclass, field
 from math import comb
 
 import numpy as np
+from peewee import chunked
 
 from bbcore import engine, rays, sql
 from bbcore.compact import PROFILE_FIELDS
@@ -512,8 +513,7 @@ MOLECULE_FIELDS = ("number", "canonical_number", "transform", "molecule", "spect
 def stored_rows(config: Config, numbers: list[int]) -> dict[int, tuple]:
     """The stored rows (``MOLECULE_FIELDS``) of ``numbers``, by number (look-ups of ``ROWS_PER_QUERY``)."""
     rows: dict[int, tuple] = {}
-    for first in range(0, len(numbers), ROWS_PER_QUERY):
-        chunk = numbers[first : first + ROWS_PER_QUERY]
+    for chunk in chunked(numbers, ROWS_PER_QUERY):
         query = sql.molecules_by_number(MOLECULE_FIELDS, len(chunk))
         rows.update((row[0], tuple(row)) for row in db.execute_sql(query, (config.name, *chunk)))
     return rows

@@ -64,6 +64,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+from peewee import chunked
 
 from bbcore import engine, sql
 from bbcore.config import Config
@@ -509,8 +510,8 @@ def _store_profiles(directory: Path, config: Config) -> None:
     rows = [{"config": config.name, **dict(zip(columns, map(int, row)))} for row in total]
     with db.atomic():
         Profile.delete().where(Profile.config == config.name).execute()
-        for first in range(0, len(rows), 500):
-            Profile.insert_many(rows[first : first + 500]).execute()
+        for batch in chunked(rows, 500):
+            Profile.insert_many(batch).execute()
     shutil.rmtree(folder, ignore_errors=True)
 
 
@@ -533,8 +534,8 @@ def _record_shard(config: Config, result: GroupResult) -> None:
     ]
     members = [(config.name, s.spectrum, n) for s in result.spectra for n in s.numbers]
     with db.atomic():
-        for first in range(0, len(spectra), 500):
-            Spectrum.insert_many(spectra[first : first + 500]).execute()
+        for batch in chunked(spectra, 500):
+            Spectrum.insert_many(batch).execute()
         db.connection().executemany(sql.INSERT_SPECTRUM_MOLECULES, members)
         GroupedShard.insert(
             config=config.name,

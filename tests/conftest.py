@@ -193,3 +193,11 @@ def store(explored: Path) -> Path:
     """The shared database, opened (other tests may have pointed ``db`` elsewhere)."""
     open_database(explored)
     return explored
+
+
+@pytest.fixture(autouse=True)
+def temporary_settings(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """bbtui's settings (theme, the run to resume) in a fresh folder for each test, never the user's."""
+    config_home = tmp_path_factory.mktemp("xdg-config")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(config_home))
+    return config_home
