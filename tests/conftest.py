@@ -152,8 +152,8 @@ def worked_example() -> dict[int, Record]:
 
 
 @st.composite
-def _random_molecules(draw, max_width: int = 10) -> tuple[Config, tuple[int, ...]]:
-    """A random configuration (W in 2..max_width, 1 <= N < W*W) and molecule."""
+def _random_molecules(draw, max_width: int = 13) -> tuple[Config, tuple[int, ...]]:
+    """A random configuration (W in 2..max_width, 13 the largest box, 1 <= N < W*W) and molecule."""
     width = draw(st.integers(2, max_width))
     config = Config(draw(st.integers(1, width * width - 1)), width)
     # One integer per molecule (its number) is far cheaper to draw than a set of cells.

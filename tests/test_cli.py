@@ -10,9 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from bbcore.cli import main
+from bbcore import rays
+from bbcore.cli import build_parser, main
 from bbcore.config import Config
 from bbcore.explore import explore
+from bbcore.geometry import TRANSFORM_NAMES, transform_atoms
+from bbcore.numbering import atoms_of, number_of
 from bbcore.store import db
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -59,26 +62,82 @@ def test_show_from_store_by_spectrum_and_range(capsys, explored):
     assert [line.split()[1] for line in out.splitlines() if line.startswith("A3_B4 #")] == ["#1", "#2", "#3"]
 
 
-def test_show_draws_a_ray(capsys, tmp_path):
-    assert main(["--db", str(tmp_path / "x.sqlite"), "show", "A2_B4", "2", "--ray", "4"]) == 0
-    out = capsys.readouterr().out
-    assert "ray from position 4" in out
+ARROW = {(0, 1): ">", (0, -1): "<", (-1, 0): "^", (1, 0): "v"}
+
+
+def test_show_draws_every_ray_of_the_worked_example(capsys, tmp_path):
+    """Each ray of A2_B4 #2, drawn by ``--ray P``: its cells are the reference's, each arrow
+    points to the next cell, and the caption gives the reference's end and figures."""
+    config = Config(2, 4)
+    turning = 0
+    for ray in rays.trace_all(config, atoms_of(config, 2)):
+        assert (
+            main(["--db", str(tmp_path / "x.sqlite"), "show", "A2_B4", "2", "--ray", str(ray.position)]) == 0
+        )
+        out = capsys.readouterr().out.splitlines()
+        # The box's lines: a cell (atom, empty or a piece of the path) every other column.
+        box = [
+            line
+            for line in (line.ljust(11) for line in out[1:])
+            if all(line[2 * column] in "O-<>^v+" for column in range(1, 5))
+        ]
+        assert len(box) == 4
+        cells = {
+            (line, column): box[line - 1][2 * column]
+            for line in range(1, 5)
+            for column in range(1, 5)
+            if box[line - 1][2 * column] not in "O-"
+        }
+        assert set(cells) == set(ray.path)
+        for here, following in zip(ray.path, ray.path[1:]):
+            assert cells[here] == ARROW[(following[0] - here[0], following[1] - here[1])]
+        end = {"absorbed": "is absorbed", "reflected": "is reflected"}.get(
+            ray.result, f"comes out at position {ray.exit}"
+        )
+        cells_text = f"{ray.length} cell" + "s" * (ray.length != 1)
+        turns_text = f"{ray.turns} turn" + "s" * (ray.turns != 1)
+        assert f"ray from position {ray.position} {end}: {cells_text}, {turns_text}" in out
+        turning += ray.turns > 0
+    assert turning  # rays that turn are among them
+    assert not (tmp_path / "x.sqlite").exists()
+
+
+def reference_groups(config: Config) -> tuple[list[list[int]], int]:
+    """The spectral groups of a configuration by brute force (reference rays), and how many
+    families they make up to the 8 symmetries."""
+    by_spectrum: dict[str, list[int]] = {}
+    for number in range(1, config.nb_mol + 1):
+        by_spectrum.setdefault(rays.spectrum(config, atoms_of(config, number)), []).append(number)
+    groups = [numbers for numbers in by_spectrum.values() if len(numbers) > 1]
+    orbits = {
+        frozenset(
+            frozenset(number_of(config, transform_atoms(config, atoms_of(config, n), t)) for n in group)
+            for t in TRANSFORM_NAMES
+        )
+        for group in groups
+    }
+    return groups, len(orbits)
 
 
 def test_groups_and_status(capsys, explored):
+    groups, families = reference_groups(Config(4, 4))
     assert main(["--db", str(explored), "groups", "A4_B4"]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[0] == "A4_B4: 11 families of spectral groups (transform id)"
-    assert len([line for line in out[3:] if line.strip()]) == 11
+    assert out[0] == f"A4_B4: {families} families of spectral groups (transform id)"
+    assert len([line for line in out[3:] if line.strip()]) == families
+    threes = sum(len(group) == 3 for group in groups)
     assert main(["--db", str(explored), "groups", "A4_B4", "--all", "--size", "3"]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[0] == "A4_B4: 8 spectral groups of size 3"
+    assert out[0] == f"A4_B4: {threes} spectral groups of size 3"
+    rows = [line for line in out[3:] if line.strip()]
+    assert len(rows) == threes and all(line.split()[0] == "3" for line in rows)
+    assert reference_groups(Config(3, 4))[1] == 1
     assert main(["--db", str(explored), "groups", "A3_B4"]) == 0
-    assert capsys.readouterr().out.splitlines()[0] == ("A3_B4: 1 family of spectral groups (transform id)")
-    assert all(line.split()[0] == "3" for line in out[3:])
+    assert capsys.readouterr().out.splitlines()[0] == "A3_B4: 1 family of spectral groups (transform id)"
     assert main(["--db", str(explored), "status"]) == 0
-    out = capsys.readouterr().out
-    assert "A4_B4   1,820      1,820   complete  full   66" in out
+    line = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("A4_B4"))
+    assert line.split()[:4] == ["A4_B4", "1,820", "1,820", "complete"]
+    assert f"{len(groups):,}" in line.split()[4:] and f"{families:,}" in line.split()[4:]
 
 
 def test_explore_prints_plain_progress_when_not_a_terminal(tmp_path):
@@ -164,6 +223,17 @@ def test_a_locked_database_is_one_line(tmp_path):
 
 
 def test_every_command_has_help():
-    for command in ("explore", "reset", "spectrums", "status", "show", "groups", "report", "export"):
-        result = bbcore(command, "--help")
-        assert result.returncode == 0 and "usage: bbcore" in result.stdout, command
+    """Every registered command (read from the parser, so that new ones are covered) answers
+    --help with its own usage, its options and their help."""
+    parser = build_parser()
+    commands = next(action for action in parser._actions if action.dest == "command").choices
+    expected = {"explore", "reset", "spectrums", "status", "show", "groups", "report", "export", "decode"}
+    assert expected <= set(commands)
+    for name, command in commands.items():
+        result = bbcore(name, "--help")
+        assert result.returncode == 0 and result.stdout.startswith(f"usage: bbcore {name}"), name
+        text = " ".join(result.stdout.split())
+        for action in command._actions:
+            assert all(option in text for option in action.option_strings), (name, action)
+            if action.help and "%" not in action.help:
+                assert " ".join(action.help.split()) in text, (name, action.help)
