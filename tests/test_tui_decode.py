@@ -94,7 +94,9 @@ def spectrum_of(config: Config, number: int) -> str:
 # -- no ray shot -------------------------------------------------------------------
 
 
-async def test_no_ray_shot_is_every_molecule_a_flat_heat_map_and_the_best_first_shots(tmp_path: Path) -> None:
+async def test_no_ray_shot_is_every_molecule_a_flat_heat_map_and_the_best_first_shots(
+    tmp_path: Path, a4_b8_first_shot: tuple[float, float]
+) -> None:
     app = BlackBoxApp(tmp_path / "empty.sqlite", A4_B8)
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await open_decode(app, pilot)
@@ -108,7 +110,8 @@ async def test_no_ray_shot_is_every_molecule_a_flat_heat_map_and_the_best_first_
         # The first shot is ranked over every molecule: one cell in from a corner.
         shots = text_of(app, "#decode-shots").splitlines()
         assert shots[0] == "Best next shots (*), by expected candidates left:"
-        assert shots[2].split()[:3] == ["2", "112,941.31", "3.352"]
+        remaining, information = a4_b8_first_shot
+        assert shots[2].split()[:3] == ["2", f"{remaining:,.2f}", f"{information:.3f}"]
         assert board.best == 2 and "*" in board_text(board).splitlines()[2]
 
 
