@@ -35,7 +35,7 @@ from bbcore.config import Config
 from bbcore.decode import Candidates, DecodeCancelled, MoleculesDone, Source, Stop, candidates, is_explored
 from bbcore.game import Game, Result
 from bbcore.render import plural
-from bbcore.shots import NextShot, Ranking, outcomes_text, rank_shots, ranked_shots
+from bbcore.shots import NextShot, Ranking, outcome_text, rank_shots, ranked_shots
 
 __all__ = ["Answer", "DecodeCancelled", "Decoder"]
 
@@ -190,11 +190,18 @@ def shots_title(by: Ranking, *, marked: bool = False) -> str:
 
 
 def shot_table(shots: list[NextShot], top: int, outcomes: int) -> list[str]:
-    """The ``top`` next shots as lines: a header, then a row per shot."""
+    """The ``top`` next shots as lines: a header, then a row per shot.
+
+    A row ends with how many results the shot can have, then the ``outcomes``
+    most frequent: the count comes first, so that a screen too narrow for the
+    row cuts the list's tail, never the count (``27: H 229,246, ...``).
+    """
     lines = [" pos        left    bits  results"]
     for shot in shots[:top]:
+        shown = ", ".join(outcome_text(result, count) for result, count in shot.outcomes[:outcomes])
+        more = ", ..." if len(shot.outcomes) > outcomes else ""
         lines.append(
             f"{shot.position:>4}  {shot.remaining:>10,.2f}  {shot.information:>6.3f}  "
-            f"{outcomes_text(shot, outcomes)}"
+            f"{len(shot.outcomes):>3}: {shown}{more}"
         )
     return lines

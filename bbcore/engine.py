@@ -24,8 +24,10 @@ How it goes fast:
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from functools import cache
+from pathlib import Path
 
 import numpy as np
 
@@ -167,6 +169,26 @@ def compiled(kernel):
 
 
 _COMPILED: dict = {}
+
+
+def kernels_cached() -> bool:
+    """Whether a run will load the engine's kernels from numba's cache beside the module
+    (about a second) rather than compile them (a first run after installing: up to a minute).
+
+    numba names a cached kernel ``<module>.<function>-<line>.py<version>.nbi``; a
+    cache elsewhere (a read-only install) counts as not cached, so the answer
+    errs on the side of announcing a compilation.
+    """
+    folder = Path(__file__).with_name("__pycache__")
+    version = f"py{sys.version_info.major}{sys.version_info.minor}"
+    module = __name__.rpartition(".")[2]
+    kernels = [
+        value for name, value in globals().items() if name.startswith("_") and name.endswith("_kernel")
+    ]
+    names = (
+        f"{module}.{kernel.__name__}-{kernel.__code__.co_firstlineno}.{version}.nbi" for kernel in kernels
+    )
+    return all((folder / name).exists() for name in names)
 
 
 def _trace_kernel(

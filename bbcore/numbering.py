@@ -39,7 +39,7 @@ def atoms_of(config: Config, number: int) -> Atoms:
     """The atom cells of molecule ``number`` (1-based)."""
     m, n = config.cells, config.atoms
     if not 1 <= number <= config.nb_mol:
-        raise ValueError(f"{config.name} has molecules 1..{config.nb_mol}, not {number}")
+        raise ValueError(f"{config.name} has molecules 1..{config.nb_mol:,}, not {number:,}")
     rank = config.nb_mol - number  # co-lexicographic rank of the complement
     complement = []
     x = m - 1

@@ -72,13 +72,13 @@ def require_complete(config: Config) -> None:
     if state.state == COMPLETE:
         return
     if state.state == NOT_STARTED:
-        raise StatisticsError(f"{config.name} is not explored: run `bbcore explore {config.name}` first")
+        raise StatisticsError(f"{config.name} is not explored: run 'bbcore explore {config.name}' first")
     if state.state == EXPLORED:
         raise StatisticsError(
-            f"{config.name} has no spectral groups yet: run `bbcore explore {config.name}` to finish it"
+            f"{config.name} has no spectral groups yet: run 'bbcore explore {config.name}' to finish it"
         )
     raise StatisticsError(
-        f"{config.name} is only {state.label} explored: run `bbcore explore {config.name}` to finish it"
+        f"{config.name} is only {state.label} explored: run 'bbcore explore {config.name}' to finish it"
     )
 
 

@@ -348,8 +348,33 @@ def read_only_message(path: Path) -> str:
     )
 
 
+DISK_FULL = ("database or disk is full", "No space left on device")
+"""What SQLite (SQLITE_FULL) and the system (ENOSPC) say when the disk is full."""
+
+
+def is_disk_full(error: BaseException) -> bool:
+    """Whether ``error`` comes from a full disk, even hidden behind what followed it.
+
+    When a write fails with SQLITE_FULL, SQLite has already rolled the
+    transaction back, so the rollback of the ``with db.atomic()`` block fails
+    in turn ("cannot rollback - no transaction is active") and that is the
+    error raised: the cause is its context.  From a worker process, the
+    cause is in the remote traceback's text.
+    """
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if any(words in str(current) for words in DISK_FULL):
+            return True
+        current = current.__cause__ or current.__context__
+    return False
+
+
 def error_line(error: Exception, path: Path) -> str:
     """A one-line message for an sqlite/peewee error on ``path``."""
+    if is_disk_full(error):
+        return f"the disk holding {path} is full; what was stored is kept (free some space and try again)"
     text = str(error).splitlines()[0] if str(error) else type(error).__name__
     if "not a database" in text or "malformed" in text:
         return f"{path} is not a bbtui database (or it is corrupt): {text}"

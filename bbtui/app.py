@@ -33,26 +33,25 @@ from textual.binding import Binding
 from textual.reactive import reactive
 from textual.screen import Screen
 
+from bbcore import __version__
 from bbcore.config import Config, ConfigError, parse_config
+from bbcore.engine import kernels_cached
 from bbcore.explore import RANGE_SIZE, ExploreError, Progress, exploration_lock, explore
 from bbcore.feasibility import refusal
 from bbcore.queries import config_state
+from bbcore.render import plural
 from bbcore.store import (
-    Configuration,
-    ExploredRange,
-    Molecule,
-    Spectrum,
     StoreError,
     close_database,
-    db,
     default_path,
+    ensure_config,
     is_read_only,
     open_database,
     read_only_message,
+    reset_config,
 )
 from bbcore.strategy import StrategyBook
 from bbtui.messages import ExplorationEnded, ExplorationProgress
-from bbtui.screens.confirm import ConfirmScreen
 from bbtui.screens.decode import DecodeScreen
 from bbtui.screens.explore import ExploreScreen
 from bbtui.screens.group import GroupScreen
@@ -62,6 +61,8 @@ from bbtui.screens.molecule import MoleculeScreen
 from bbtui.screens.play import PlayScreen
 from bbtui.screens.statistics import StatisticsScreen
 from bbtui.screens.strategy import StrategyScreen
+from bbtui.settings import load_settings, resume_target, save_settings, set_resume
+from bbtui.widgets.progress import RateMeter
 
 
 class BlackBoxApp(App[None]):
@@ -73,14 +74,17 @@ class BlackBoxApp(App[None]):
     BINDINGS = [
         Binding("question_mark", "help", "Help", key_display="?", priority=True),
         Binding("f1", "help", "Help", show=False),
-        Binding("e", "explore", "Explore"),
-        Binding("g", "groups", "Groups"),
-        Binding("d", "decode", "Decode"),
-        Binding("m", "molecule", "Molecule"),
-        Binding("t", "statistics", "Stats"),
+        # The screens' keys work everywhere (but where a widget types them) and are
+        # listed in the help and the command palette; the footer keeps its room
+        # for the keys of the screen shown.
+        Binding("e", "explore", "Explore", show=False),
+        Binding("g", "groups", "Groups", show=False),
+        Binding("d", "decode", "Decode", show=False),
+        Binding("m", "molecule", "Molecule", show=False),
+        Binding("t", "statistics", "Stats", show=False),
         # p pauses or turns pages on five screens: Play is shift+p everywhere.
-        Binding("P", "play", "Play", key_display="P"),
-        Binding("b", "strategy", "Book"),
+        Binding("P", "play", "Play", key_display="P", show=False),
+        Binding("b", "strategy", "Book", show=False),
         Binding("ctrl+q", "quit", "Quit", priority=True),
     ]
 
@@ -122,6 +126,40 @@ class BlackBoxApp(App[None]):
         self.read_only = is_read_only()
         """A file this user cannot write opens read-only: browsing works, exploring is off."""
         self.sub_title = self.home_subtitle()
+        self.meter = RateMeter()
+        """The running exploration's smoothed rate (``bbtui.widgets.progress``)."""
+        self.loading = "loading the engine"
+        """What the run does before its first range is stored."""
+        self.explored_note: str | None = None
+        """The last run's completion, said on the Explore screen's panel until the next run."""
+        theme = load_settings().get("theme")
+        if isinstance(theme, str) and theme in self.available_themes:
+            self.theme = theme
+
+    def watch_theme(self, theme: str) -> None:
+        """Keep the theme chosen for the next launch (``bbtui.settings``)."""
+        if load_settings().get("theme") != theme:
+            save_settings(theme=theme)
+
+    def on_mount(self) -> None:
+        """Resume the run under way when the app was last quit on this database."""
+        name = resume_target(self.db_path)
+        if name is None or self.read_only:
+            return
+        set_resume(self.db_path, None)
+        try:
+            config = parse_config(name)
+        except ConfigError:
+            return
+        state = config_state(config)
+        if state.complete or not state.done:
+            return
+        self.notify(
+            f"Resuming {config}, under way when bbtui was quit ({state.done:,} of "
+            f"{state.total:,} molecules stored). p pauses it.",
+            title="Exploration",
+        )
+        self.start_exploration(config)
 
     def home_subtitle(self) -> str:
         """The header's second part when nothing runs: the file, and why exploring is off."""
@@ -285,6 +323,9 @@ class BlackBoxApp(App[None]):
         self.config = config
         self.stop_event = threading.Event()
         self.last_error = None
+        self.explored_note = None
+        self.meter = RateMeter(0 if restart else config_state(config).done)
+        self.loading = "loading the engine" if kernels_cached() else "compiling the engine, first run only"
         self.exploring = config
         self.progress = None
         self.run_exploration(config, self.stop_event, restart)
@@ -315,7 +356,14 @@ class BlackBoxApp(App[None]):
         """Drive ``bbcore.explore`` in a thread; report through messages."""
         try:
             if restart:
+                done = config_state(config).done
+                report = Progress(config.name, done, config.nb_mol, 0.0, 0.0, "deleting")
+                self.post_message(ExplorationProgress(report))
                 self.forget(config)
+                if stop.is_set():  # paused while deleting: listed as not started, s starts it
+                    ensure_config(config)
+                    self.post_message(ExplorationEnded(config, "deleted"))
+                    return
             outcome = explore(
                 config,
                 self.db_path,
@@ -333,27 +381,34 @@ class BlackBoxApp(App[None]):
             self.post_message(ExplorationEnded(config, outcome))
 
     def forget(self, config: Config) -> None:
-        """Delete everything stored about ``config`` (in the worker thread)."""
-        with exploration_lock(self.db_path, config), db.atomic():
-            for model in (Molecule, Spectrum, ExploredRange, Configuration):
-                model.delete().where(model.config == config.name).execute()
+        """Delete everything stored about ``config``, as ``bbcore reset`` does (its rows,
+        spectral groups, books and its own indexes), under its lock (in the worker thread)."""
+        with exploration_lock(self.db_path, config):
+            reset_config(config)
+        self.books = {key: book for key, book in self.books.items() if key[0] != config}
 
     def on_exploration_progress(self, message: ExplorationProgress) -> None:
         """Keep the latest report; the Explore screen watches it."""
         progress = message.progress
         self.progress_at = time.monotonic()
+        self.meter.add(progress)
         self.progress = progress
         if self.exploring is not None:
             self.sub_title = f"{progress.phase} {progress.config} {progress.fraction:.0%}"
 
     def on_exploration_ended(self, message: ExplorationEnded) -> None:
-        """Report the outcome; offer the spectral groups of a completed run."""
+        """Report the outcome; say where the spectral groups of a completed run are."""
         self.last_error = message.error
+        config = message.config
+        if message.outcome == "deleted":
+            self.progress = None  # nothing stored: the panel says where the configuration stands
         self.exploring = None
         self.sub_title = self.home_subtitle()
-        config = message.config
         if self.quitting:
             self.exit()
+            return
+        if message.outcome == "deleted":
+            self.notify(f"{config}: its rows are deleted; s explores it again.", title="Exploration")
             return
         if message.outcome == "error":
             self.notify(
@@ -368,27 +423,21 @@ class BlackBoxApp(App[None]):
             self.offer_groups(config)
 
     def offer_groups(self, config: Config) -> None:
-        """Offer to open the spectral groups of a configuration just explored."""
+        """Say that ``config`` is explored and that ``g`` opens its spectral groups.
+
+        In a toast and on the Explore screen's panel, never in a dialog: a
+        dialog would catch the next key the user meant for something else.
+        """
         state = config_state(config)
         if state.ambiguous == 0:
-            self.notify(
-                f"{config} is explored: every spectrum is unique, no spectral group.", title="Exploration"
+            note = f"{config} is explored: every spectrum is unique, no spectral group."
+        else:
+            note = (
+                f"{config} is explored: {plural(state.ambiguous, 'ambiguous spectrum', 'ambiguous spectra')} "
+                f"in {plural(state.families, 'family', 'families')}; g opens them."
             )
-            return
-        question = (
-            f"{config} is explored: {state.families:,} spectral groups up to symmetry "
-            f"({state.ambiguous:,} with symmetry). Open them?"
-        )
-        if not isinstance(self.screen, ExploreScreen):
-            self.notify(question.replace("Open them?", "Press g to open them."), title="Exploration")
-            return
-
-        def answered(yes: bool | None) -> None:
-            if yes:
-                self.config = config
-                self.action_groups()
-
-        self.push_screen(ConfirmScreen(question, yes="Open", no="Later"), answered)
+        self.explored_note = note
+        self.notify(note, title="Exploration")
 
     async def action_quit(self) -> None:
         """Quit; a running exploration is paused first (its progress is kept)."""
@@ -396,6 +445,7 @@ class BlackBoxApp(App[None]):
             self.exit()
             return
         self.quitting = True
+        set_resume(self.db_path, self.exploring.name)  # resumed at the next launch on this file
         self.stop_event.set()
         self.notify(
             f"Pausing {self.exploring} before quitting: the ranges under way are being stored...",
@@ -421,6 +471,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--db", type=Path, default=None, metavar="PATH", help="SQLite database file (created if missing)"
     )
+    parser.add_argument("--version", action="version", version=f"bbtui {__version__}")
     return parser
 
 

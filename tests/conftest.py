@@ -265,3 +265,11 @@ def _brute_record(config: Config, ray_class: str, measure: str) -> tuple[rays.Ra
 def brute_record() -> Callable[[Config, str, str], tuple[rays.Ray, int, int]]:
     """``brute_record(config, ray_class, measure)``: (ray, molecules reaching it, lowest number)."""
     return _brute_record
+
+
+@pytest.fixture(autouse=True)
+def temporary_settings(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """bbtui's settings (theme, the run to resume) in a fresh folder for each test, never the user's."""
+    config_home = tmp_path_factory.mktemp("xdg-config")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(config_home))
+    return config_home

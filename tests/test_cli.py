@@ -16,6 +16,7 @@ from bbcore.config import Config
 from bbcore.explore import explore
 from bbcore.geometry import TRANSFORM_NAMES, transform_atoms
 from bbcore.numbering import atoms_of, number_of
+from bbcore.statistics import StatisticsError, statistics_report
 from bbcore.store import db
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -136,14 +137,22 @@ def test_groups_and_status(capsys, explored):
     assert capsys.readouterr().out.splitlines()[0] == "A3_B4: 1 family of spectral groups (transform id)"
     assert main(["--db", str(explored), "status"]) == 0
     line = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("A4_B4"))
-    assert line.split()[:4] == ["A4_B4", "1,820", "1,820", "complete"]
-    assert f"{len(groups):,}" in line.split()[4:] and f"{families:,}" in line.split()[4:]
+    # Families up to symmetry, then ambiguous spectra.
+    assert line.split() == [
+        "A4_B4",
+        "1,820",
+        "1,820",
+        "complete",
+        "full",
+        f"{families:,}",
+        f"{len(groups):,}",
+    ]
 
 
 def test_explore_prints_plain_progress_when_not_a_terminal(tmp_path):
     result = bbcore("--db", str(tmp_path / "db.sqlite"), "explore", "a3_b4")
     assert result.returncode == 0, result.stderr
-    assert "A3_B4 complete: 560 molecules, 4 ambiguous spectra (1 up to symmetry)" in result.stdout
+    assert "A3_B4 complete: 560 molecules, 4 ambiguous spectra (1 family up to symmetry)" in result.stdout
     lines = result.stderr.splitlines()
     assert 2 <= len(lines) <= 14 and lines[-1].startswith("A3_B4 complete: 560/560 (100.0%)")
     again = bbcore("--db", str(tmp_path / "db.sqlite"), "explore", "A3_B4")
@@ -237,3 +246,108 @@ def test_every_command_has_help():
             assert all(option in text for option in action.option_strings), (name, action)
             if action.help and "%" not in action.help:
                 assert " ".join(action.help.split()) in text, (name, action.help)
+
+
+COMMANDS = (
+    "explore",
+    "reset",
+    "spectrums",
+    "status",
+    "show",
+    "groups",
+    "report",
+    "export",
+    "decode",
+    "strategy",
+)
+
+
+def test_every_command_describes_itself_and_names_its_configuration_config():
+    for command in COMMANDS:
+        out = bbcore(command, "--help").stdout
+        usage, _, rest = out.partition("\n\n")
+        description = rest.split("\n\n")[0]
+        # A sentence of its own under the usage, not straight into the arguments.
+        assert not description.startswith(("positional arguments", "options")), command
+        if command != "status":
+            assert " CONFIG" in usage and " config" not in usage, (command, usage)
+
+
+def test_messages_quote_commands_one_way_and_write_numbers_with_separators(capsys, tmp_path):
+    # An unexplored configuration's report (as the Statistics screen says it too): single
+    # quotes round the command, as in every other message.
+    explore(Config(2, 3), tmp_path / "x.sqlite")
+    one_line_error(bbcore("--db", str(tmp_path / "x.sqlite"), "report", "A2_B4"), "'bbcore explore A2_B4'")
+    with pytest.raises(StatisticsError, match="run 'bbcore explore A2_B4' first"):
+        statistics_report(Config(2, 4))
+    # A number out of range: 635,376 as everywhere else, not 635376.
+    one_line_error(bbcore("--db", str(tmp_path / "x.sqlite"), "show", "A4_B8", "635377"), "1..635,376")
+    assert main(["--db", str(tmp_path / "x.sqlite"), "show", "A4_B8", "10430"]) == 0
+    assert capsys.readouterr().out.startswith("A4_B8 #10,430  canonical ")
+
+
+def test_a_game_starting_with_not_shot_is_read(tmp_path):
+    game = "-H------1---------H------------1"
+    for args in (("--", game), (game,)):
+        result = bbcore("--db", str(tmp_path / "x.sqlite"), "decode", "A4_B8", *args)
+        assert result.returncode == 0, result.stderr
+        assert result.stdout.startswith("A4_B8: 3 rays shown on 4 positions")
+
+
+def test_bbtui_has_a_version():
+    result = subprocess.run(
+        [sys.executable, "-m", "bbtui.app", "--version"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        cwd=ROOT,
+    )
+    assert result.returncode == 0 and result.stdout.startswith("bbtui ")
+
+
+def test_a_full_disk_during_explore_says_where_how_much_and_that_the_same_command_resumes(
+    tmp_path, capsys, monkeypatch
+):
+    """SQLITE_FULL injected in the third range's transaction, as SQLite does it: the transaction
+    is rolled back by SQLite itself, so the block's own rollback fails ("cannot rollback - no
+    transaction is active") and hid the cause."""
+    import bbcore.explore as explore_module
+
+    commit = explore_module._commit_chunk
+    calls = {"n": 0}
+
+    def filling(config, low, high, count, stamp, write):
+        calls["n"] += 1
+        if calls["n"] != 3:
+            return commit(config, low, high, count, stamp, write)
+
+        def full():
+            write()
+            db.execute_sql("ROLLBACK")  # SQLITE_FULL: SQLite rolls the transaction back
+            raise sqlite3.OperationalError("database or disk is full")
+
+        return commit(config, low, high, count, stamp, full)
+
+    monkeypatch.setattr(explore_module, "_commit_chunk", filling)
+    path = tmp_path / "bb.sqlite"
+    assert main(["--db", str(path), "explore", "A4_B6"]) == 2
+    lines = capsys.readouterr().err.splitlines()  # progress lines (not a terminal), then the error
+    assert [line for line in lines if "error" in line] == lines[-1:] and "cannot rollback" not in lines[-1]
+    err = lines[-1]
+    with sqlite3.connect(path) as connection:
+        (stored,) = connection.execute("SELECT COUNT(*) FROM Molecules").fetchone()
+    assert 0 < stored < 58_905
+    assert err.startswith(f"bbcore: error: the disk is full at {tmp_path} (")
+    assert "A4_B6 needs about " in err and f"more for its {58_905 - stored:,} molecules left" in err
+    assert f"{stored:,} are stored and kept" in err
+    assert err.endswith(f"then run 'bbcore --db {path} explore A4_B6' again to resume")
+
+    # The same command resumes, and the file equals a clean run.
+    monkeypatch.setattr(explore_module, "_commit_chunk", commit)
+    assert main(["--db", str(path), "explore", "A4_B6"]) == 0
+    clean = tmp_path / "clean.sqlite"
+    explore(Config(4, 6), clean)
+    query = "SELECT * FROM Molecules WHERE config = 'A4_B6' ORDER BY number"
+    with sqlite3.connect(path) as resumed, sqlite3.connect(clean) as reference:
+        rows = [row[:-2] for row in resumed.execute(query)]  # dh1, dh2: when written
+        assert rows == [row[:-2] for row in reference.execute(query)] and len(rows) == 58_905

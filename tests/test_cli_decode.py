@@ -62,7 +62,7 @@ def test_the_emacs_diagram_from_stdin_is_solved_and_the_guess_checked(capsys, tm
         capsys, tmp_path / "none.sqlite", "A4_B8", "-", stdin=EMACS, monkeypatch=monkeypatch
     )
     assert status == 0
-    assert f"number {number_of(Config(4, 8), (17, 28, 30, 63))}\n" in out
+    assert f"number {number_of(Config(4, 8), (17, 28, 30, 63)):,}\n" in out
     assert ("Guess: the guess agrees with every shown ray and is the only molecule that does.") in out
 
 
@@ -76,7 +76,7 @@ def test_partial_game_prints_boards_heat_map_and_shots(capsys, tmp_path):
     assert "A2_B4: 1 ray shown on 1 position; computed: A2_B4 is not explored." in out
     assert f"{len(absorbed)} molecules agree with these rays." in out
     assert out.count("number ") == 2
-    assert f"number {absorbed[0]}" in out and f"number {absorbed[1]}" in out
+    assert f"number {absorbed[0]:,}" in out and f"number {absorbed[1]:,}" in out
     assert f"... and {len(absorbed) - 2} more (--limit N to show more" in out
     heat = out.split("(O: an atom in every one, -: in none):\n")[1].split("\n\n")[0]
     assert heat.splitlines()[0] == ""  # no label above the box
@@ -95,7 +95,7 @@ def test_heat_map_and_shots_by_hand_on_a1_b2(capsys, tmp_path):
         "\n H 50 50\n    -  -\n" in out
     )
     shots = out.split("results\n")[1].splitlines()
-    assert shots[0].split() == ["2", "1.00", "1.000", "R", "1,", "->3", "1"]
+    assert shots[0].split() == ["2", "1.00", "1.000", "2:", "R", "1,", "->3", "1"]
     assert len(shots) == 5 and [line.split()[0] for line in shots] == ["2", "3", "4", "5", "7"]
 
 

@@ -15,7 +15,7 @@ from bbcore.config import parse_config
 from bbcore.decoder import Decoder, count_sentence, shot_table, source_phrase
 from bbcore.game import ABSORBED, Game, parse_game
 from bbcore.numbering import atoms_of
-from bbcore.shots import next_shots, ranked_shots
+from bbcore.shots import next_shots, outcome_text, ranked_shots
 
 A3_B4 = parse_config("A3_B4")
 A4_B8 = parse_config("A4_B8")
@@ -147,6 +147,11 @@ def test_the_shot_table_lines_up_its_figures():
             round(shot.remaining, 2),
             round(shot.information, 3),
         )
+        # How many results, before the most frequent ones (a narrow screen cuts the tail only).
+        count, _, outcomes = line.split(None, 3)[3].partition(": ")
+        assert int(count) == len(shot.outcomes)
+        more = ", ..." if len(shot.outcomes) > 2 else ""
+        assert outcomes == ", ".join(outcome_text(r, n) for r, n in shot.outcomes[:2]) + more
 
 
 @functools.cache

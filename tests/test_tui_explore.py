@@ -16,14 +16,19 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import DataTable, Label
 
+from bbcore import engine
 from bbcore import explore as explore_module
 from bbcore.config import parse_config, validation_error
+from bbcore.engine import kernels_cached
+from bbcore.explore import Progress
 from bbtui.app import BlackBoxApp, main
 from bbtui.screens.confirm import ConfirmScreen
 from bbtui.screens.decode import DecodeScreen
 from bbtui.screens.explore import ExploreScreen
 from bbtui.screens.groups import GroupsScreen
 from bbtui.screens.help import HelpScreen
+from bbtui.settings import load_settings, resume_target
+from bbtui.widgets.progress import RateMeter, progress_figures
 
 SMALL_RANGES = 64
 """Range size for the pause tests: A3_B5 (2,300 molecules) in 36 ranges."""
@@ -138,12 +143,21 @@ async def test_explore_to_completion_then_open_the_groups(tmp_path: Path) -> Non
         app.screen.query_one("#new-config").focus()
         await pilot.pause()
         await pilot.press(*"a3_b4", "enter")
-        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))
-        assert app.progress is not None and app.progress.phase == "complete"
+        await wait_for(pilot, lambda: app.exploring is None and app.progress is not None)
+        assert app.progress.phase == "complete"
         assert app.progress.done == app.progress.total == 560
-        table = app.screen_stack[0].query_one("#configs", DataTable)
+        await pilot.pause(0.2)
+        # No dialog takes the keyboard: the panel says it, and g opens the groups.
+        assert isinstance(app.screen, ExploreScreen)
+        table = app.screen.query_one("#configs", DataTable)
+        assert [column.label.plain for column in table.columns.values()][3:] == ["families", "spectra"]
         assert table.get_row("A3_B4")[2:] == ["complete", "1", "4"]
-        await pilot.press("y")
+        assert str(app.screen.query_one("#phase", Label).render()) == (
+            "A3_B4 is explored: 4 ambiguous spectra in 1 family; g opens them."
+        )
+        await pilot.press("n")  # New, as the footer says (the old dialog took it as "Later")
+        assert app.screen.focused is app.screen.query_one("#new-config")
+        await pilot.press("escape", "g")
         await wait_for(pilot, lambda: isinstance(app.screen, GroupsScreen) and app.screen.count)
         groups = app.screen.query_one("#groups", DataTable)
         assert groups.row_count == 1  # A3_B4: one spectral group up to symmetry
@@ -178,10 +192,54 @@ async def test_restart_asks_first_then_explores_from_scratch(tmp_path: Path) -> 
         await pilot.press("n")  # no: nothing happens
         assert app.exploring is None and len(molecule_rows(path, "A3_B4")) == 560
         await pilot.press("r", "y")
-        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen) and app.progress is not None)
+        await wait_for(pilot, lambda: app.exploring is None and app.progress is not None)
         assert app.progress.phase == "complete" and app.progress.rate > 0  # computed again
-        await pilot.press("n")
     assert len(molecule_rows(path, "A3_B4")) == 560
+
+
+def config_indexes(path: Path, config: str) -> list[str]:
+    """The names of a configuration's own indexes in the file."""
+    with sqlite3.connect(path) as connection:
+        rows = connection.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE ?", (f"Molecules_{config}_%",)
+        ).fetchall()
+    return sorted(name for (name,) in rows)
+
+
+async def test_restart_says_it_is_deleting_drops_the_indexes_and_a_pause_then_stops(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "bb.sqlite"
+    explore_module.explore(parse_config("A3_B4"), path)
+    assert config_indexes(path, "A3_B4") == ["Molecules_A3_B4_canonical", "Molecules_A3_B4_spectrum"]
+    app = BlackBoxApp(path, parse_config("A3_B4"))
+    deleting, release = threading.Event(), threading.Event()
+    forget = app.forget
+
+    def slow_forget(config):  # the delete of a large configuration takes seconds
+        deleting.set()
+        release.wait(30)
+        forget(config)
+
+    monkeypatch.setattr(app, "forget", slow_forget)
+    async with app.run_test() as pilot:
+        await pilot.press("r", "y")
+        await wait_for(pilot, lambda: deleting.is_set() and app.progress is not None)
+        await pilot.pause(0.6)  # the panel's clock
+        screen = app.screen
+        table = screen.query_one("#configs", DataTable)
+        # The phase and the true counts: not "complete 1 4", not "No exploration running".
+        assert table.get_row("A3_B4")[2:] == ["deleting...", "-", "-"]
+        assert str(screen.query_one("#phase", Label).render()) == "A3_B4: deleting the stored rows..."
+        await pilot.press("p")
+        assert "the run will not start" in str(screen.query_one("#phase", Label).render())
+        release.set()
+        await wait_for(pilot, lambda: app.exploring is None)
+        await pilot.pause(0.2)
+        assert table.get_row("A3_B4")[1:] == ["560", "not started", "-", "-"]
+        assert "A3_B4 is not explored yet" in str(screen.query_one("#phase", Label).render())
+    # Restart is bbcore's reset: the rows and the configuration's own indexes are gone.
+    assert molecule_rows(path, "A3_B4") == [] and config_indexes(path, "A3_B4") == []
 
 
 async def test_help_and_the_command_palette(tmp_path: Path) -> None:
@@ -222,9 +280,8 @@ async def test_pause_keeps_progress_and_resume_equals_an_uninterrupted_run(
         assert table.get_row("A3_B5")[2] == f"{100 * paused / config.nb_mol:.1f}%"
 
         await pilot.press("s")
-        await wait_for(pilot, lambda: app.exploring is None and isinstance(app.screen, ConfirmScreen))
+        await wait_for(pilot, lambda: app.exploring is None)
         assert app.progress.phase == "complete"
-        await pilot.press("n")
     assert molecule_rows(path, "A3_B5") == molecule_rows(reference, "A3_B5")
 
 
@@ -241,14 +298,92 @@ async def test_quit_mid_run_pauses_and_the_next_launch_resumes(tmp_path: Path, g
         await wait_for(pilot, lambda: not app.is_running)
     stored = len(molecule_rows(path, "A3_B5"))
     assert 0 < stored < config.nb_mol
+    assert resume_target(path) == "A3_B5"  # a run paused with p, or finished, is not kept there
 
+    # As the README says: the next launch on the same file resumes the run by itself.
     again = BlackBoxApp(path, range_size=SMALL_RANGES)
     async with again.run_test() as pilot:
         assert isinstance(again.screen, ExploreScreen)
-        table = again.screen.query_one("#configs", DataTable)
-        assert table.get_row("A3_B5")[2] == f"{100 * stored / config.nb_mol:.1f}%"
-        await pilot.press("s")
-        await wait_for(pilot, lambda: isinstance(again.screen, ConfirmScreen))
-        assert again.progress is not None and again.progress.phase == "complete"
-        assert again.progress.done == config.nb_mol
-        await pilot.press("n")
+        await wait_for(pilot, lambda: again.progress is not None and again.exploring is None)
+        assert again.progress.phase == "complete" and again.progress.done == config.nb_mol
+    assert len(molecule_rows(path, "A3_B5")) == config.nb_mol
+
+    assert resume_target(path) is None  # resumed once: not again
+
+
+# -- what the panel says while a run starts, the theme kept -----------------------
+
+
+def report(done: int, elapsed: float, phase: str = "exploring") -> Progress:
+    """A progress report of a 635,376-molecule run that had stored nothing before."""
+    return Progress("A4_B8", done, 635_376, elapsed, done / elapsed if elapsed else 0.0, phase)
+
+
+def test_the_engine_loading_is_said_and_no_eta_is_shown_before_the_rate_is_measured() -> None:
+    meter = RateMeter(0)
+    meter.add(report(0, 0.0))
+    meter.add(report(0, 0.6))  # still loading the engine: nothing stored by this run
+    assert not meter.storing and meter.rate is None
+    assert progress_figures(report(0, 0.6), meter=meter) == (
+        "0 / 635,376 molecules · measuring the rate · elapsed 1 s"
+    )
+    meter.add(report(8_192, 1.2))  # the first range: the measurement starts here
+    meter.add(report(48_192, 1.5))
+    assert meter.storing and meter.rate is None  # 0.3 s of measurement: not yet
+    for step in range(2, 13):
+        meter.add(report(8_192 + 40_000 * step, 1.2 + 0.3 * step))
+    # 40,000 molecules every 0.3 s, whatever the loading cost before: no ETA of 43 s for 5 s.
+    assert meter.rate == pytest.approx(40_000 / 0.3)
+    figures = progress_figures(report(488_192, 4.8), meter=meter)
+    assert figures.endswith("133,333 mol/s · elapsed 5 s · ETA 1 s")
+
+
+async def test_the_panel_says_the_engine_is_loading_until_the_first_range_is_stored(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    loaded = threading.Event()  # the first range waits: the engine is "loading" until then
+    store_range = explore_module.store_range
+
+    def slow_first_range(*args, **kwargs):
+        loaded.wait(30)
+        return store_range(*args, **kwargs)
+
+    monkeypatch.setattr(explore_module, "store_range", slow_first_range)
+    seen: list[str] = []
+    app = BlackBoxApp(tmp_path / "bb.sqlite", range_size=SMALL_RANGES)
+    async with app.run_test() as pilot:
+        app.start_exploration(parse_config("A3_B5"))
+        phase = app.screen.query_one("#phase", Label)
+        figures = app.screen.query_one("#figures", Label)
+        await wait_for(pilot, lambda: app.progress is not None)
+        await pilot.pause(0.6)
+        seen += [str(phase.render()), str(figures.render())]
+        loaded.set()
+        await wait_for(pilot, lambda: app.progress is not None and app.progress.done > 0)
+        await pilot.pause(0.3)
+        seen.append(str(phase.render()))
+        await wait_for(pilot, lambda: app.exploring is None)
+    assert seen[0] in ("A3_B5: loading the engine...", "A3_B5: compiling the engine, first run only...")
+    assert "measuring the rate" in seen[1] and "ETA" not in seen[1] and "0 mol/s" not in seen[1]
+    assert "engine" not in seen[2]  # exploring, building the groups, or explored already
+
+
+def test_the_engine_knows_whether_a_run_will_compile_it(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    assert kernels_cached()  # compiled (and cached) by the session's first engine call
+    monkeypatch.setattr(engine, "__file__", str(tmp_path / "engine.py"))
+    assert not kernels_cached()
+
+
+async def test_the_theme_is_kept_in_the_settings(tmp_path: Path, temporary_settings: Path) -> None:
+    app = BlackBoxApp(tmp_path / "bb.sqlite")
+    async with app.run_test() as pilot:
+        assert app.theme != "nord"
+        app.theme = "nord"
+        await pilot.pause()
+    assert load_settings()["theme"] == "nord"
+    assert (temporary_settings / "bbtui" / "settings.json").exists()
+    again = BlackBoxApp(tmp_path / "bb.sqlite")
+    async with again.run_test():
+        assert again.theme == "nord"

@@ -62,7 +62,9 @@ def parse_arguments(parser: argparse.ArgumentParser, argv: list[str] | None) -> 
     Words left over (not options) are added to the command's ``game``.
     """
     args, extra = parser.parse_known_args(argv)
-    unknown = [word for word in extra if word.startswith("-") and word != "-"]
+    # A game may start with "-" (not shot): a word of one dash and more than one more
+    # character is no option of ours (they all start with "--"), so it is the game's.
+    unknown = [word for word in extra if word.startswith("-") and word != "-" and not _game_word(word)]
     if not isinstance(getattr(args, "game", None), list):
         unknown = extra
     if unknown:
@@ -70,6 +72,11 @@ def parse_arguments(parser: argparse.ArgumentParser, argv: list[str] | None) -> 
     if extra:
         args.game += extra
     return args
+
+
+def _game_word(word: str) -> bool:
+    """Whether a word that starts with ``-`` reads as part of a game, not as an option."""
+    return len(word) > 2 and not word.startswith("--")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -7,9 +7,8 @@ from collections.abc import Iterator
 
 from bbcore import queries
 from bbcore.cli.common import (
-    CONFIG_HELP,
     CLIError,
-    config_arg,
+    add_config_argument,
     emit,
     emit_lines,
     open_store,
@@ -37,7 +36,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Show molecules by number, by a range of numbers, or by spectrum. "
         "Numbers work on unexplored configurations too (computed).",
     )
-    p.add_argument("config", type=config_arg, help=CONFIG_HELP)
+    add_config_argument(p)
     p.add_argument("numbers", type=positive_int, nargs="*", metavar="N", help="molecule numbers")
     p.add_argument("--from", dest="first", type=positive_int, metavar="A", help="first number")
     p.add_argument("--to", dest="last", type=positive_int, metavar="B", help="last number")
@@ -53,7 +52,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="List spectral groups: one per family of symmetric "
         "groups (transform id) unless --all. Paged on a terminal.",
     )
-    p.add_argument("config", type=config_arg, help=CONFIG_HELP)
+    add_config_argument(p)
     p.add_argument("--size", type=positive_int, metavar="K", help="only groups of K molecules")
     p.add_argument("--all", action="store_true", help="every spectral group, not one per family")
     p.add_argument("--by-size", action="store_true", help="largest groups first")
@@ -83,7 +82,7 @@ def molecule_block(record: queries.MoleculeRecord, ray_position: int | None, sto
     config = record.config
     source = "" if stored else "  (computed, not stored)"
     lines = [
-        f"{config.name} #{record.number}  canonical {record.canonical_number} "
+        f"{config.name} #{record.number:,}  canonical {record.canonical_number:,} "
         f"({record.transform})  spectrum {record.spectrum}{source}"
     ]
     if ray_position is not None:

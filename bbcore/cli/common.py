@@ -57,6 +57,11 @@ def open_store(args: argparse.Namespace, *, create: bool = False, write: bool | 
 CONFIG_HELP = "a configuration AN_BW, e.g. A4_B8 (N atoms in a W x W box)"
 
 
+def add_config_argument(parser: argparse.ArgumentParser) -> None:
+    """The positional CONFIG, the same in every command's usage and help."""
+    parser.add_argument("config", type=config_arg, metavar="CONFIG", help=CONFIG_HELP)
+
+
 def add_ranking_argument(parser: argparse.ArgumentParser) -> None:
     """``--by remaining|information``: how next shots are ranked (``bbcore.shots.rank_shots``)."""
     parser.add_argument(

@@ -26,8 +26,8 @@ from pathlib import Path
 from bbcore import decode
 from bbcore.cli.common import (
     CLIError,
+    add_config_argument,
     add_ranking_argument,
-    config_arg,
     open_store,
 )
 from bbcore.config import Config
@@ -70,7 +70,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "(multi-digit labels), or a board diagram read from stdin with '-'. "
         "With no game, no ray is shown.",
     )
-    parser.add_argument("config", type=config_arg, metavar="CONFIG", help="a configuration, e.g. A4_B8")
+    add_config_argument(parser)
     parser.add_argument(
         "game", nargs="*", metavar="GAME", help="the game as a string or tokens, or '-' to read it from stdin"
     )
@@ -210,7 +210,7 @@ def text_report(
     if not cands.every_molecule and count and limit:
         width = shutil.get_terminal_size((100, 24)).columns
         boards = [
-            f"number {number}\n" + render_board(config.width, molecule, game.labels)
+            f"number {number:,}\n" + render_board(config.width, molecule, game.labels)
             for number, molecule in cands.molecules(limit)
         ]
         out += ["", side_by_side(boards, max_width=width)]

@@ -17,10 +17,9 @@ from pathlib import Path
 
 from bbcore import queries
 from bbcore.cli.common import (
-    CONFIG_HELP,
     CLIError,
     ProgressPrinter,
-    config_arg,
+    add_config_argument,
     format_table,
     open_store,
     positive_int,
@@ -38,7 +37,19 @@ from bbcore.explore import (
     finish,
     fully_stored,
 )
-from bbcore.store import COMPACT, FULL, STORES, Configuration, is_compact, reset_config, stored_count
+from bbcore.feasibility import disk_full_line
+from bbcore.render import plural
+from bbcore.store import (
+    COMPACT,
+    DATABASE_ERRORS,
+    FULL,
+    STORES,
+    Configuration,
+    is_compact,
+    is_disk_full,
+    reset_config,
+    stored_count,
+)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -50,7 +61,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "then its spectral groups. Ctrl-C pauses; run again to resume. "
         "A run estimated to take over a day, or more disk than is free, is refused before it starts.",
     )
-    p.add_argument("config", type=config_arg, help=CONFIG_HELP)
+    add_config_argument(p)
     p.add_argument(
         "--workers",
         type=positive_int,
@@ -93,15 +104,27 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="delete a configuration's rows",
         description="Delete every stored row of a configuration.",
     )
-    p.add_argument("config", type=config_arg, help=CONFIG_HELP)
+    add_config_argument(p)
     p.add_argument("--yes", action="store_true", help="do not ask for confirmation")
     p.set_defaults(handler=run_reset)
 
-    p = subparsers.add_parser("spectrums", help="rebuild the spectral groups of an explored configuration")
-    p.add_argument("config", type=config_arg, help=CONFIG_HELP)
+    p = subparsers.add_parser(
+        "spectrums",
+        help="rebuild the spectral groups of an explored configuration",
+        description="Build the spectral groups (table Spectrums) of a configuration whose molecules "
+        "are all stored, again from its Molecules rows, and mark it complete. An exploration does "
+        "this by itself; this command mends a file whose groups were lost or built by an older bbcore.",
+    )
+    add_config_argument(p)
     p.set_defaults(handler=run_spectrums)
 
-    p = subparsers.add_parser("status", help="the configurations in the database")
+    p = subparsers.add_parser(
+        "status",
+        help="the configurations in the database",
+        description="List the configurations the database knows: molecules stored of the total, "
+        "the state (a percentage while partly explored, complete, not started) and, once complete, "
+        "the ambiguous spectra and their families.",
+    )
     p.set_defaults(handler=run_status)
 
 
@@ -134,6 +157,11 @@ def run_explore(args: argparse.Namespace) -> int:
         )
     except ExploreError as error:
         raise CLIError(str(error)) from None
+    except DATABASE_ERRORS as error:
+        if not is_disk_full(error):
+            raise
+        command = f"bbcore --db {path} explore {config.name}"
+        raise CLIError(disk_full_line(config, path, stored_count(config), command=command)) from None
     finally:
         signal.signal(signal.SIGINT, previous)
         printer.close()
@@ -146,7 +174,7 @@ def run_explore(args: argparse.Namespace) -> int:
         state = queries.config_state(config)
         print(
             f"{config.name} complete: {state.done:,} molecules, {state.ambiguous:,} ambiguous "
-            f"spectra ({state.families:,} up to symmetry) in {path}"
+            f"spectra ({plural(state.families, 'family', 'families')} up to symmetry) in {path}"
         )
         return 0
     traced = "traced" if is_compact(config) else "stored"
@@ -243,14 +271,11 @@ def run_status(args: argparse.Namespace) -> int:
             f"{s.done:,}",
             s.label,
             s.store,
-            f"{s.ambiguous:,}" if s.complete else "",
             f"{s.families:,}" if s.complete else "",
+            f"{s.ambiguous:,}" if s.complete else "",
         )
         for s in states
     ]
-    print(
-        format_table(
-            ("config", "molecules", "stored", "state", "store", "ambiguous spectra", "up to symmetry"), rows
-        )
-    )
+    # families (spectral groups up to symmetry) and spectra (with symmetry), as the report names them
+    print(format_table(("config", "molecules", "stored", "state", "store", "families", "spectra"), rows))
     return 0

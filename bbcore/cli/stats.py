@@ -21,9 +21,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from bbcore.cli.common import (
-    CONFIG_HELP,
     CLIError,
-    config_arg,
+    add_config_argument,
     format_table,
     open_store,
 )
@@ -49,7 +48,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Print the ambiguity report of a complete configuration (the spec's table "
         "with totals), the ray records with their boards, and the distributions.",
     )
-    report.add_argument("config", type=config_arg, metavar="CONFIG", help=CONFIG_HELP)
+    add_config_argument(report)
     report.set_defaults(handler=run_report)
 
     export_parser = subparsers.add_parser(
@@ -57,7 +56,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="export a table as CSV or JSON, streamed",
         description="Stream a table of a complete configuration as CSV or JSON.",
     )
-    export_parser.add_argument("config", type=config_arg, metavar="CONFIG", help=CONFIG_HELP)
+    add_config_argument(export_parser)
     export_parser.add_argument(
         "--table", choices=TABLES, default="molecules", help="molecules (default), spectrums or report"
     )

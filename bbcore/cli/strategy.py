@@ -24,10 +24,9 @@ import sys
 
 from bbcore import store
 from bbcore.cli.common import (
-    CONFIG_HELP,
     CLIError,
+    add_config_argument,
     add_ranking_argument,
-    config_arg,
     format_table,
     open_store,
 )
@@ -66,7 +65,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "histograms), the tree's size by depth and the hardest molecules. The book is stored in "
         "the database and read from there next time.",
     )
-    parser.add_argument("config", type=config_arg, metavar="CONFIG", help=CONFIG_HELP)
+    add_config_argument(parser)
     add_ranking_argument(parser)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--recompute", action="store_true", help="play the book again even if it is stored")

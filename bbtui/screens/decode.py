@@ -81,10 +81,10 @@ class DecodeScreen(Screen):
     """Write a game, see the molecules that agree, the atom heat map and the best next shots."""
 
     BINDINGS = [
-        Binding("escape", "back", "Back"),
+        Binding("escape", "back", "Back", show=False),
         Binding("slash", "edit", "Game", key_display="/"),
-        Binding("ctrl+r", "ranking", "Rank by"),
-        Binding("ctrl+t", "shown_rays", "Shown rays"),
+        Binding("ctrl+r", "ranking", "Rank"),
+        Binding("ctrl+t", "shown_rays", "Rays"),
         Binding("less_than_sign", "page(-1)", "Page", key_display="<", group=Binding.Group("Page")),
         Binding("greater_than_sign", "page(1)", "Page", key_display=">", group=Binding.Group("Page")),
         Binding("p", "page(-1)", "Previous page", show=False),

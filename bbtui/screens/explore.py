@@ -21,6 +21,7 @@ from textual.widgets.data_table import RowDoesNotExist
 from bbcore.config import Config, parse_config, validation_error
 from bbcore.explore import Progress
 from bbcore.queries import ConfigState, config_state, config_states
+from bbcore.render import article
 from bbtui.host import Host, host
 from bbtui.screens.confirm import ConfirmScreen
 from bbtui.widgets.inputs import ConfigValidator
@@ -30,12 +31,15 @@ COLUMNS = (
     ("config", "configuration"),
     ("molecules", "molecules"),
     ("state", "state"),
-    ("families", "groups"),
-    ("ambiguous", "with symmetry"),
+    ("families", "families"),
+    ("ambiguous", "spectra"),
 )
 
 
-INPUT_HINT = "Type AN_BW (A4_B8: 4 atoms in an 8 x 8 box), Enter explores it; Escape: keys"
+INPUT_HINT = (
+    "Type AN_BW (A4_B8: 4 atoms in an 8 x 8 box), Enter explores it; escape: the table. "
+    "Then g groups, d decode, t statistics, P play, b book, ? every key."
+)
 
 
 class ExploreScreen(Screen):
@@ -195,8 +199,8 @@ class ExploreScreen(Screen):
                 return
             known = f" ({state.label})" if state.done or state.complete else ""
             message.update(
-                f"{config}{known}: {config.nb_mol:,} molecules, {config.atoms} atoms in a "
-                f"{config.width} x {config.width} box. Enter explores it."
+                f"{config}{known}: {config.nb_mol:,} molecules, {config.atoms} atoms in "
+                f"{article(f'{config.width} x {config.width} box')}. Enter explores it."
             )
         message.set_class(result is not None and not result.is_valid, "error")
 
@@ -267,9 +271,15 @@ class ExploreScreen(Screen):
 
     def action_pause(self) -> None:
         """Pause the run (its progress is kept; s resumes)."""
-        self.bb_app.pause_exploration()
-        if self.bb_app.exploring is not None:
-            self.panel.show(self.bb_app.progress, running=True, note=f"{self.bb_app.exploring}: pausing...")
+        app = self.bb_app
+        app.pause_exploration()
+        if app.exploring is None:
+            return
+        if app.progress is not None and app.progress.phase == "deleting":
+            note = f"{app.exploring}: deleting its rows, then stopping (the run will not start)..."
+        else:
+            note = f"{app.exploring}: pausing..."
+        self.panel.show(app.progress, running=True, note=note)
 
     def action_restart(self) -> None:
         """Delete the selected configuration's rows and explore it again, after a confirmation."""
@@ -315,11 +325,15 @@ class ExploreScreen(Screen):
         note = ""
         if app.exploring is None and app.last_error and app.progress is not None:
             note = f"{app.progress.config} stopped: {app.last_error}"
+        elif app.exploring is None and app.progress is not None and app.progress.phase == "complete":
+            note = app.explored_note or ""
         self.panel.show(
             app.progress,
             running=app.exploring is not None,
             note=note,
             since=time.monotonic() - app.progress_at,
+            meter=app.meter,
+            loading=app.loading,
         )
 
     def idle_note(self) -> str:
@@ -331,6 +345,9 @@ class ExploreScreen(Screen):
         if self.bb_app.read_only and not state.complete:
             return f"{state.config}: {state.done:,} of {state.total:,} stored; the file is read-only."
         if state.complete:
+            note = self.bb_app.explored_note
+            if note and note.startswith(f"{state.config} "):
+                return note  # the run just finished: its figures
             return f"{state.config} is explored: Enter or g opens its spectral groups."
         if state.done:
             return f"{state.config}: {state.done:,} of {state.total:,} molecules stored; s resumes."
@@ -341,9 +358,17 @@ class ExploreScreen(Screen):
         progress = self.bb_app.progress
         if progress is None or progress.config not in {key.value for key in self.table.rows}:
             return
-        label = "complete" if progress.phase == "complete" else f"{100 * progress.fraction:.1f}%"
-        if self.table.get_cell(progress.config, "state") != label:
-            self.table.update_cell(progress.config, "state", label)
+        if progress.phase == "complete":
+            return  # the table is read again when the run ends
+        cells = {
+            "state": "deleting..." if progress.phase == "deleting" else f"{100 * progress.fraction:.1f}%",
+            # Known only once complete: not the counts of a run being replaced.
+            "families": "-",
+            "ambiguous": "-",
+        }
+        for column, label in cells.items():
+            if self.table.get_cell(progress.config, column) != label:
+                self.table.update_cell(progress.config, column, label)
 
     def exploring_changed(self, exploring: Config | None) -> None:
         """A run started or ended."""

@@ -20,7 +20,7 @@ from textual.widgets import Footer, Header, Label
 
 from bbcore.config import Config
 from bbcore.queries import GroupRow, MoleculeRecord, group_at, group_count, molecules_with_spectrum
-from bbcore.render import differing_atoms, max_atoms_differing
+from bbcore.render import differing_atoms, max_atoms_differing, plural
 from bbtui.host import Host, host
 from bbtui.widgets.board import Board, BoardGrid, record_board
 from bbtui.widgets.stats_table import StatsTable
@@ -55,7 +55,7 @@ class GroupScreen(Screen):
     """
 
     BINDINGS = [
-        Binding("escape", "app.pop_screen", "Back"),
+        Binding("escape", "app.pop_screen", "Back", show=False),
         Binding("n", "move(1)", "Group", group=GROUP),
         Binding("p", "move(-1)", "Group", group=GROUP),
         Binding("o", "open_molecule", "Molecule"),
@@ -123,8 +123,8 @@ class GroupScreen(Screen):
         members = molecules_with_spectrum(self.config, spectrum)
         molecules = [m.molecule for m in members]
         self.query_one("#group-summary", Label).update(
-            f"{where}{len(members)} molecules, up to {max_atoms_differing(molecules)} "
-            f"atoms differ (X)\nspectrum {spectrum}"
+            f"{where}{plural(len(members), 'molecule')}, {differ_phrase(max_atoms_differing(molecules))} "
+            f"(X)\nspectrum {spectrum}"
         )
         grid = self.query_one("#boards", BoardGrid)
         focused = self.focused
@@ -162,3 +162,8 @@ class GroupScreen(Screen):
         if isinstance(focused, Board):
             number = self.members[list(self.query(Board)).index(focused)].number
             self.bb_app.open_molecule(self.config, number)
+
+
+def differ_phrase(count: int) -> str:
+    """``up to 2 atoms differ``, ``1 atom differs``."""
+    return "1 atom differs" if count == 1 else f"up to {count:,} atoms differ"

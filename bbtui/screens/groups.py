@@ -16,7 +16,9 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Label
 
 from bbcore.config import Config
+from bbcore.explore import Progress
 from bbcore.queries import config_state, group_count, group_page, group_sizes
+from bbcore.render import plural
 from bbtui.host import Host, host
 from bbtui.screens.group import GroupList, GroupScreen
 
@@ -52,7 +54,7 @@ class GroupsScreen(Screen):
     """The spectral groups of one configuration."""
 
     BINDINGS = [
-        Binding("escape", "app.pop_screen", "Back"),
+        Binding("escape", "app.pop_screen", "Back", show=False),
         Binding("n", "page(1)", "Page", group=PAGE, key_display="n"),
         Binding("p", "page(-1)", "Page", group=PAGE, key_display="p"),
         Binding("f", "first", "Page", group=PAGE, key_display="f"),
@@ -106,6 +108,17 @@ class GroupsScreen(Screen):
         self.page_size = max(3, self.app.size.height - 4)
         self.load(0)
         self.call_after_refresh(self.fit_page)
+        self.watch(self.app, "progress", self.progress_changed, init=False)
+
+    def progress_changed(self, progress: Progress | None) -> None:
+        """A run of this configuration: the summary says where it stands now (the header's
+        figure, not the one read when the screen opened), and its groups once complete."""
+        if progress is None or progress.config != self.config.name or self.count:
+            return
+        if progress.phase == "complete":
+            self.load(0)
+        else:
+            self.show_summary(0)
 
     def on_resize(self) -> None:
         """A page is one screenful of rows."""
@@ -176,7 +189,7 @@ class GroupsScreen(Screen):
         pages = (self.count + self.page_size - 1) // self.page_size
         page = self.first // self.page_size + 1
         summary.update(
-            f"{self.count:,} groups: {kind}, {size}, by {groups.order} · "
+            f"{plural(self.count, 'group')}: {kind}, {size}, by {groups.order} · "
             f"rows {self.first + 1:,}-{self.first + shown:,} · page {page:,}/{pages:,}"
         )
 

@@ -119,9 +119,14 @@ molecules of a group.
   next shot), or a leaf's molecule or spectral group (`o` too); `ctrl+r`
   the other policy (expected candidates left, or information).
 
-Everywhere: `?` this help, `ctrl+p` the command palette (screens, theme),
+Everywhere (but in an input or on the game board, where letters are
+typed): `e` Explore, `g` Groups, `d` Decode, `m` Molecule, `t` Statistics,
+`P` Play, `b` the strategy Book.  The footer shows the keys of the screen
+and of the focused widget; these and the rest are here and in the command
+palette.  `?` this help, `ctrl+p` the command palette (screens, theme),
 `escape` back, `ctrl+q` quit (a running exploration is paused first and
-resumes where it stopped next time).
+resumes where it stopped next time).  On a board, `x` hides the ray and `#`
+shows the position numbers.
 """
 
 

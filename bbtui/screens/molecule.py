@@ -26,9 +26,9 @@ class MoleculeScreen(Screen):
     """Jump to a molecule: board, spectrum, statistics, enantiomer group."""
 
     BINDINGS = [
-        Binding("escape", "back", "Back"),
-        Binding("n", "step(1)", "Next"),
-        Binding("p", "step(-1)", "Previous"),
+        Binding("escape", "back", "Back", show=False),
+        Binding("n", "step(1)", "Next", group=Binding.Group("Next/prev")),
+        Binding("p", "step(-1)", "Previous", group=Binding.Group("Next/prev")),
         Binding("c", "canonical", "Canonical"),
         Binding("o", "open_enantiomer", "Open"),
         Binding("s", "spectral_group", "Spectral group"),

@@ -55,7 +55,7 @@ class PlayScreen(Screen):
     """Play against the box: shoot, guess, and compare with the book."""
 
     BINDINGS = [
-        Binding("escape", "back", "Back"),
+        Binding("escape", "back", "Back", show=False),
         Binding("a", "placing", "Atoms"),
         Binding("s", "submit", "Guess"),
         Binding("r", "reveal", "Reveal"),

@@ -82,10 +82,10 @@ class StatisticsScreen(Screen):
     """
 
     BINDINGS = [
-        Binding("escape", "app.pop_screen", "Back"),
-        Binding("1", "tab('ambiguity')", "Ambiguity"),
-        Binding("2", "tab('records')", "Records"),
-        Binding("3", "tab('distributions')", "Distributions"),
+        Binding("escape", "app.pop_screen", "Back", show=False),
+        Binding("1", "tab('ambiguity')", "Ambiguity", group=Binding.Group("Tab")),
+        Binding("2", "tab('records')", "Records", group=Binding.Group("Tab")),
+        Binding("3", "tab('distributions')", "Distributions", group=Binding.Group("Tab")),
         Binding("n", "next_distribution", "Next plot"),
         Binding("r", "reload", "Reload"),
     ]
@@ -209,19 +209,27 @@ class StatisticsScreen(Screen):
             board.position = record.ray.position
 
     def show_distribution_choice(self, distributions: tuple[Distribution, ...]) -> None:
-        """Fill the choice of distributions and show the first."""
+        """Fill the choice of distributions and show the one chosen before (a reload), else the first."""
         choice = self.query_one("#distribution-choice", Select)
+        before = choice.value
+        names = [d.name for d in distributions]
         choice.set_options([(d.title.capitalize(), d.name) for d in distributions])
         if distributions:
-            choice.value = distributions[0].name
+            choice.value = before if before in names else names[0]
+
+    def chosen_distribution(self, value: object) -> Distribution | None:
+        """The distribution a choice's value names; None for a blank choice (``Select.NULL``,
+        as while its options are replaced) or one the report does not hold."""
+        if self.report is None:
+            return None
+        return next((d for d in self.report.distributions if d.name == value), None)
 
     @on(Select.Changed, "#distribution-choice")
     async def distribution_changed(self, event: Select.Changed) -> None:
-        """Show the chosen distribution."""
-        if self.report is None or event.value is Select.BLANK:
-            return
-        chosen = next(d for d in self.report.distributions if d.name == event.value)
-        await self.show_distribution(chosen)
+        """Show the chosen distribution (a blank choice shows nothing new)."""
+        chosen = self.chosen_distribution(event.value)
+        if chosen is not None:
+            await self.show_distribution(chosen)
 
     async def show_distribution(self, distribution: Distribution) -> None:
         """One bar chart per series, and the table."""

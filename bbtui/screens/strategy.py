@@ -41,7 +41,7 @@ class StrategyScreen(Screen):
     """Browse the strategy book of a configuration."""
 
     BINDINGS = [
-        Binding("escape", "app.pop_screen", "Back"),
+        Binding("escape", "app.pop_screen", "Back", show=False),
         Binding("ctrl+r", "policy", "Policy"),
         Binding("o", "open", "Open"),
     ]

@@ -148,8 +148,8 @@ class Board(Widget, can_focus=True):
         Binding("right", "move(0, 1)", "Ray", group=Binding.Group("Ray"), show=False),
         Binding("up", "move(-1, 0)", "Ray", group=Binding.Group("Ray"), show=False),
         Binding("down", "move(1, 0)", "Ray", key_display="←↑→↓", group=Binding.Group("Ray")),
-        Binding("x", "clear", "Hide"),
-        Binding("number_sign", "toggle_numbers", "Numbers", key_display="#"),
+        Binding("x", "clear", "Hide", show=False),
+        Binding("number_sign", "toggle_numbers", "Numbers", key_display="#", show=False),
     ]
 
     position: reactive[int | None] = reactive(None)

@@ -95,8 +95,8 @@ class GameBoard(Board, inherit_bindings=False):
         Binding("up", "move(-1, 0)", "Position", group=Binding.Group("Position"), show=False),
         Binding("down", "move(1, 0)", "Position", key_display="←↑→↓", group=Binding.Group("Position")),
         Binding("backspace", "erase", "Erase", key_display="⌫"),
-        Binding("delete,space", "clear_position", "Clear", key_display="del"),
-        Binding("number_sign", "toggle_numbers", "Numbers", key_display="#"),
+        Binding("delete,space", "clear_position", "Clear", key_display="del", show=False),
+        Binding("number_sign", "toggle_numbers", "Numbers", key_display="#", show=False),
     ]
 
     caption_width = 26
