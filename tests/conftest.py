@@ -171,14 +171,17 @@ def random_molecules() -> st.SearchStrategy[tuple[Config, tuple[int, ...]]]:
 
 @pytest.fixture(scope="session", autouse=True)
 def compiled_engine() -> None:
-    """Compile (or load from cache) the numba kernels (engine, strategy book) once, before any timed test.
+    """Compile (or load from cache) every numba kernel (engine, compact keys, strategy book) once, first.
 
     On a fresh clone the first engine call compiles for up to a minute on a
     loaded machine; the TUI tests wait for results with timeouts and must
     not pay for that.
     """
-    engine.explore_range(Config(2, 3), 1, 4)
-    strategy.compute_book(Config(2, 3), source="compute")
+    config = Config(2, 3)
+    engine.explore_range(config, 1, 4)
+    atoms, _ = engine.canonical_molecules(config, 1, config.nb_mol + 1)
+    engine.spectrum_keys(config, atoms, engine.trace_batch(config, atoms)[0])
+    strategy.compute_book(config, source="compute")
 
 
 @pytest.fixture(scope="session")
@@ -273,3 +276,11 @@ def temporary_settings(tmp_path_factory: pytest.TempPathFactory, monkeypatch: py
     config_home = tmp_path_factory.mktemp("xdg-config")
     monkeypatch.setenv("XDG_CONFIG_HOME", str(config_home))
     return config_home
+
+
+@pytest.fixture(autouse=True)
+def temporary_default_db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Whatever opens the default database (``BBTUI_DB``) opens a temporary file, never the user's."""
+    path = tmp_path / "default.sqlite"
+    monkeypatch.setenv("BBTUI_DB", str(path))
+    return path

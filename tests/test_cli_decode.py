@@ -7,14 +7,12 @@ import json
 from pathlib import Path
 
 import pytest
-from test_decode import EMACS
+from games import EMACS
 
 from bbcore import rays
 from bbcore.cli import main
 from bbcore.config import Config
-from bbcore.explore import explore
 from bbcore.numbering import atoms_of, number_of
-from bbcore.store import db
 
 A3_B4 = Config(3, 4)
 
@@ -34,15 +32,6 @@ def decode_json(capsys, db_path: Path, *args: str) -> dict:
     status, out, _ = decode(capsys, db_path, *args, "--json")
     assert status == 0
     return json.loads(out)
-
-
-@pytest.fixture(scope="module")
-def explored(tmp_path_factory) -> Path:
-    """A database where A3_B4 is explored."""
-    path = tmp_path_factory.mktemp("cli_decode") / "db.sqlite"
-    explore(A3_B4, path, workers=1)
-    db.close()
-    return path
 
 
 def test_the_worked_example_is_solved_without_creating_a_database(capsys, tmp_path):

@@ -7,6 +7,7 @@ import io
 import json
 
 import pytest
+from expect import one_line_error
 
 from bbcore.cli import main
 from bbcore.config import Config
@@ -17,14 +18,6 @@ def run(capsys, *argv: str) -> tuple[int, str, str]:
     status = main(list(argv))
     captured = capsys.readouterr()
     return status, captured.out, captured.err
-
-
-def one_line_error(status: int, err: str, *words: str) -> None:
-    """A non-zero exit with exactly one line on stderr containing ``words``."""
-    assert status != 0
-    assert err.count("\n") == 1 and err.startswith("bbcore: error: "), err
-    for word in words:
-        assert word in err, err
 
 
 def test_report_prints_the_spec_table(capsys, explored):
