@@ -34,15 +34,19 @@ from textual.reactive import reactive
 from textual.screen import Screen
 
 from bbcore import __version__
+from bbcore.cluster import cluster_address
+from bbcore.compact import default_shard_root, forget_shards
 from bbcore.config import Config, ConfigError, parse_config
 from bbcore.engine import kernels_cached
-from bbcore.explore import RANGE_SIZE, ExploreError, Progress, exploration_lock, explore
+from bbcore.explore import RANGE_SIZE, ExploreError, Progress, default_store, exploration_lock, explore
 from bbcore.feasibility import refusal
 from bbcore.queries import config_state
 from bbcore.render import plural
 from bbcore.store import (
+    COMPACT,
     StoreError,
     close_database,
+    config_row,
     default_path,
     ensure_config,
     is_read_only,
@@ -102,11 +106,14 @@ class BlackBoxApp(App[None]):
         *,
         workers: int | None = None,
         range_size: int = RANGE_SIZE,
+        cluster: str | None = None,
     ) -> None:
         """Open the database (StoreError if unusable) and select ``config``.
 
         ``workers`` and ``range_size`` are passed to ``bbcore.explore``; a
         database must always be explored with the same range size.
+        ``cluster`` is a Dask scheduler's address (``bbcore.cluster``): runs
+        then go there, in the compact store, as ``bbcore explore --cluster``.
         """
         super().__init__()
         self.db_path = open_database(db_path)
@@ -116,6 +123,7 @@ class BlackBoxApp(App[None]):
         resource_tracker.ensure_running()
         self.explore_workers = workers
         self.range_size = range_size
+        self.cluster = cluster
         self.set_reactive(BlackBoxApp.config, config)
         self.stop_event = threading.Event()
         self.progress_at = time.monotonic()
@@ -337,12 +345,17 @@ class BlackBoxApp(App[None]):
         run's error path and lets the Explore screen say it as you type.
         The TUI has no force: that is ``bbcore explore CONFIG --force``.
         """
-        done = 0 if restart else config_state(config).done
+        row = None if restart else config_row(config)
+        if self.cluster:
+            store = COMPACT
+        else:
+            store = row.store if row is not None else default_store(config)
         return refusal(
             config,
             self.db_path,
+            store=store,
             workers=self.explore_workers,
-            done=done,
+            done=config_state(config).done if row is not None else 0,
             brief=True,
         )
 
@@ -354,6 +367,7 @@ class BlackBoxApp(App[None]):
     @work(thread=True, exclusive=True, group="exploration")
     def run_exploration(self, config: Config, stop: threading.Event, restart: bool) -> None:
         """Drive ``bbcore.explore`` in a thread; report through messages."""
+        runner = None
         try:
             if restart:
                 done = config_state(config).done
@@ -364,12 +378,18 @@ class BlackBoxApp(App[None]):
                     ensure_config(config)
                     self.post_message(ExplorationEnded(config, "deleted"))
                     return
+            if self.cluster:
+                from bbcore.cluster import DaskRunner  # dask only when a cluster is asked for
+
+                runner = DaskRunner(self.cluster, self.shard_root(config))
             outcome = explore(
                 config,
                 self.db_path,
-                workers=self.explore_workers,
+                workers=runner.workers if runner else self.explore_workers,
                 stop=stop,
-                range_size=self.range_size,
+                range_size=None if runner else self.range_size,
+                store=COMPACT if runner else None,
+                runner=runner,
                 progress=lambda p: self.post_message(ExplorationProgress(p)),
             )
         except (ExploreError, StoreError) as error:
@@ -379,12 +399,24 @@ class BlackBoxApp(App[None]):
             self.post_message(ExplorationEnded(config, "error", f"unexpected error: {error!r}"))
         else:
             self.post_message(ExplorationEnded(config, outcome))
+        finally:
+            if runner is not None:
+                runner.close()
+
+    def shard_root(self, config: Config) -> Path:
+        """The shard folder of a compact run: the one it started with, else next to the database."""
+        row = config_row(config)
+        return (
+            Path(row.shard_root) if row is not None and row.shard_root else default_shard_root(self.db_path)
+        )
 
     def forget(self, config: Config) -> None:
         """Delete everything stored about ``config``, as ``bbcore reset`` does (its rows,
         spectral groups, books and its own indexes), under its lock (in the worker thread)."""
         with exploration_lock(self.db_path, config):
+            row = config_row(config)
             reset_config(config)
+            forget_shards(self.db_path, config, row.shard_root if row is not None else None)
         self.books = {key: book for key, book in self.books.items() if key[0] != config}
 
     def on_exploration_progress(self, message: ExplorationProgress) -> None:
@@ -471,6 +503,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--db", type=Path, default=None, metavar="PATH", help="SQLite database file (created if missing)"
     )
+    parser.add_argument(
+        "--cluster",
+        metavar="ADDRESS",
+        default=None,
+        help="explore on the Dask scheduler at ADDRESS, compact store (default: $BBTUI_CLUSTER)",
+    )
     parser.add_argument("--version", action="version", version=f"bbtui {__version__}")
     return parser
 
@@ -480,7 +518,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         config = parse_config(args.config) if args.config else None
-        app = BlackBoxApp(args.db, config)
+        app = BlackBoxApp(args.db, config, cluster=cluster_address(args.cluster))
     except (ConfigError, StoreError) as error:
         print(f"bbtui: {error}", file=sys.stderr)
         return 2

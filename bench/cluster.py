@@ -11,7 +11,8 @@ temporary files and fresh processes:
 - ``cluster``: ``bbcore explore CONFIG --store compact --cluster ADDRESS``
   (the shard files in a temporary folder next to the database).
 
-It prints each run's wall time and the client's peak resident memory, then
+It prints each run's wall time and the client's peak resident memory (with
+its local workers, for ``local``), the Dask workers' peak over all runs, then
 the medians and the ratio cluster / local measured in the same run, and
 checks that both runs found the same ambiguous spectra.  The cluster is
 stopped at the end, leaving no process behind.
@@ -46,6 +47,12 @@ def run(args: list[str]) -> tuple[float, int]:
     if os.waitstatus_to_exitcode(status) != 0:
         raise SystemExit(f"bbcore {' '.join(args)} failed: {process.stderr.read().decode()[-500:]}")
     return wall, usage.ru_maxrss // 1024
+
+
+def worker_peak(pid: int) -> int:
+    """A running process's peak resident memory so far, in MB (VmHWM)."""
+    with open(f"/proc/{pid}/status") as status:
+        return int(next(line for line in status if line.startswith("VmHWM")).split()[1]) // 1024
 
 
 def spectra(path: Path, config: str) -> list[tuple]:
@@ -86,6 +93,8 @@ def main() -> None:
                     found[kind] = spectra(path, args.config)
                     print(f"run {index + 1} {kind:7}  {wall:7.2f} s  client peak {rss} MB")
                 assert found["local"] == found["cluster"], "the cluster found other spectra"
+            peaks = [worker_peak(process.pid) for process in dask.workers.values()]
+            print(f"dask workers' peak memory over all runs: {', '.join(f'{p} MB' for p in peaks)}")
         finally:
             dask.close()
     local, cluster = statistics.median(times["local"]), statistics.median(times["cluster"])

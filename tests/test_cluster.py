@@ -272,3 +272,41 @@ def test_reset_deletes_the_shard_files_where_they_are(tmp_path):
     )
     assert result.returncode == 0, result.stderr
     assert not (shards / CONFIG.name).exists()
+
+
+# -- the TUI ---------------------------------------------------------------------------
+
+
+async def test_the_tui_explores_on_the_cluster(dask_cluster, local_run, tmp_path, monkeypatch):
+    from bbtui.app import BlackBoxApp
+
+    monkeypatch.setenv("BBTUI_DB", str(tmp_path / "default.sqlite"))
+    path = tmp_path / "bb.sqlite"
+    app = BlackBoxApp(path, cluster=dask_cluster.address)
+    async with app.run_test() as pilot:
+        app.start_exploration(CONFIG)
+        deadline = time.monotonic() + 300
+        while app.exploring is not None or app.progress is None:
+            assert time.monotonic() < deadline
+            await pilot.pause(0.05)
+        assert app.last_error is None and app.progress.phase == "complete"
+    assert compact_tables(path) == compact_tables(local_run)
+
+
+async def test_the_tui_says_when_the_cluster_cannot_be_reached(tmp_path, monkeypatch):
+    from bbtui.app import BlackBoxApp
+
+    monkeypatch.setattr(cluster_module, "CONNECT_SECONDS", 1)
+    monkeypatch.setenv("BBTUI_DB", str(tmp_path / "default.sqlite"))
+    app = BlackBoxApp(tmp_path / "bb.sqlite", cluster="tcp://127.0.0.1:9")
+    async with app.run_test() as pilot:
+        app.start_exploration(Config(3, 4))
+        deadline = time.monotonic() + 60
+        while app.exploring is not None:
+            assert time.monotonic() < deadline
+            await pilot.pause(0.05)
+        assert app.last_error.startswith("cannot reach the Dask scheduler at tcp://127.0.0.1:9: ")
+        assert "\n" not in app.last_error
+        await pilot.press("ctrl+q")
+        await pilot.pause()
+        assert not app.is_running

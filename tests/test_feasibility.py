@@ -166,7 +166,19 @@ def test_the_cli_refuses_a_huge_configuration_in_one_line_and_leaves_no_row(tmp_
 def test_forced_huge_run_starts_at_once_and_pauses_on_ctrl_c(tmp_path):
     path = tmp_path / "db.sqlite"
     process = subprocess.Popen(
-        [sys.executable, "-m", "bbcore", "--db", str(path), "explore", HUGE.name, "--force"],
+        # The full store: its ranges are the quickest to store and to pause (compact's are 2^18).
+        [
+            sys.executable,
+            "-m",
+            "bbcore",
+            "--db",
+            str(path),
+            "explore",
+            HUGE.name,
+            "--force",
+            "--store",
+            "full",
+        ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -212,7 +224,9 @@ async def test_the_tui_refuses_a_huge_configuration_in_one_line_and_keys_still_a
             await pilot.press(key)
         message = app.screen.query_one("#config-message", Label)
         text = str(message.render())
-        assert text == f"A10_B13 cannot finish: about 4,217 years and 1.8 EB (over a day, {free} free)"
+        cost = feasibility.estimate(HUGE, "compact", workers=2)  # the default store above 10 M molecules
+        years, disk = feasibility.duration(cost.seconds), feasibility.size(cost.disk)
+        assert text == f"A10_B13 cannot finish: about {years} and {disk} (over a day, {free} free)"
         assert len(text) <= 78  # one line at 80 columns
         assert message.has_class("error")
         await pilot.press("enter")

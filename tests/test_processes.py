@@ -52,12 +52,12 @@ def session_processes(session: int) -> list[tuple[int, str]]:
     return found
 
 
-def stored_ranges(path: Path) -> int:
-    """ExploredRanges rows of CONFIG so far (0 before the table exists)."""
+def stored_ranges(path: Path, config: Config = CONFIG) -> int:
+    """ExploredRanges rows of ``config`` so far (0 before the table exists)."""
     try:
         with sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5) as connection:
             return connection.execute(
-                "SELECT COUNT(*) FROM ExploredRanges WHERE config = ?", (CONFIG.name,)
+                "SELECT COUNT(*) FROM ExploredRanges WHERE config = ?", (config.name,)
             ).fetchone()[0]
     except sqlite3.Error:
         return 0
@@ -100,14 +100,14 @@ def wait_until(condition, timeout: float, what: str) -> None:
         time.sleep(0.05)
 
 
-def kill_and_check_no_survivor(process: subprocess.Popen, path: Path) -> None:
+def kill_and_check_no_survivor(process: subprocess.Popen, path: Path, config: Config = CONFIG) -> None:
     """Once workers are storing ranges, SIGKILL the explorer alone; nothing of its session survives."""
     session = process.pid
     try:
         wait_until(
             lambda: (
                 sum("multiprocessing" in cmd for _, cmd in session_processes(session)) >= 3
-                and stored_ranges(path) > 0
+                and stored_ranges(path, config) > 0
             ),
             90,
             "the workers and the resource tracker to start and store a range",
@@ -189,3 +189,41 @@ def test_killing_the_tui_ends_its_workers_and_resume_equals_a_clean_run(tmp_path
         os.close(main)
         reader.join(5)
     resume_and_compare(path, clean_run)
+
+
+COMPACT_CONFIG = Config(4, 8)
+"""635,376 molecules: 3 tracing tasks of the compact store."""
+COMPACT_TABLES = ("Spectrums", "SpectrumMolecules", "Profiles", "GroupedShards")
+
+
+def compact_rows(path: Path) -> dict[str, list[tuple]]:
+    """The compact store's tables for COMPACT_CONFIG, timestamps left out."""
+    with sqlite3.connect(path) as connection:
+        found = {}
+        for table in COMPACT_TABLES:
+            columns = [r[1] for r in connection.execute(f'PRAGMA table_info("{table}")') if r[1] != "dh1"]
+            found[table] = sorted(
+                connection.execute(
+                    f'SELECT {", ".join(columns)} FROM "{table}" WHERE config = ?', (COMPACT_CONFIG.name,)
+                ).fetchall()
+            )
+        return found
+
+
+def test_killing_a_compact_explorer_ends_its_workers_and_resume_equals_a_clean_run(tmp_path):
+    clean = tmp_path / "clean.sqlite"
+    assert explore(COMPACT_CONFIG, clean, store="compact") == COMPLETE
+    path = tmp_path / "db.sqlite"
+    command = [sys.executable, "-m", "bbcore", "--db", str(path), "explore", COMPACT_CONFIG.name]
+    process = subprocess.Popen(
+        [*command, "--store", "compact", "--workers", "2"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=ENV,
+        start_new_session=True,
+    )
+    kill_and_check_no_survivor(process, path, COMPACT_CONFIG)
+    assert stored_ranges(path, COMPACT_CONFIG) < 3  # killed while tracing
+    result = subprocess.run(command, capture_output=True, text=True, env=ENV, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert compact_rows(path) == compact_rows(clean)
