@@ -120,7 +120,7 @@ class Progress:
         return (self.total - self.done) / self.rate
 
 
-ProgressCallback = Callable[[Progress], None]
+RunProgressCallback = Callable[[Progress], None]
 
 
 INTERVALS_PAGE = 4096
@@ -345,7 +345,7 @@ def explore(
     db_path: Path | str | None = None,
     *,
     workers: int | None = None,
-    progress: ProgressCallback | None = None,
+    progress: RunProgressCallback | None = None,
     stop: threading.Event | None = None,
     range_size: int | None = None,
     store: str | None = None,
@@ -427,7 +427,7 @@ def _explore_full(
     config: Config,
     path: Path,
     workers: int | None,
-    progress: ProgressCallback | None,
+    progress: RunProgressCallback | None,
     stop: threading.Event,
     range_size: int,
 ) -> str:
@@ -478,7 +478,7 @@ def _explore_compact(
     config: Config,
     path: Path,
     workers: int | None,
-    progress: ProgressCallback | None,
+    progress: RunProgressCallback | None,
     stop: threading.Event,
     range_size: int,
     runner: Runner | None,
