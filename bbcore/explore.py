@@ -466,7 +466,7 @@ def _explore_full(
 def finish(config: Config) -> int:
     """Complete a fully stored configuration: its indexes, its spectral groups, ``complete``.
 
-    The end of every run, and all of ``bbcore spectrums``.  The caller holds
+    The end of every full run, and all of ``bbcore spectrums``.  The caller holds
     the exploration lock.  Returns how many ambiguous spectra it has.
     """
     count = build_spectrums(config)
