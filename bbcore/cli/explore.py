@@ -13,6 +13,7 @@ import argparse
 import signal
 import sys
 import threading
+import time
 from pathlib import Path
 
 from bbcore import queries
@@ -32,13 +33,13 @@ from bbcore.explore import (
     ALREADY_COMPLETE,
     COMPLETE,
     ExploreError,
+    Progress,
     exploration_lock,
     explore,
     finish,
     fully_stored,
 )
 from bbcore.feasibility import disk_full_line
-from bbcore.render import plural
 from bbcore.store import (
     COMPACT,
     DATABASE_ERRORS,
@@ -50,6 +51,7 @@ from bbcore.store import (
     reset_config,
     stored_count,
 )
+from bbcore.words import plural
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -249,7 +251,17 @@ def run_spectrums(args: argparse.Namespace) -> int:
                 raise CLIError(
                     f"{config.name} is not fully explored: run 'bbcore explore {config.name}' first"
                 )
-            count = finish(config)
+            printer, started = ProgressPrinter(), time.monotonic()
+
+            def grouping(done: int, total: int) -> None:
+                elapsed = time.monotonic() - started
+                rate = done / elapsed if elapsed > 0 else 0.0
+                printer(Progress(config.name, done, total, elapsed, rate, "spectrums"))
+
+            try:
+                count = finish(config, grouping)
+            finally:
+                printer.close()
     except ExploreError as error:
         raise CLIError(str(error)) from None
     print(f"{config.name}: {count:,} ambiguous spectra")
