@@ -41,7 +41,6 @@ from bbcore.engine import kernels_cached
 from bbcore.explore import RANGE_SIZE, ExploreError, Progress, default_store, exploration_lock, explore
 from bbcore.feasibility import refusal
 from bbcore.queries import config_state
-from bbcore.render import plural
 from bbcore.store import (
     COMPACT,
     StoreError,
@@ -55,6 +54,7 @@ from bbcore.store import (
     reset_config,
 )
 from bbcore.strategy import StrategyBook
+from bbcore.words import plural
 from bbtui.messages import ExplorationEnded, ExplorationProgress
 from bbtui.screens.decode import DecodeScreen
 from bbtui.screens.explore import ExploreScreen

@@ -21,7 +21,7 @@ from textual.widgets.data_table import RowDoesNotExist
 from bbcore.config import Config, parse_config, validation_error
 from bbcore.explore import Progress
 from bbcore.queries import ConfigState, config_state, config_states
-from bbcore.render import article
+from bbcore.words import article
 from bbtui.host import Host, host
 from bbtui.screens.confirm import ConfirmScreen
 from bbtui.widgets.inputs import ConfigValidator
