@@ -49,7 +49,8 @@ SCREENS: dict[str, tuple[type[Screen], Opener]] = {
     "explore": (ExploreScreen, lambda app: app.action_explore()),
     "groups": (GroupsScreen, lambda app: app.action_groups()),
     "group": (GroupScreen, open_group),
-    "decode": (DecodeScreen, lambda app: app.action_decode()),
+    # A game with candidates to page through: the fullest footer of the screen.
+    "decode": (DecodeScreen, lambda app: app.push_screen(DecodeScreen(A4_B4, "H" + "." * 15))),
     "molecule": (MoleculeScreen, lambda app: app.open_molecule(A4_B4, 1)),
     "statistics": (StatisticsScreen, lambda app: app.action_statistics()),
     "play": (PlayScreen, lambda app: app.action_play()),

@@ -84,7 +84,7 @@ class DecodeScreen(Screen):
         Binding("escape", "back", "Back", show=False),
         Binding("slash", "edit", "Game", key_display="/"),
         Binding("ctrl+r", "ranking", "Rank"),
-        Binding("ctrl+t", "shown_rays", "Rays"),
+        Binding("ctrl+t", "shown_rays", "Rays", show=False),  # the candidates' heading says it
         Binding("less_than_sign", "page(-1)", "Page", key_display="<", group=Binding.Group("Page")),
         Binding("greater_than_sign", "page(1)", "Page", key_display=">", group=Binding.Group("Page")),
         Binding("p", "page(-1)", "Previous page", show=False),
