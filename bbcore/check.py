@@ -19,8 +19,8 @@ in this order:
    no member of a group is missing (numbering and symmetry only, no
    tracing);
 6. ``engine``: a seeded random sample of molecules (``SAMPLE``; every one
-   with ``everything=True``) re-traced by the engine (``engine.groups_of``,
-   the exploration's own kernels), canonical number, transform, board,
+   with ``everything=True``) re-traced by the engine
+   (``engine.molecules_of_numbers``, the exploration's own kernels), canonical number, transform, board,
    spectrum and the 17 statistics compared;
 7. ``reference``: a smaller seeded sample (``REFERENCE_SAMPLE``, drawn from
    the first) re-traced by the plain reference ``bbcore.rays``, so that
@@ -580,24 +580,20 @@ def check_sample(
 
 
 def engine_rows(config: Config, numbers: list[int]) -> dict[int, tuple]:
-    """Rows (``MOLECULE_FIELDS``) computed by the engine: the groups of the molecules' canonical ones."""
-    table = binomial_table(config)
-    wanted = np.array(numbers, dtype=np.int64)
-    canonical = image_numbers(config, atoms_of_numbers(config, wanted, table), table).min(axis=1)
-    batch = engine.groups_of(config, canonical)
-    index = {int(n): i for i, n in enumerate(batch.number.tolist())}
-    rows: dict[int, tuple] = {}
-    for n in numbers:
-        i = index[n]
-        rows[n] = (
-            n,
+    """Rows (``MOLECULE_FIELDS``) computed by the engine (``engine.molecules_of_numbers``: the
+    exploration's own kernels, on the enantiomer groups of these molecules only)."""
+    batch = engine.molecules_of_numbers(config, np.array(numbers, dtype=np.int64))
+    return {
+        int(n): (
+            int(n),
             int(batch.canonical_number[i]),
             TRANSFORM_NAMES[int(batch.transform[i])],
             batch.molecule[i].tobytes().decode("ascii"),
             batch.spectrum[i].tobytes().decode("ascii"),
             *(int(v) for v in batch.stats[i]),
         )
-    return rows
+        for i, n in enumerate(batch.number.tolist())
+    }
 
 
 def reference_rows(config: Config, numbers: list[int]) -> dict[int, tuple]:

@@ -698,16 +698,6 @@ def ray_profile(partner: np.ndarray, length: np.ndarray, turns: np.ndarray) -> n
     return np.stack(columns, axis=1).astype(np.int64)
 
 
-def groups_of(config: Config, canonical_numbers: np.ndarray) -> EnantiomerBatch:
-    """The enantiomer groups of the given canonical molecules (by number), as an exploration computes them.
-
-    ``bbcore check`` re-traces a sample this way: the same kernels as an
-    exploration, on the groups of the sampled molecules only.
-    """
-    own = np.unique(np.asarray(canonical_numbers, dtype=np.int64))
-    return groups_of_canonicals(config, atoms_of_numbers(config, own), own)
-
-
 def groups_of_canonicals(config: Config, atoms: np.ndarray, own: np.ndarray) -> EnantiomerBatch:
     """Every molecule of the enantiomer groups of these canonical molecules, with spectra and statistics."""
     table = binomial_table(config)

@@ -105,6 +105,8 @@ class Progress:
     elapsed: float  # seconds since this run started
     rate: float  # molecules stored per second by this run
     phase: str  # "exploring", "spectrums" (full); "tracing", "grouping" (compact); "complete", "paused"
+    # In the full store's "spectrums" phase, done counts the molecules through the
+    # grouping (estimated, spectra.GroupingMeter) and rate is that phase's own.
     unit: str = "molecules"  # what done and total count: molecules, or shards when grouping
 
     @property
@@ -442,7 +444,8 @@ def _explore_full(
             rate = (done - done_before) / elapsed if elapsed > 0 else 0.0
             progress(Progress(config.name, done, config.nb_mol, elapsed, rate, phase))
 
-    report("exploring")
+    if not fully_stored(config):  # a resume with every range stored goes straight to grouping
+        report("exploring")
     workers = workers or os.cpu_count() or 1
     keep_freed_memory()
     if workers == 1 or config.nb_mol < IN_PROCESS_BELOW:
@@ -457,19 +460,30 @@ def _explore_full(
     if not fully_stored(config):
         report("paused")
         return PAUSED
-    report("spectrums")
-    finish(config)
+    grouping_started = time.monotonic()
+
+    def grouping(done: int, total: int) -> None:
+        # The grouping phase's own progress, fresh run or resume alike: molecules
+        # through the grouping (estimated), at the phase's own rate.  Called from
+        # SQLite's progress handler: it must not query the database.
+        if progress:
+            now = time.monotonic()
+            rate = done / (now - grouping_started) if now > grouping_started else 0.0
+            progress(Progress(config.name, done, total, now - started, rate, "spectrums"))
+
+    finish(config, grouping)
     report("complete")
     return COMPLETE
 
 
-def finish(config: Config) -> int:
+def finish(config: Config, progress: Callable[[int, int], None] | None = None) -> int:
     """Complete a fully stored configuration: its indexes, its spectral groups, ``complete``.
 
     The end of every run, and all of ``bbcore spectrums``.  The caller holds
-    the exploration lock.  Returns how many ambiguous spectra it has.
+    the exploration lock.  ``progress`` (molecules grouped, molecules) is
+    ``spectra.build_spectrums``'.  Returns how many ambiguous spectra it has.
     """
-    count = build_spectrums(config)
+    count = build_spectrums(config, progress)
     Configuration.update(complete=True, dh2=now()).where(Configuration.config == config.name).execute()
     return count
 

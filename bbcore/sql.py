@@ -52,6 +52,15 @@ def create_indexes(config: Config) -> tuple[str, ...]:
     )
 
 
+def create_index_named(config: Config, name: str) -> str:
+    """The statement of ``create_indexes`` that builds the index called ``name``."""
+    return next(statement for statement in create_indexes(config) if f'"{name}"' in statement)
+
+
+MOLECULE_ROWS_BOUND = f"SELECT COALESCE(MAX(rowid), 0) FROM {MOLECULES}"
+"""The highest rowid of Molecules: about how many rows an index build scans (every configuration's)."""
+
+
 def drop_index(name: str) -> str:
     """The statement that drops an index if it exists."""
     return f'DROP INDEX IF EXISTS "{name}"'

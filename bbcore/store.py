@@ -297,6 +297,11 @@ def create_config_indexes(config: Config) -> None:
         db.execute_sql(statement)
 
 
+def index_exists(name: str) -> bool:
+    """Whether an index of this name exists in the open database."""
+    return db.execute_sql(sql.INDEX_EXISTS, (name,)).fetchone() is not None
+
+
 def drop_config_indexes(config: Config) -> None:
     """Drop a configuration's partial indexes (before it is reset)."""
     for statement in sql.drop_indexes(config):
@@ -305,7 +310,7 @@ def drop_config_indexes(config: Config) -> None:
 
 def has_config_indexes(config: Config) -> bool:
     """Whether a configuration's spectrum index exists (it is complete)."""
-    return db.execute_sql(sql.INDEX_EXISTS, (sql.spectrum_index(config),)).fetchone() is not None
+    return index_exists(sql.spectrum_index(config))
 
 
 def _upgrade_indexes() -> None:

@@ -151,14 +151,14 @@ def test_the_reference_catches_an_engine_that_vouches_for_itself(damaged, monkey
     path = damaged(
         ("UPDATE Molecules SET absorbed_max_turns = 9 WHERE config = 'A3_B5' AND number = 321", ())
     )
-    groups_of = engine.groups_of
+    molecules_of_numbers = engine.molecules_of_numbers
 
-    def buggy(config, canonical_numbers):
-        batch = groups_of(config, canonical_numbers)
+    def buggy(config, numbers):
+        batch = molecules_of_numbers(config, numbers)
         batch.stats[batch.number == 321, 2] = 9  # absorbed_max_turns
         return batch
 
-    monkeypatch.setattr(engine, "groups_of", buggy)
+    monkeypatch.setattr(engine, "molecules_of_numbers", buggy)
     code, out, _ = run_check(path, capsys, "--reference", "2300")
     assert code == 1 and failed_checks(out) == ["reference"]
     assert "molecule 321: absorbed_max_turns: stored 9, computed 1" in out

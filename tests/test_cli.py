@@ -273,3 +273,26 @@ def test_a_full_disk_during_explore_says_where_how_much_and_that_the_same_comman
     with sqlite3.connect(path) as resumed, sqlite3.connect(clean) as reference:
         rows = [row[:-2] for row in resumed.execute(query)]  # dh1, dh2: when written
         assert rows == [row[:-2] for row in reference.execute(query)] and len(rows) == 58_905
+
+
+def test_a_resume_into_grouping_prints_the_grouping_progress(tmp_path, capsys, monkeypatch):
+    """No '0 mol/s ... ETA ?' while the groups are built: the phase's own figures, every 10%."""
+    from bbcore import spectra
+
+    path = tmp_path / "bb.sqlite"
+    explore(Config(4, 5), path)
+    with sqlite3.connect(path) as connection:  # every molecule stored, the groups not built
+        connection.execute('DROP INDEX "Molecules_A4_B5_spectrum"')
+        connection.execute('DROP INDEX "Molecules_A4_B5_canonical"')
+        connection.execute("UPDATE Configurations SET complete = 0")
+    monkeypatch.setattr(spectra, "OPS_PER_TICK", 500)
+    monkeypatch.setattr(spectra, "REPORT_EVERY", 0.0)
+    assert main(["--db", str(path), "explore", "A4_B5"]) == 0
+    lines = capsys.readouterr().err.splitlines()
+    grouping = [line for line in lines if line.startswith("A4_B5 spectrums: ")]
+    assert not any(line.startswith("A4_B5 exploring") for line in lines)  # nothing left to explore
+    midway = [line for line in grouping if "12,650/12,650" not in line]
+    assert len(midway) >= 3, lines  # a line every 10%
+    assert all(" mol/s  elapsed " in line and "ETA ?" not in line for line in midway[1:]), grouping
+    assert grouping[-1].startswith("A4_B5 spectrums: 12,650/12,650 (100.0%)")
+    assert not any(" 0 mol/s" in line for line in lines)

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from bbcore import explore as explore_module
+from bbcore import spectra as spectra_module
 from bbcore.config import Config
 from bbcore.explore import ALREADY_COMPLETE, COMPLETE, PAUSED, ExploreError, explore
 from bbcore.queries import group_page, molecule_record, molecules_with_spectrum
@@ -80,8 +81,12 @@ def test_a_complete_configuration_is_not_explored_again(tmp_path):
 def test_progress_is_reported_up_to_complete(tmp_path):
     seen = []
     explore(Config(4, 5), tmp_path / "db.sqlite", progress=seen.append, range_size=1000)
-    assert seen[0].done == 0
-    assert [p.done for p in seen] == sorted(p.done for p in seen)
+    assert seen[0].done == 0 and seen[0].phase == "exploring"
+    phases = [p.phase for p in seen]
+    assert phases == sorted(phases, key=["exploring", "spectrums", "complete"].index)
+    for phase in ("exploring", "spectrums"):  # each phase counts its own molecules, from 0 up
+        done = [p.done for p in seen if p.phase == phase]
+        assert done == sorted(done) and done[-1] == 12650
     assert seen[-1].phase == "complete" and seen[-1].done == seen[-1].total == 12650
 
 
@@ -319,3 +324,58 @@ def test_a_worker_opens_the_database_with_its_own_pragmas(tmp_path, monkeypatch)
     assert store.PRAGMAS == pragmas
     open_database(path)
     assert db.execute_sql("PRAGMA busy_timeout").fetchone() == (store.BUSY_TIMEOUT_MS,)
+
+
+GROUPING_CHILD = """
+import sys, time
+import bbcore.spectra as spectra
+from bbcore.config import Config
+from bbcore.explore import explore
+spectra.OPS_PER_TICK, spectra.REPORT_EVERY = 500, 0.0
+tick = spectra.GroupingMeter.tick
+def slow_tick(meter):
+    if meter.current.endswith(sys.argv[2]):
+        print("grouping", meter.current, flush=True)
+        time.sleep(120)  # killed here, inside the statement
+    return tick(meter)
+spectra.GroupingMeter.tick = slow_tick
+explore(Config(4, 5), sys.argv[1], workers=1)
+"""
+
+
+@pytest.mark.parametrize("step", ["_spectrum", "_canonical", "query"])
+def test_sigkill_while_grouping_then_resume_reports_grouping_and_equals_a_clean_run(
+    tmp_path, reference_a4_b5, step, monkeypatch
+):
+    """Killed inside an index build or the groups' query; the resume groups with its own progress."""
+    clean = tmp_path / "clean.sqlite"
+    assert explore(Config(4, 5), clean) == COMPLETE
+    path = tmp_path / "db.sqlite"
+    process = subprocess.Popen(
+        [sys.executable, "-c", GROUPING_CHILD, str(path), step],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=dict(os.environ, PYTHONPATH=str(ROOT)),
+        start_new_session=True,
+    )
+    line = process.stdout.readline()
+    assert line.startswith("grouping") and line.strip().endswith(step), line
+    os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
+    process.stdout.close()
+    assert len(table_rows(path, "A4_B5")["molecules"]) == 12650  # every molecule stored, not complete
+    assert table_rows(path, "A4_B5")["configurations"][0][-1] == 0
+
+    monkeypatch.setattr(spectra_module, "OPS_PER_TICK", 500)
+    monkeypatch.setattr(spectra_module, "REPORT_EVERY", 0.0)
+    seen = []
+    assert explore(Config(4, 5), path, progress=seen.append) == COMPLETE
+    assert table_rows(path, "A4_B5") == reference_a4_b5
+    assert index_names(path) == index_names(clean)
+    grouping = [p for p in seen if p.phase == "spectrums"]
+    assert "exploring" not in {p.phase for p in seen}  # nothing was left to explore
+    assert grouping[-1].done == grouping[-1].total == 12650
+    moving = [p for p in grouping if 0 < p.done < p.total]
+    assert moving, [p.done for p in grouping]  # progress inside the phase, not only at its ends
+    assert all(p.rate > 0 and p.eta is not None for p in moving)
+    assert [p.done for p in grouping] == sorted(p.done for p in grouping)

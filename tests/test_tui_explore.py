@@ -387,3 +387,45 @@ async def test_the_theme_is_kept_in_the_settings(tmp_path: Path, temporary_setti
     again = BlackBoxApp(tmp_path / "bb.sqlite")
     async with again.run_test():
         assert again.theme == "nord"
+
+
+async def test_a_resume_into_grouping_shows_the_grouping_progress(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every molecule stored, the groups not built: the panel shows the grouping's own rate and ETA."""
+    from bbcore import spectra
+
+    path = tmp_path / "bb.sqlite"
+    explore_module.explore(parse_config("A4_B5"), path)
+    with sqlite3.connect(path) as connection:  # as a run killed while grouping leaves it
+        connection.execute('DROP INDEX "Molecules_A4_B5_spectrum"')
+        connection.execute('DROP INDEX "Molecules_A4_B5_canonical"')
+        connection.execute("DELETE FROM Spectrums")
+        connection.execute("UPDATE Configurations SET complete = 0")
+    monkeypatch.setattr(spectra, "OPS_PER_TICK", 500)
+    monkeypatch.setattr(spectra, "REPORT_EVERY", 0.0)
+    held, release = threading.Event(), threading.Event()
+    tick = spectra.GroupingMeter.tick
+
+    def hold_midway(meter) -> int:
+        if meter.current == "query" and not release.is_set():
+            held.set()
+            release.wait(timeout=60)
+        return tick(meter)
+
+    monkeypatch.setattr(spectra.GroupingMeter, "tick", hold_midway)
+    app = BlackBoxApp(path, parse_config("A4_B5"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("s")
+        await wait_for(pilot, lambda: held.is_set() and app.progress is not None and app.progress.done > 0)
+        await pilot.pause(0.6)  # the panel redraws twice a second
+        progress = app.progress
+        assert progress.phase == "spectrums" and 0 < progress.done < progress.total == 12650
+        assert progress.rate > 0 and progress.eta is not None
+        screen = app.screen
+        assert "building the spectral groups" in str(screen.query_one("#phase", Label).render())
+        figures = str(screen.query_one("#figures", Label).render())
+        assert "mol/s" in figures and "ETA" in figures and "ETA ?" not in figures, figures
+        release.set()
+        await wait_for(pilot, lambda: app.exploring is None)
+        assert app.progress.phase == "complete"

@@ -105,19 +105,25 @@ def clock(seconds: float | None) -> str:
 
 
 def progress_line(p: Progress) -> str:
-    """One line: done/total, percentage, rate, elapsed, ETA (shards grouped: no rate)."""
+    """One line: done/total, percentage, rate, elapsed, ETA (shards grouped: no rate).
+
+    A rate is shown once there is one; a finished or paused run has no ETA.
+    """
     if p.unit != "molecules":
         return (
             f"{p.config} {p.phase}: {p.done:,}/{p.total:,} {p.unit} ({100 * p.fraction:.1f}%)  "
             f"elapsed {clock(p.elapsed)}"
         )
-    return (
-        f"{p.config} {p.phase}: {p.done:,}/{p.total:,} ({100 * p.fraction:.1f}%)  "
-        f"{p.rate:,.0f} mol/s  elapsed {clock(p.elapsed)}  ETA {clock(p.eta)}"
-    )
+    line = f"{p.config} {p.phase}: {p.done:,}/{p.total:,} ({100 * p.fraction:.1f}%)  "
+    if p.rate > 0:  # none yet at a phase's start, none made by a run that only completes
+        line += f"{p.rate:,.0f} mol/s  "
+    line += f"elapsed {clock(p.elapsed)}"
+    if p.phase not in ("complete", "paused"):
+        line += f"  ETA {clock(p.eta)}"
+    return line
 
 
-PHASES_BY_TENTHS = ("exploring", "tracing", "grouping")
+PHASES_BY_TENTHS = ("exploring", "spectrums", "tracing", "grouping")
 """Long phases, printed every 10% when stderr is not a terminal."""
 
 

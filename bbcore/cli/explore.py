@@ -13,6 +13,7 @@ import argparse
 import signal
 import sys
 import threading
+import time
 from pathlib import Path
 
 from bbcore import queries
@@ -32,6 +33,7 @@ from bbcore.explore import (
     ALREADY_COMPLETE,
     COMPLETE,
     ExploreError,
+    Progress,
     exploration_lock,
     explore,
     finish,
@@ -249,7 +251,17 @@ def run_spectrums(args: argparse.Namespace) -> int:
                 raise CLIError(
                     f"{config.name} is not fully explored: run 'bbcore explore {config.name}' first"
                 )
-            count = finish(config)
+            printer, started = ProgressPrinter(), time.monotonic()
+
+            def grouping(done: int, total: int) -> None:
+                elapsed = time.monotonic() - started
+                rate = done / elapsed if elapsed > 0 else 0.0
+                printer(Progress(config.name, done, total, elapsed, rate, "spectrums"))
+
+            try:
+                count = finish(config, grouping)
+            finally:
+                printer.close()
     except ExploreError as error:
         raise CLIError(str(error)) from None
     print(f"{config.name}: {count:,} ambiguous spectra")

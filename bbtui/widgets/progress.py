@@ -89,19 +89,21 @@ def progress_figures(progress: Progress, since: float = 0.0, meter: RateMeter | 
     reports (a range can take seconds, and the first ones wait for the
     worker processes to start).  While exploring, the rate and the ETA are
     ``meter``'s (smoothed; "measuring" until known); a paused run shows its
-    average rate.
+    average rate; the grouping (``spectrums``) its own rate and ETA.
     """
     figures = [f"{progress.done:,} / {progress.total:,} molecules"]
     if progress.phase == "exploring":
         rate = meter.rate if meter is not None else (progress.rate or None)
         figures.append("measuring the rate" if rate is None else f"{rate:,.0f} mol/s")
-    elif progress.phase == "paused":
-        figures.append(f"{progress.rate:,.0f} mol/s")
+    elif progress.phase == "paused" or (progress.phase == "spectrums" and progress.rate > 0):
+        figures.append(f"{progress.rate:,.0f} mol/s")  # spectrums: the grouping's own rate
     figures.append(f"elapsed {duration(progress.elapsed + since)}")
     if progress.phase == "exploring":
         eta = meter.eta(progress) if meter is not None else progress.eta
         if eta is not None:
             figures.append(f"ETA {duration(max(0.0, eta - since))}")
+    elif progress.phase == "spectrums" and progress.eta is not None:
+        figures.append(f"ETA {duration(max(0.0, progress.eta - since))}")
     return " · ".join(figures)
 
 
