@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from functools import cached_property
 from math import comb
 
+from bbcore.words import article
+
 MIN_WIDTH = 2
 MAX_WIDTH = 13
 CONFIG_FORM = "AN_BW, e.g. A4_B8 (N atoms in a W x W box)"
@@ -73,7 +75,7 @@ def validation_error(text: str) -> str | None:
     if not 1 <= atoms < width * width:
         return (
             f"invalid configuration {text.strip()!r}: number of atoms must be "
-            f"between 1 and {width * width - 1} for a {width} x {width} box, got {atoms}"
+            f"between 1 and {width * width - 1} for {article(f'{width} x {width} box')}, got {atoms}"
         )
     return None
 

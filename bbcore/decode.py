@@ -44,6 +44,7 @@ from bbcore.numbering import (
     numbers_of,
 )
 from bbcore.rays import trace
+from bbcore.words import article
 
 BATCH: Final = 1 << 15
 """Molecules traced together when computing candidates directly (small batches
@@ -130,7 +131,7 @@ def check_box(game: Game, config: Config) -> None:
     """Raise DecodeError unless ``game`` is written for the box of ``config``."""
     if game.width != config.width:
         raise DecodeError(
-            f"the game is for a {game.width} x {game.width} box, "
+            f"the game is for {article(f'{game.width} x {game.width} box')}, "
             f"{config.name} is {config.width} x {config.width}"
         )
 

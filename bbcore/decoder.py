@@ -34,8 +34,8 @@ from typing import Final
 from bbcore.config import Config
 from bbcore.decode import Candidates, DecodeCancelled, MoleculesDone, Source, Stop, candidates, is_explored
 from bbcore.game import Game, Result
-from bbcore.render import plural
 from bbcore.shots import NextShot, Ranking, outcome_text, rank_shots, ranked_shots
+from bbcore.words import plural
 
 __all__ = ["Answer", "DecodeCancelled", "Decoder"]
 

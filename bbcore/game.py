@@ -43,6 +43,7 @@ from bbcore.numbering import (
     atoms_from_string,
     atoms_of,
 )
+from bbcore.words import article
 
 ABSORBED: Final = "@"
 
@@ -370,7 +371,7 @@ def _parse_diagram(lines: list[str], config: Config) -> Game:
         guess.extend(row * size + c for c, t in enumerate(inside) if t.text == ATOM)
     assert columns is not None
     if size != w:
-        raise DecodeError(f"the diagram is a {size} x {size} box, {config.name} is {w} x {w}")
+        raise DecodeError(f"the diagram is {article(f'{size} x {size} box')}, {config.name} is {w} x {w}")
 
     above = [(i, line) for i, line in numbered[: first - 1] if line.strip()]
     below = [(i, line) for i, line in numbered[last:] if line.strip()]

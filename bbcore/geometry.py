@@ -16,6 +16,7 @@ from collections.abc import Callable
 from functools import cache
 
 from bbcore.config import Config
+from bbcore.words import article
 
 Cell = tuple[int, int]
 Direction = tuple[int, int]
@@ -76,7 +77,7 @@ def position_at(width: int, cell: Cell) -> int:
         return 3 * w + 1 - line
     if line == 0 and 1 <= column <= w:
         return 4 * w + 1 - column
-    raise ValueError(f"{cell} is not a perimeter cell of a {w} x {w} box")
+    raise ValueError(f"{cell} is not a perimeter cell of {article(f'{w} x {w} box')}")
 
 
 @cache

@@ -18,6 +18,7 @@ from math import comb
 import numpy as np
 
 from bbcore.config import Config
+from bbcore.words import article
 
 Atoms = tuple[int, ...]
 """A molecule as its sorted 0-based atom cells."""
@@ -63,10 +64,10 @@ def molecule_string(config: Config, atoms: Iterable[int]) -> str:
 def atoms_from_string(config: Config, molecule: str) -> Atoms:
     """The atom cells of a molecule string (``O`` atom, ``-`` empty)."""
     if len(molecule) != config.cells or set(molecule) - {ATOM, EMPTY}:
-        raise ValueError(f"a {config.name} molecule is {config.cells} characters of 'O' and '-'")
+        raise ValueError(f"{article(config.name)} molecule is {config.cells} characters of 'O' and '-'")
     atoms = tuple(i for i, ch in enumerate(molecule) if ch == ATOM)
     if len(atoms) != config.atoms:
-        raise ValueError(f"a {config.name} molecule has {config.atoms} atoms, not {len(atoms)}")
+        raise ValueError(f"{article(config.name)} molecule has {config.atoms} atoms, not {len(atoms)}")
     return atoms
 
 

@@ -377,7 +377,7 @@ def test_a_game_for_another_box_is_refused():
 def test_bad_guesses_are_named():
     with pytest.raises(DecodeError, match="^bad guess '121': A2_B4 has molecules 1..120"):
         parse_guess("121", A2_B4)
-    with pytest.raises(DecodeError, match="^bad guess 'O-O': a A2_B4 molecule is 16 characters"):
+    with pytest.raises(DecodeError, match="^bad guess 'O-O': an A2_B4 molecule is 16 characters"):
         parse_guess("O-O", A2_B4)
     with pytest.raises(DecodeError, match="^the guess has 3 atoms, A2_B4 has 2$"):
         decode.check_guess(A2_B4, Game.empty(4), (0, 1, 2))

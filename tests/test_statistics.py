@@ -109,7 +109,7 @@ def test_risk_lines_equal_brute_force(store):
 
 def test_unexplored_configuration_is_refused(store):
     """A configuration never explored: a one-line error naming the command to run."""
-    with pytest.raises(StatisticsError, match=r"^A5_B4 is not explored: run `bbcore explore A5_B4`"):
+    with pytest.raises(StatisticsError, match=r"^A5_B4 is not explored: run 'bbcore explore A5_B4'"):
         statistics_report(Config(5, 4))
 
 

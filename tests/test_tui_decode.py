@@ -107,8 +107,8 @@ async def test_no_ray_shot_is_every_molecule_a_flat_heat_map_and_the_best_first_
         assert board_text(board).splitlines()[1].split() == ["6"] * 8  # 4/64 = 6%
         # The first shot is ranked over every molecule: one cell in from a corner.
         shots = text_of(app, "#decode-shots").splitlines()
-        assert shots[0] == "Best next shots (*), by expected candidates left:"
-        assert shots[2].split()[:3] == ["2", "112,941.31", "3.352"]
+        assert shots[:2] == ["Best next shots (*)", "by expected candidates left:"]
+        assert shots[3].split()[:4] == ["2", "112,941.31", "3.352", "27:"]
         assert board.best == 2 and "*" in board_text(board).splitlines()[2]
 
 
@@ -335,9 +335,9 @@ async def test_next_shots_are_ranked_either_way(tmp_path: Path) -> None:
             expected = next_shots(A3_B4, game, cands, by=ranking)
             lines = text_of(app, "#decode-shots").splitlines()
             title = "expected candidates left" if ranking == "remaining" else "expected information"
-            assert lines[0] == f"Best next shots (*), by {title}:"
-            assert [int(line.split()[0]) for line in lines[2:]] == [s.position for s in expected[:5]]
-            first = lines[2].split()
+            assert lines[:2] == ["Best next shots (*)", f"by {title}:"]
+            assert [int(line.split()[0]) for line in lines[3:]] == [s.position for s in expected[:5]]
+            first = lines[3].split()
             assert first[1:3] == [f"{expected[0].remaining:,.2f}", f"{expected[0].information:.3f}"]
             assert game_board(screen).best == expected[0].position
             await pilot.press("ctrl+r")
@@ -504,3 +504,24 @@ async def test_a_full_spectrum_comes_from_the_store_and_a_partial_game_is_comput
         )
         computed = decode.candidates(A3_B4, parse_game(partial, A3_B4), source="store")
         assert np.array_equal(screen.found.numbers, computed.numbers)
+
+
+async def test_at_80_columns_a_whole_game_and_the_sentences_show(tmp_path: Path) -> None:
+    app = BlackBoxApp(tmp_path / "empty.sqlite", A4_B8)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_decode(app, pilot)
+        game = "@.ab.d&..&..g..@..d.ba..&..g..&."
+        screen.spectrum_input.value = game
+        screen.spectrum_input.cursor_position = 0
+        await pilot.pause()
+        # The game input shows all 32 results, not only the tail.
+        assert screen.spectrum_input.content_size.width >= len(game)
+        await pilot.press("enter")
+        await settled(pilot, screen)
+        await pilot.press("ctrl+r")  # the other ranking's title
+        await pilot.pause(0.2)
+        shown = " ".join(strip.text for strip in screen._compositor.render_strips())
+        for selector in ("#decode-result", "#decode-message"):
+            for word in text_of(app, selector).split():
+                assert word in shown, (selector, word)
+        assert "Best next shots (*)" in shown and "by expected information:" in shown

@@ -1,4 +1,4 @@
-"""Every screen, every key: the app survives them all, and every footer fits 80 x 24.
+"""Every screen, every key: the app survives them all; every footer and heading fits 80 x 24.
 
 The screens are opened on a database where A2_B4, A3_B4 and A4_B4 are
 explored.  Each screen is opened as a user would find it (its data
@@ -49,7 +49,8 @@ SCREENS: dict[str, tuple[type[Screen], Opener]] = {
     "explore": (ExploreScreen, lambda app: app.action_explore()),
     "groups": (GroupsScreen, lambda app: app.action_groups()),
     "group": (GroupScreen, open_group),
-    "decode": (DecodeScreen, lambda app: app.action_decode()),
+    # A game with candidates to page through: the fullest footer of the screen.
+    "decode": (DecodeScreen, lambda app: app.push_screen(DecodeScreen(A4_B4, "H" + "." * 15))),
     "molecule": (MoleculeScreen, lambda app: app.open_molecule(A4_B4, 1)),
     "statistics": (StatisticsScreen, lambda app: app.action_statistics()),
     "play": (PlayScreen, lambda app: app.action_play()),
@@ -111,6 +112,29 @@ async def test_every_key_of_every_screen_leaves_the_app_running(explored: Path, 
             assert app.is_running and app.return_code is None, f"{name}: {key} stopped the app"
 
 
+def heading_problems(app: BlackBoxApp) -> list[str]:
+    """Headings on screen (wholly in view) that do not show every word: cut at the right edge."""
+    screen = app.screen
+    lines = [strip.text for strip in screen._compositor.render_strips()]
+    problems = []
+    for label in screen.query(".heading"):
+        region = label.region
+        if not label.display or not region.height:
+            continue
+        lines_in_view = [
+            node.region.y <= region.y and region.bottom <= node.region.bottom
+            for node in label.ancestors
+            if node is not app
+        ]
+        if not all(lines_in_view):
+            continue  # scrolled out of view, or under the footer: its width is what is checked
+        shown = " ".join(line[region.x : region.right] for line in lines[region.y : region.bottom])
+        missing = [word for word in str(label.render()).split() if word not in shown]
+        if missing:
+            problems.append(f"{label!r} misses {missing}")
+    return problems
+
+
 def footer_problems(app: BlackBoxApp) -> list[str]:
     """Footer keys not fully visible on the screen: cut off, or beyond its right edge."""
     screen = app.screen
@@ -153,5 +177,6 @@ async def test_every_footer_key_is_fully_visible_at_80_by_24(explored: Path, nam
                 if not footer_problems(app):
                     break
             assert footer_problems(app) == [], f"{name}, focus on {focused!r}"
+            assert heading_problems(app) == [], name
             await pilot.press("tab")
             await settle(pilot)

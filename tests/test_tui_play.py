@@ -218,7 +218,7 @@ async def test_the_coach_shows_the_heat_map_and_the_best_next_shots(tmp_path: Pa
         assert coach.best == best[0].position
         text = text_of(app, "#play-coach-text")
         assert f"{found.count:,} molecules agree with these rays." in text
-        assert text.splitlines()[2].split()[0] == str(best[0].position)
+        assert text.splitlines()[3].split()[0] == str(best[0].position)
         await pilot.press("c")
         assert not screen.query_one("#play-coach").display and text_of(app, "#play-coach-text") == ""
 

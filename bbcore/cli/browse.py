@@ -26,6 +26,7 @@ from bbcore.store import (
     Configuration,
     default_path,
 )
+from bbcore.words import article
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -153,7 +154,7 @@ def checked_spectrum(config: Config, text: str) -> str:
     """A full spectrum, validated and normalised, or CLIError naming what is wrong."""
     text = text.strip()
     if len(text) != config.positions:
-        raise CLIError(f"a {config.name} spectrum has {config.positions} characters, not {len(text)}")
+        raise CLIError(f"{article(config.name)} spectrum has {config.positions} characters, not {len(text)}")
     for i, ch in enumerate(text, 1):
         if not (ch in "@&" or ch.isalpha() and ch.islower()):
             raise CLIError(f"position {i}: {ch!r} is not '@', '&' or a lowercase letter")

@@ -18,7 +18,7 @@ import time
 from bbcore import check
 from bbcore.cli.common import CONFIG_HELP, CLIError, clock, config_arg, open_store, positive_int
 from bbcore.config import Config
-from bbcore.render import plural
+from bbcore.words import plural
 
 BAR = 24
 LABELS = {

@@ -44,10 +44,11 @@ from bbcore.decoder import (
 from bbcore.explore import keep_freed_memory
 from bbcore.game import ABSORBED, REFLECTED, DecodeError, Game, Result, parse_game, parse_guess
 from bbcore.geometry import cell_of
-from bbcore.render import diagram_grid, plural, render_board, side_by_side
+from bbcore.render import diagram_grid, render_board, side_by_side
 from bbcore.shots import Ranking, ambiguity, atom_counts, doubtful_cells, heat_token, probabilities
 from bbcore.store import default_path
 from bbcore.strategy import StrategyBook, stored_book
+from bbcore.words import plural
 
 BOARDS_SHOWN = 6
 

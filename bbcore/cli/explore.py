@@ -40,7 +40,6 @@ from bbcore.explore import (
     fully_stored,
 )
 from bbcore.feasibility import disk_full_line
-from bbcore.render import plural
 from bbcore.store import (
     COMPACT,
     DATABASE_ERRORS,
@@ -52,6 +51,7 @@ from bbcore.store import (
     reset_config,
     stored_count,
 )
+from bbcore.words import plural
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

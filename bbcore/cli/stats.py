@@ -27,7 +27,7 @@ from bbcore.cli.common import (
     open_store,
 )
 from bbcore.export import FORMATS, TABLES, export, export_to_file
-from bbcore.render import plural, side_by_side
+from bbcore.render import side_by_side
 from bbcore.statistics import (
     POINTS_PER_WRONG_ATOM,
     AmbiguityReport,
@@ -38,6 +38,7 @@ from bbcore.statistics import (
     ray_board,
     statistics_report,
 )
+from bbcore.words import plural
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

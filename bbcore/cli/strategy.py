@@ -35,7 +35,7 @@ from bbcore.config import Config
 from bbcore.numbering import atoms_of, molecule_string
 from bbcore.plot import plain_chart
 from bbcore.rays import spectrum
-from bbcore.render import plural, render_board, side_by_side
+from bbcore.render import render_board, side_by_side
 from bbcore.shots import outcomes_text
 from bbcore.store import error_line
 from bbcore.strategy import (
@@ -46,6 +46,7 @@ from bbcore.strategy import (
     save_book,
     stored_book,
 )
+from bbcore.words import plural
 
 HARDEST_SHOWN = 6
 """Hardest molecules drawn as boards (all ``HARDEST`` are listed)."""

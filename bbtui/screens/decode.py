@@ -48,8 +48,8 @@ from bbcore.decode import BATCH, Candidates, DecodeCancelled, check_guess
 from bbcore.decoder import Answer, Decoder, count_sentence, source_phrase
 from bbcore.game import DecodeError, Game, labels_text, parse_game, parse_guess
 from bbcore.queries import molecule_record
-from bbcore.render import plural
 from bbcore.shots import Ranking, ambiguity, atom_counts, doubtful_cells
+from bbcore.words import plural
 from bbtui.host import Host, host
 from bbtui.messages import DecodeFinished, DecodeProgress
 from bbtui.widgets.board import Board, BoardGrid, RaySelected, record_board
@@ -84,7 +84,7 @@ class DecodeScreen(Screen):
         Binding("escape", "back", "Back", show=False),
         Binding("slash", "edit", "Game", key_display="/"),
         Binding("ctrl+r", "ranking", "Rank"),
-        Binding("ctrl+t", "shown_rays", "Rays"),
+        Binding("ctrl+t", "shown_rays", "Rays", show=False),  # the candidates' heading says it
         Binding("less_than_sign", "page(-1)", "Page", key_display="<", group=Binding.Group("Page")),
         Binding("greater_than_sign", "page(1)", "Page", key_display=">", group=Binding.Group("Page")),
         Binding("p", "page(-1)", "Previous page", show=False),
@@ -145,7 +145,7 @@ class DecodeScreen(Screen):
                 classes="config-input",
             )
             yield GameInput(
-                placeholder="game: @ & and letters, or H R and labels; . not shot",
+                placeholder="game: @ & letters, or H R; . not shot",
                 id="decode-spectrum",
                 validators=[GameValidator(None)],
             )

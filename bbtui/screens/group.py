@@ -20,7 +20,8 @@ from textual.widgets import Footer, Header, Label
 
 from bbcore.config import Config
 from bbcore.queries import GroupRow, MoleculeRecord, group_at, group_count, molecules_with_spectrum
-from bbcore.render import differing_atoms, max_atoms_differing, plural
+from bbcore.render import differing_atoms, max_atoms_differing
+from bbcore.words import plural
 from bbtui.host import Host, host
 from bbtui.widgets.board import Board, BoardGrid, record_board
 from bbtui.widgets.stats_table import StatsTable

@@ -18,7 +18,7 @@ from textual.widgets import DataTable, Footer, Header, Label
 from bbcore.config import Config
 from bbcore.explore import Progress
 from bbcore.queries import config_state, group_count, group_page, group_sizes
-from bbcore.render import plural
+from bbcore.words import plural
 from bbtui.host import Host, host
 from bbtui.screens.group import GroupList, GroupScreen
 

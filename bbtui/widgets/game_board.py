@@ -337,7 +337,8 @@ def shots_text(shots: Sequence[NextShot], skipped: str | None, ranking: Ranking)
         return Text("")
     header, *rows = shot_table(list(shots), TOP_SHOTS, OUTCOMES_SHOWN)
     text = Text(no_wrap=True, overflow="ellipsis")
-    text.append(shots_title(ranking, marked=True) + "\n", style="bold")
+    # The title on two lines: its rows are cut at the panel's edge, never its words.
+    text.append(shots_title(ranking, marked=True).replace(", by ", "\nby ") + "\n", style="bold")
     text.append(header, style="dim")
     for row in rows:
         text.append("\n" + row)
