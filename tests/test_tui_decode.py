@@ -506,8 +506,12 @@ async def test_at_80_columns_a_whole_game_and_the_sentences_show(tmp_path: Path)
         await pilot.press("enter")
         await settled(pilot, screen)
         await pilot.press("ctrl+r")  # the other ranking's title
-        await pilot.pause(0.2)
-        shown = " ".join(strip.text for strip in screen._compositor.render_strips())
+
+        def shown() -> str:
+            return " ".join(strip.text for strip in screen._compositor.render_strips())
+
+        await wait_for(pilot, lambda: "by expected information:" in shown())
+        shown = shown()
         for selector in ("#decode-result", "#decode-message"):
             for word in text_of(app, selector).split():
                 assert word in shown, (selector, word)
