@@ -173,7 +173,7 @@ class BlackBoxApp(App[None]):
     def home_subtitle(self) -> str:
         """The header's second part when nothing runs: the file, and why exploring is off."""
         if self.read_only:
-            return f"{self.db_path} · read-only: exploring is off (copy the file, or bbtui --db another path)"
+            return f"{self.db_path} · read-only: exploring off (copy it, or --db another file)"
         return str(self.db_path)
 
     def refuse_read_only(self) -> bool:
