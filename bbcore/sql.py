@@ -220,6 +220,11 @@ def add_column(table: str, column: str, definition: str) -> str:
     return f'ALTER TABLE "{table}" ADD COLUMN "{column}" {definition}'
 
 
+def profile_rows(columns: tuple[str, ...]) -> str:
+    """A compact store's profile rows: the statistics, molecules and lowest number (config bound)."""
+    return f'SELECT {", ".join(columns)}, molecules, lowest FROM "Profiles" WHERE config = ?'
+
+
 INSERT_SPECTRUMS = (
     'INSERT INTO "Spectrums" (config, spectrum, nb_mol, transform, canonical_number) VALUES (?, ?, ?, ?, ?)'
 )

@@ -47,7 +47,7 @@ from bbcore.queries import COMPLETE, EXPLORED, NOT_STARTED, config_state
 from bbcore.rays import ABSORBED, REFLECTED, Ray, path_headings, trace_all
 from bbcore.render import BLANK, max_atoms_differing, render_board
 from bbcore.spectra import AmbiguityLine, ambiguity_table
-from bbcore.store import Profile, db, is_compact
+from bbcore.store import db, is_compact
 
 RayClass = Literal["absorbed", "reflected", "out"]
 Measure = Literal["length", "turns"]
@@ -193,9 +193,10 @@ def statistics_profile(config: Config) -> list[ProfileRow]:
     summed the same rows while tracing (``Profiles``).
     """
     if is_compact(config):
+        width = len(PROFILE_COLUMNS)
         return [
-            ProfileRow({c: getattr(row, c) for c in PROFILE_COLUMNS}, row.molecules, row.lowest)
-            for row in Profile.select().where(Profile.config == config.name)
+            ProfileRow(dict(zip(PROFILE_COLUMNS, row[:width])), row[width], row[width + 1])
+            for row in db.execute_sql(sql.profile_rows(PROFILE_COLUMNS), (config.name,))
         ]
     bases = profile_bases(config)
     if prod(bases) < 2**63:
