@@ -98,6 +98,8 @@ SHARED = np.uint64(1 << 63)
 RECORD = np.dtype([("key", "<u8"), ("number", "<u8")])
 PROFILE_WIDTH = 11
 """A profile row: the 9 statistics, the molecules, the lowest number."""
+PROFILES_AT_ONCE = 16
+"""Range profiles summed at a time at the end of the tracing (each has up to ~100,000 rows)."""
 PROFILE_FIELDS = (
     "absorbed_number",
     "reflected_number",
@@ -523,7 +525,9 @@ def _store_profiles(directory: Path, config: Config) -> None:
     """Sum every range's profile into ``Profiles`` (one transaction), then delete the files."""
     folder = directory / "profiles"
     paths = sorted(folder.glob("*.npy")) if folder.is_dir() else []
-    total = merge_profiles([np.load(path) for path in paths])
+    total = merge_profiles([])
+    for first in range(0, len(paths), PROFILES_AT_ONCE):  # A6_B8's 287 files held 1.2 GB together
+        total = merge_profiles([total, *(np.load(path) for path in paths[first : first + PROFILES_AT_ONCE])])
     counted = int(total[:, 9].sum()) if len(total) else 0
     if counted != config.nb_mol:
         raise CompactError(
