@@ -23,6 +23,9 @@ process, the client, writes the SQLite database as a local run does.
 - **Checked first.** Before any task, every worker must import this bbcore
   at this version and see the shard folder (a file written here is looked
   for there), else one line says which worker does not.
+- **A lost scheduler** ends the run in one line (after ``CONNECT_SECONDS``
+  of trying to reconnect); what was recorded is kept and the same command
+  resumes.
 - **Optional.** dask and distributed are the extra ``cluster``
   (``pip install '.[cluster]'``) and are imported only here, only when a
   cluster is asked for: a local run never imports them.
@@ -32,6 +35,7 @@ The address is ``--cluster`` or, when absent, ``$BBTUI_CLUSTER``.
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 import uuid
@@ -96,6 +100,12 @@ class DaskRunner:
                 "--cluster needs dask and distributed: pip install 'bbtui[cluster]' (or '.[cluster]')"
             ) from None
         self.address = address
+        # The client's own log lines (a lost connection, its retries) would go to
+        # stderr, under the progress line or into the TUI's screen: its failures
+        # come back to the caller as ClusterError instead.
+        for name in ["distributed", *logging.root.manager.loggerDict]:
+            if name.split(".")[0] == "distributed":  # its loggers have levels of their own
+                logging.getLogger(name).setLevel(logging.CRITICAL)
         try:
             self.client = Client(address, timeout=CONNECT_SECONDS, set_as_default=False)
         except (OSError, TimeoutError, ValueError, TypeError) as error:
@@ -165,9 +175,14 @@ class DaskRunner:
                         exhausted = True
                         break
                     count += 1
-                    future = self.client.submit(
-                        stage, job, key=f"{prefix}-{count}", pure=False, retries=RETRIES
-                    )
+                    try:
+                        future = self.client.submit(
+                            stage, job, key=f"{prefix}-{count}", pure=False, retries=RETRIES
+                        )
+                    except Exception:
+                        if self.client.status != "running":
+                            raise self._lost() from None
+                        raise
                     future.add_done_callback(lambda _: finished.set())
                     running[future] = job
                 if not running or (stop.is_set() and not any(f.done() for f in running)):
@@ -178,12 +193,14 @@ class DaskRunner:
                     job = running.pop(future)
                     yield job, self._result(future)
         finally:
-            if running:
+            if running and self.client.status == "running":
                 self.client.cancel(list(running))
 
     def _result(self, future: Any) -> Any:
         """A finished task's result; its error as ClusterError when the cluster itself failed."""
         from distributed import KilledWorker
+        from distributed.comm.core import CommClosedError
+        from distributed.utils import CancelledError
 
         try:
             return future.result()
@@ -191,6 +208,15 @@ class DaskRunner:
             raise ClusterError(
                 f"a task was lost with its worker too many times: {_one_line(error)}"
             ) from None
+        except (CancelledError, CommClosedError):  # asyncio's CancelledError is no Exception
+            raise self._lost() from None
+
+    def _lost(self) -> ClusterError:
+        """The error of a scheduler gone mid-run."""
+        return ClusterError(
+            f"lost the Dask scheduler at {self.address}: what was recorded is kept, and the same "
+            "command resumes once the scheduler is back"
+        )
 
     def close(self) -> None:
         """Disconnect from the scheduler (the workers stay, for the next run)."""

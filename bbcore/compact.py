@@ -70,7 +70,7 @@ from bbcore import engine, sql
 from bbcore.config import Config
 from bbcore.geometry import TRANSFORM_NAMES
 from bbcore.numbering import atoms_of_numbers
-from bbcore.runner import InlineRunner, Runner
+from bbcore.runner import InlineRunner, Runner, check_halt
 from bbcore.store import (
     Configuration,
     ExploredRange,
@@ -170,6 +170,7 @@ def trace_range(job: TraceJob) -> TraceResult:
     keys, numbers, profiles = [], [], []
     molecules = 0
     for low in range(job.start, job.stop, TRACE_BATCH):
+        check_halt()
         atoms, own = engine.canonical_molecules(config, low, min(low + TRACE_BATCH, job.stop))
         if not len(own):
             continue
@@ -309,6 +310,7 @@ def group_shard(job: GroupJob) -> GroupResult:
         batch.append(numbers[bounds[run] : bounds[run + 1]])
         pending += int(sizes[run])
         if pending >= SETTLE_BATCH:
+            check_halt()
             spectra += settle(job.config, np.concatenate(batch))
             batch, pending = [], 0
     if batch:

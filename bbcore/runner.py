@@ -56,7 +56,9 @@ class Runner(Protocol):
     - once ``stop`` is set, no new task starts; tasks under way may finish
       and be yielded, or be dropped (they are idempotent: an unrecorded task
       is simply run again by the next run), and ``run`` returns soon (within
-      a task's time) without raising;
+      a task's time) without raising.  Stages call ``check_halt()`` between
+      batches: a runner may make it raise ``Halted`` in its tasks once
+      ``stop`` is set (the local runners do), and then drops those tasks;
     - a task that raises makes ``run`` raise that exception (after dropping
       the tasks not started); the driver then stops the run, keeping what
       was recorded;
@@ -82,6 +84,25 @@ class Runner(Protocol):
         ...
 
 
+class Halted(Exception):
+    """A task given up half-way because the run is pausing: the next run does it again."""
+
+
+_halt = None
+"""What ``check_halt`` watches in this process: the run's stop event (inline), or an
+event shared with the driver (a local worker); None where nobody asks tasks to halt."""
+
+
+def check_halt() -> None:
+    """Raise Halted when the run is pausing; stages call it between batches.
+
+    It lets a pause come within a batch's time rather than a task's.  A
+    runner that does not support it (Dask) lets tasks run to their end.
+    """
+    if _halt is not None and _halt.is_set():
+        raise Halted
+
+
 class InlineRunner:
     """Runs every task in the calling process, one after the other."""
 
@@ -91,10 +112,19 @@ class InlineRunner:
         self, stage: Callable[[Job], Result], jobs: Iterable[Job], stop: threading.Event
     ) -> Iterator[tuple[Job, Result]]:
         """Call ``stage`` on each job in turn until ``stop`` is set."""
-        for job in jobs:
-            if stop.is_set():
-                return
-            yield job, stage(job)
+        global _halt
+        _halt = stop
+        try:
+            for job in jobs:
+                if stop.is_set():
+                    return
+                try:
+                    result = stage(job)
+                except Halted:
+                    return
+                yield job, result
+        finally:
+            _halt = None
 
     def close(self) -> None:
         """Nothing to release."""
@@ -114,12 +144,16 @@ class LocalRunner:
         """A pool of ``workers`` processes (default: every core), started on first use."""
         self.workers = workers or os.cpu_count() or 1
         self._pool: ProcessPoolExecutor | None = None
+        self._context = multiprocessing.get_context("spawn")
+        self._halt = self._context.Event()
 
     def _executor(self) -> ProcessPoolExecutor:
         if self._pool is None:
-            context = multiprocessing.get_context("spawn")
             self._pool = ProcessPoolExecutor(
-                self.workers, mp_context=context, initializer=_worker_init, initargs=(os.getpid(),)
+                self.workers,
+                mp_context=self._context,
+                initializer=_worker_init,
+                initargs=(os.getpid(), self._halt),
             )
         return self._pool
 
@@ -128,6 +162,7 @@ class LocalRunner:
     ) -> Iterator[tuple[Job, Result]]:
         """Submit jobs as workers free up; yield each finished one."""
         pool = self._executor()
+        self._halt.clear()
         queue = iter(jobs)
         running: dict[Future, Job] = {}
         exhausted = False
@@ -141,10 +176,16 @@ class LocalRunner:
                     running[pool.submit(stage, job)] = job
                 if not running:
                     return
+                if stop.is_set():
+                    self._halt.set()
                 finished, _ = wait(list(running), timeout=POLL_SECONDS, return_when=FIRST_COMPLETED)
                 for future in finished:
                     job = running.pop(future)
-                    yield job, future.result()
+                    try:
+                        result = future.result()
+                    except Halted:
+                        continue
+                    yield job, result
         finally:
             for future in running:
                 future.cancel()
@@ -175,10 +216,13 @@ def keep_freed_memory() -> None:
     libc.mallopt(m_trim_threshold, 1 << 30)
 
 
-def _worker_init(parent: int) -> None:
-    """A worker ends with its parent (``bbcore.lifeline``), ignores Ctrl-C and keeps freed memory."""
+def _worker_init(parent: int, halt) -> None:
+    """A worker ends with its parent (``bbcore.lifeline``), ignores Ctrl-C, keeps freed memory,
+    and watches ``halt`` (``check_halt``)."""
+    global _halt
     from bbcore.lifeline import die_with_parent
 
     die_with_parent(parent)
+    _halt = halt
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     keep_freed_memory()

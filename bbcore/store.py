@@ -50,7 +50,17 @@ from bbcore import sql
 from bbcore.config import Config
 from bbcore.rays import STAT_FIELDS
 
-db = SqliteDatabase(None)
+
+class StoreDatabase(SqliteDatabase):
+    """peewee's SqliteDatabase, whose new connections also get ``opened.shims`` (read-only files)."""
+
+    def _add_conn_hooks(self, conn) -> None:
+        for statement in opened.shims:  # before the pragmas: query_only refuses them
+            conn.execute(statement)
+        super()._add_conn_hooks(conn)
+
+
+db = StoreDatabase(None)
 
 BUSY_TIMEOUT_MS = 5000
 PRAGMAS = {
@@ -325,16 +335,43 @@ def _upgrade_indexes() -> None:
             db.execute_sql(sql.drop_index(name))
 
 
+ADDED_COLUMNS = (
+    ("store", "TEXT NOT NULL DEFAULT 'full'", "'full'"),
+    ("shards", "INTEGER", "NULL"),
+    ("shard_root", "TEXT", "NULL"),
+)
+"""Columns of Configurations newer than some databases: name, definition, the value they stand for."""
+
+
 def _upgrade_columns() -> None:
     """Add the columns a database made before them lacks (its configurations are full stores)."""
     present = {column.name for column in db.get_columns("Configurations")}
-    for name, definition in (
-        ("store", "TEXT NOT NULL DEFAULT 'full'"),
-        ("shards", "INTEGER"),
-        ("shard_root", "TEXT"),
-    ):
+    for name, definition, _ in ADDED_COLUMNS:
         if name not in present:
             db.execute_sql(sql.add_column("Configurations", name, definition))
+
+
+def read_only_shims() -> tuple[str, ...]:
+    """What a read-only connection to an older file needs, in its own temporary schema.
+
+    A file made by an older bbtui lacks newer tables and columns, and a file
+    that cannot be written cannot be upgraded.  Temporary objects shadow the
+    file's for every unqualified name: an empty temporary table stands for a
+    missing one (no book, no compact store), and a temporary view of
+    Configurations adds the missing columns with the values they stand for
+    (``'full'``: such files hold full stores only).  Nothing touches the file.
+    """
+    shims = []
+    for model in MODELS:
+        if not db.table_exists(model._meta.table_name):
+            statement, _ = model._schema._create_table(safe=True, temporary=True).query()
+            shims.append(statement)
+    present = {column.name for column in db.get_columns("Configurations")}
+    missing = [(name, value) for name, _, value in ADDED_COLUMNS if name not in present]
+    if missing:
+        extra = ", ".join(f'{value} AS "{name}"' for name, value in missing)
+        shims.append(f'CREATE TEMP VIEW "Configurations" AS SELECT *, {extra} FROM main."Configurations"')
+    return tuple(shims)
 
 
 def default_path() -> Path:
@@ -439,6 +476,7 @@ class OpenState:
 
     path: Path | None = None
     read_only: bool = False
+    shims: tuple[str, ...] = ()  # read_only_shims(), run by every new connection
 
 
 opened = OpenState()
@@ -499,14 +537,16 @@ def open_database(
         db.init(read_only_uri(path), pragmas=READ_PRAGMAS, check_same_thread=False, uri=True)
     else:
         db.init(str(path), pragmas={**PRAGMAS, **(pragmas or {})}, check_same_thread=False)
-    opened.path, opened.read_only = path, read_only
+    opened.path, opened.read_only, opened.shims = path, read_only, ()
     try:
         db.connect()
         if read_only:
             if not db.table_exists(Configuration._meta.table_name):
                 raise StoreError(f"{path} is not a bbtui database (no Configurations table)")
-            if "store" not in {column.name for column in db.get_columns("Configurations")}:
-                raise StoreError(f"{path} was made by an older bbtui: open it once writable to upgrade it")
+            opened.shims = read_only_shims()
+            if opened.shims:  # every connection, this one included, gets them (StoreDatabase)
+                db.close()
+                db.connect()
         else:
             db.create_tables(MODELS, safe=True)
             _upgrade_columns()
@@ -543,7 +583,7 @@ def close_database() -> None:
     path, read_only = opened.path, opened.read_only
     if not db.is_closed():
         db.close()
-    opened.path, opened.read_only = None, False
+    opened.path, opened.read_only, opened.shims = None, False, ()
     if path is not None and not read_only:
         finish_file(path)
 

@@ -38,7 +38,7 @@ from bbcore.cluster import cluster_address
 from bbcore.compact import default_shard_root, forget_shards
 from bbcore.config import Config, ConfigError, parse_config
 from bbcore.engine import kernels_cached
-from bbcore.explore import RANGE_SIZE, ExploreError, Progress, default_store, exploration_lock, explore
+from bbcore.explore import ExploreError, Progress, default_store, exploration_lock, explore
 from bbcore.feasibility import refusal
 from bbcore.queries import config_state
 from bbcore.store import (
@@ -105,7 +105,7 @@ class BlackBoxApp(App[None]):
         config: Config | None = None,
         *,
         workers: int | None = None,
-        range_size: int = RANGE_SIZE,
+        range_size: int | None = None,
         cluster: str | None = None,
     ) -> None:
         """Open the database (StoreError if unusable) and select ``config``.
@@ -317,14 +317,21 @@ class BlackBoxApp(App[None]):
 
     # -- the exploration -----------------------------------------------------
 
-    def start_exploration(self, config: Config, *, restart: bool = False) -> None:
-        """Explore ``config`` (resuming it), from scratch when ``restart``."""
+    def start_exploration(self, config: Config, *, restart: bool = False, store: str | None = None) -> None:
+        """Explore ``config`` (resuming it), from scratch when ``restart``.
+
+        ``store`` (full or compact, None for the default) applies to a run
+        that starts from nothing; a configuration being resumed keeps its own.
+        """
         if self.refuse_read_only():
             return
         if self.exploring is not None:
             self.notify(f"{self.exploring} is being explored: pause it first (p).", severity="warning")
             return
-        refused = self.exploration_refusal(config, restart=restart)
+        state = config_state(config)
+        if not restart and (state.done or state.complete):
+            store = None
+        refused = self.exploration_refusal(config, restart=restart, store=store)
         if refused:
             self.notify(refused, title="Exploration", severity="error", timeout=15)
             return
@@ -336,26 +343,29 @@ class BlackBoxApp(App[None]):
         self.loading = "loading the engine" if kernels_cached() else "compiling the engine, first run only"
         self.exploring = config
         self.progress = None
-        self.run_exploration(config, self.stop_event, restart)
+        self.run_exploration(config, self.stop_event, restart, store)
 
-    def exploration_refusal(self, config: Config, *, restart: bool = False) -> str | None:
+    def exploration_refusal(
+        self, config: Config, *, restart: bool = False, store: str | None = None
+    ) -> str | None:
         """Why exploring ``config`` here cannot finish (one line), or None (``bbcore.feasibility``).
 
         The library refuses too; asking first keeps the line out of the
         run's error path and lets the Explore screen say it as you type.
         The TUI has no force: that is ``bbcore explore CONFIG --force``.
         """
-        row = None if restart else config_row(config)
+        state = config_state(config)
+        started = not restart and (state.done > 0 or state.complete)
         if self.cluster:
-            store = COMPACT
+            mode = COMPACT
         else:
-            store = row.store if row is not None else default_store(config)
+            mode = state.store if started else store or default_store(config)
         return refusal(
             config,
             self.db_path,
-            store=store,
+            store=mode,
             workers=self.explore_workers,
-            done=config_state(config).done if row is not None else 0,
+            done=state.done if started else 0,
             brief=True,
         )
 
@@ -365,7 +375,9 @@ class BlackBoxApp(App[None]):
             self.stop_event.set()
 
     @work(thread=True, exclusive=True, group="exploration")
-    def run_exploration(self, config: Config, stop: threading.Event, restart: bool) -> None:
+    def run_exploration(
+        self, config: Config, stop: threading.Event, restart: bool, store: str | None = None
+    ) -> None:
         """Drive ``bbcore.explore`` in a thread; report through messages."""
         runner = None
         try:
@@ -388,7 +400,7 @@ class BlackBoxApp(App[None]):
                 workers=runner.workers if runner else self.explore_workers,
                 stop=stop,
                 range_size=None if runner else self.range_size,
-                store=COMPACT if runner else None,
+                store=COMPACT if runner else store,
                 runner=runner,
                 progress=lambda p: self.post_message(ExplorationProgress(p)),
             )
@@ -412,7 +424,8 @@ class BlackBoxApp(App[None]):
 
     def forget(self, config: Config) -> None:
         """Delete everything stored about ``config``, as ``bbcore reset`` does (its rows,
-        spectral groups, books and its own indexes), under its lock (in the worker thread)."""
+        spectral groups, books, its own indexes and a compact run's shard files), under its
+        lock (in the worker thread)."""
         with exploration_lock(self.db_path, config):
             row = config_row(config)
             reset_config(config)

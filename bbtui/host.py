@@ -42,10 +42,12 @@ class Host(Protocol):
     def action_groups(self) -> None:
         """The Groups screen of the app's configuration."""
 
-    def start_exploration(self, config: Config, *, restart: bool = False) -> None:
+    def start_exploration(self, config: Config, *, restart: bool = False, store: str | None = None) -> None:
         """Explore (or resume, or restart) a configuration in a worker."""
 
-    def exploration_refusal(self, config: Config, *, restart: bool = False) -> str | None:
+    def exploration_refusal(
+        self, config: Config, *, restart: bool = False, store: str | None = None
+    ) -> str | None:
         """Why a run cannot start now, in one line, or None."""
 
     def pause_exploration(self) -> None:

@@ -9,6 +9,7 @@ the installed one.
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 import signal
@@ -19,6 +20,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 ENV = dict(os.environ, PYTHONPATH=str(ROOT))
+PR_SET_PDEATHSIG = 1
 
 
 def session_alive(session: int) -> list[int]:
@@ -34,6 +36,15 @@ def session_alive(session: int) -> list[int]:
             if int(fields[3]) == session and fields[0] != "Z":
                 found.append(int(entry.name))
     return found
+
+
+def die_with_this_process() -> None:
+    """In the child, before exec: the kernel kills it when the test process dies, even by SIGKILL.
+
+    The fixture stops the cluster in any case; this covers a test run that is
+    itself killed (``PR_SET_PDEATHSIG`` survives exec).
+    """
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
 
 
 class LocalDask:
@@ -70,6 +81,7 @@ class LocalDask:
             stderr=log,
             env=ENV,
             start_new_session=True,
+            preexec_fn=die_with_this_process,
         )
         self.processes.append(process)
         return process

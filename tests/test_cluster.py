@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import os
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -24,6 +25,7 @@ from bbcore import cluster as cluster_module
 from bbcore.cluster import ClusterError, DaskRunner, cluster_address
 from bbcore.config import Config
 from bbcore.explore import COMPLETE, PAUSED, ExploreError, explore
+from bbcore.store import open_database
 
 ROOT = Path(__file__).resolve().parent.parent
 ENV = dict(os.environ, PYTHONPATH=str(ROOT))
@@ -134,6 +136,18 @@ def compact_tables(path: Path, ranges: bool = True) -> dict[str, list[tuple]]:
             'SELECT SUM(nb_mol) FROM "ExploredRanges" WHERE config = ?', (CONFIG.name,)
         ).fetchall()
         return found
+
+
+def traced(path: Path) -> int:
+    """Molecules of CONFIG recorded as traced so far (0 before the tables exist)."""
+    try:
+        with sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5) as connection:
+            row = connection.execute(
+                'SELECT SUM(nb_mol) FROM "ExploredRanges" WHERE config = ?', (CONFIG.name,)
+            ).fetchone()
+            return row[0] or 0
+    except sqlite3.Error:
+        return 0
 
 
 @pytest.fixture(scope="module")
@@ -272,6 +286,54 @@ def test_reset_deletes_the_shard_files_where_they_are(tmp_path):
     )
     assert result.returncode == 0, result.stderr
     assert not (shards / CONFIG.name).exists()
+
+
+def test_a_lost_scheduler_is_one_line_and_the_run_resumes_on_another(local_run, tmp_path, monkeypatch):
+    monkeypatch.setattr(cluster_module, "CONNECT_SECONDS", 2)
+    path, shards = tmp_path / "db.sqlite", tmp_path / "shared"
+    cluster = LocalDask(tmp_path / "dask")
+    outcome = {}
+
+    def run() -> None:
+        runner = DaskRunner(cluster.address, shards)
+        try:
+            outcome["status"] = explore(
+                CONFIG, path, store="compact", runner=runner, shard_root=shards, range_size=SMALL_RANGES
+            )
+        except ExploreError as error:
+            outcome["error"] = str(error)
+        finally:
+            runner.close()
+
+    thread = threading.Thread(target=run)
+    try:
+        thread.start()
+        deadline = time.monotonic() + 120
+        while not traced(path):
+            assert thread.is_alive() and time.monotonic() < deadline, outcome
+            time.sleep(0.02)
+        os.killpg(cluster.scheduler.pid, signal.SIGKILL)
+        thread.join(60)
+        assert not thread.is_alive()
+    finally:
+        cluster.close()
+    assert outcome["error"] == (
+        f"lost the Dask scheduler at {cluster.address}: what was recorded is kept, and the same command "
+        "resumes once the scheduler is back"
+    )
+    again = LocalDask(tmp_path / "again")
+    # The first run's thread pointed bbcore's database here; this thread's own
+    # connection may still be on the module's local run: reopen it here.
+    open_database(path)
+    try:
+        runner = DaskRunner(again.address, shards)
+        try:
+            assert explore(CONFIG, path, runner=runner, range_size=SMALL_RANGES) == COMPLETE
+        finally:
+            runner.close()
+    finally:
+        again.close()
+    assert compact_tables(path, ranges=False) == compact_tables(local_run, ranges=False)
 
 
 # -- the TUI ---------------------------------------------------------------------------

@@ -146,6 +146,24 @@ def test_a_file_left_in_wal_mode_is_read_with_immutable(finished: Path, home: Pa
     assert digest(path.parent) == before
 
 
+def test_an_older_file_is_read_as_it_is(finished: Path, home: Path, tmp_path: Path) -> None:
+    """A file made before the compact store (no store columns, no compact tables) cannot be upgraded
+    read-only: temporary tables and a view in the reader's own connection stand in for them."""
+    older = tmp_path / "older.sqlite"
+    shutil.copy(finished, older)
+    connection = sqlite3.connect(older)
+    for column in ("store", "shards", "shard_root"):
+        connection.execute(f'ALTER TABLE Configurations DROP COLUMN "{column}"')
+    for table in ("SpectrumMolecules", "Profiles", "GroupedShards"):
+        connection.execute(f'DROP TABLE "{table}"')
+    connection.commit()
+    connection.close()
+    path = shared_copy(older, tmp_path / "shared")
+    before = digest(path.parent)
+    run_readers(path, home)
+    assert digest(path.parent) == before
+
+
 def test_a_read_only_file_in_a_writable_folder(finished: Path, home: Path, tmp_path: Path) -> None:
     """The issue's second case: readers work, a new configuration is refused in one line."""
     path = shared_copy(finished, tmp_path / "colleague", folder_writable=True)

@@ -150,8 +150,12 @@ async def test_explore_to_completion_then_open_the_groups(tmp_path: Path) -> Non
         # No dialog takes the keyboard: the panel says it, and g opens the groups.
         assert isinstance(app.screen, ExploreScreen)
         table = app.screen.query_one("#configs", DataTable)
-        assert [column.label.plain for column in table.columns.values()][3:] == ["families", "spectra"]
-        assert table.get_row("A3_B4")[2:] == ["complete", "1", "4"]
+        assert [column.label.plain for column in table.columns.values()][3:] == [
+            "store",
+            "families",
+            "spectra",
+        ]
+        assert table.get_row("A3_B4")[2:] == ["complete", "full", "1", "4"]
         assert str(app.screen.query_one("#phase", Label).render()) == (
             "A3_B4 is explored: 4 ambiguous spectra in 1 family; g opens them."
         )
@@ -229,14 +233,14 @@ async def test_restart_says_it_is_deleting_drops_the_indexes_and_a_pause_then_st
         screen = app.screen
         table = screen.query_one("#configs", DataTable)
         # The phase and the true counts: not "complete 1 4", not "No exploration running".
-        assert table.get_row("A3_B4")[2:] == ["deleting...", "-", "-"]
+        assert table.get_row("A3_B4")[2:] == ["deleting...", "full", "-", "-"]
         assert str(screen.query_one("#phase", Label).render()) == "A3_B4: deleting the stored rows..."
         await pilot.press("p")
         assert "the run will not start" in str(screen.query_one("#phase", Label).render())
         release.set()
         await wait_for(pilot, lambda: app.exploring is None)
         await pilot.pause(0.2)
-        assert table.get_row("A3_B4")[1:] == ["560", "not started", "-", "-"]
+        assert table.get_row("A3_B4")[1:] == ["560", "not started", "-", "-", "-"]
         assert "A3_B4 is not explored yet" in str(screen.query_one("#phase", Label).render())
     # Restart is bbcore's reset: the rows and the configuration's own indexes are gone.
     assert molecule_rows(path, "A3_B4") == [] and config_indexes(path, "A3_B4") == []

@@ -19,8 +19,9 @@ from textual.widgets import DataTable, Footer, Header, Input, Label
 from textual.widgets.data_table import RowDoesNotExist
 
 from bbcore.config import Config, parse_config, validation_error
-from bbcore.explore import Progress
+from bbcore.explore import COMPACT_ABOVE, Progress
 from bbcore.queries import ConfigState, config_state, config_states
+from bbcore.store import COMPACT, FULL
 from bbcore.words import article
 from bbtui.host import Host, host
 from bbtui.screens.confirm import ConfirmScreen
@@ -31,9 +32,24 @@ COLUMNS = (
     ("config", "configuration"),
     ("molecules", "molecules"),
     ("state", "state"),
+    ("store", "store"),
     ("families", "families"),
     ("ambiguous", "spectra"),
 )
+
+
+AUTO = "auto"
+STORE_CHOICES = (AUTO, FULL, COMPACT)
+
+
+def store_line(choice: str) -> str:
+    """What the store choice means, on one line."""
+    meaning = {
+        AUTO: f"full up to {COMPACT_ABOVE:,} molecules, compact above",
+        FULL: "a row per molecule",
+        COMPACT: "only the spectral groups and the report; molecules computed from their numbers",
+    }[choice]
+    return f"New runs store: {choice} ({meaning}); c changes it. A run being resumed keeps its store."
 
 
 INPUT_HINT = (
@@ -53,6 +69,7 @@ class ExploreScreen(Screen):
         Binding("p", "pause", "Pause"),
         Binding("r", "restart", "Restart"),
         Binding("n", "new", "New"),
+        Binding("c", "store", "Store", tooltip="How a new run stores its result: auto, full or compact"),
         Binding("escape", "leave_input", "Table", show=False),
     ]
 
@@ -60,6 +77,7 @@ class ExploreScreen(Screen):
         """The screen; the table is filled on mount."""
         super().__init__()
         self.states: dict[str, ConfigState] = {}
+        self.store_choice = AUTO
 
     @property
     def bb_app(self) -> Host:
@@ -88,6 +106,7 @@ class ExploreScreen(Screen):
                 validators=[ConfigValidator()],
             )
             yield Label(INPUT_HINT, id="config-message")
+            yield Label(store_line(AUTO), id="store-choice")
             yield ExplorationPanel()
         yield Footer(compact=True)
 
@@ -129,7 +148,8 @@ class ExploreScreen(Screen):
         """The table cells of a configuration."""
         groups = f"{state.families:,}" if state.complete else "-"
         ambiguous = f"{state.ambiguous:,}" if state.complete else "-"
-        return state.config.name, f"{state.total:,}", state.label, groups, ambiguous
+        store = state.store if state.done or state.complete else "-"
+        return state.config.name, f"{state.total:,}", state.label, store, groups, ambiguous
 
     @property
     def selected(self) -> Config | None:
@@ -229,6 +249,16 @@ class ExploreScreen(Screen):
             event.stop()
             self.bb_app.refuse_read_only()
 
+    @property
+    def chosen_store(self) -> str | None:
+        """The store a new run asks for (None: bbcore's default for its size)."""
+        return None if self.store_choice == AUTO else self.store_choice
+
+    def action_store(self) -> None:
+        """Cycle the store of new runs: auto, full, compact."""
+        self.store_choice = STORE_CHOICES[(STORE_CHOICES.index(self.store_choice) + 1) % len(STORE_CHOICES)]
+        self.query_one("#store-choice", Label).update(store_line(self.store_choice))
+
     def action_new(self) -> None:
         """Type a new configuration."""
         self.query_one("#new-config", Input).focus()
@@ -267,7 +297,7 @@ class ExploreScreen(Screen):
             self.bb_app.config = config
             self.bb_app.offer_groups(config)
             return
-        self.bb_app.start_exploration(config)
+        self.bb_app.start_exploration(config, store=self.chosen_store)
 
     def action_pause(self) -> None:
         """Pause the run (its progress is kept; s resumes)."""
@@ -294,7 +324,7 @@ class ExploreScreen(Screen):
 
         def answered(yes: bool | None) -> None:
             if yes:
-                self.bb_app.start_exploration(config, restart=True)
+                self.bb_app.start_exploration(config, restart=True, store=self.chosen_store)
 
         self.app.push_screen(ConfirmScreen(question, yes="Restart", no="Cancel"), answered)
 

@@ -28,7 +28,11 @@ PHASES = {
     "exploring": "exploring",
     "spectrums": "building the spectral groups",
     "deleting": "deleting the stored rows",
+    "tracing": "tracing (compact store)",
+    "grouping": "grouping the shards into spectral groups",
 }
+TIMED_PHASES = ("exploring", "tracing")
+"""Phases counted in molecules, with a rate and an ETA."""
 
 
 class RateMeter:
@@ -53,7 +57,7 @@ class RateMeter:
 
     def add(self, progress: Progress) -> None:
         """Take a report of the run (exploring reports only)."""
-        if progress.phase != "exploring" or progress.done <= self.stored:
+        if progress.phase not in TIMED_PHASES or progress.done <= self.stored:
             return  # still loading: nothing stored by this run yet
         self.samples.append((progress.elapsed, progress.done))
         while len(self.samples) > 2 and progress.elapsed - self.samples[1][0] >= self.WINDOW:
@@ -91,14 +95,16 @@ def progress_figures(progress: Progress, since: float = 0.0, meter: RateMeter | 
     ``meter``'s (smoothed; "measuring" until known); a paused run shows its
     average rate; the grouping (``spectrums``) its own rate and ETA.
     """
-    figures = [f"{progress.done:,} / {progress.total:,} molecules"]
-    if progress.phase == "exploring":
+    figures = [f"{progress.done:,} / {progress.total:,} {progress.unit}"]
+    if progress.phase in TIMED_PHASES:
         rate = meter.rate if meter is not None else (progress.rate or None)
         figures.append("measuring the rate" if rate is None else f"{rate:,.0f} mol/s")
-    elif progress.phase == "paused" or (progress.phase == "spectrums" and progress.rate > 0):
+    elif (progress.phase == "paused" and progress.unit == "molecules") or (
+        progress.phase == "spectrums" and progress.rate > 0
+    ):
         figures.append(f"{progress.rate:,.0f} mol/s")  # spectrums: the grouping's own rate
     figures.append(f"elapsed {duration(progress.elapsed + since)}")
-    if progress.phase == "exploring":
+    if progress.phase in TIMED_PHASES:
         eta = meter.eta(progress) if meter is not None else progress.eta
         if eta is not None:
             figures.append(f"ETA {duration(max(0.0, eta - since))}")
