@@ -83,7 +83,7 @@ SEED = 14
 """The default seed of the samples: the same molecules every time, unless ``--seed``."""
 LISTED = 20
 """Differences kept, per check."""
-FAMILY_BATCH = 1 << 16
+FAMILY_BATCH = 8192
 """Numbers per batch of the families check (whole enantiomer groups are read at once)."""
 ROWS_PER_QUERY = 500
 """Numbers per ``IN (...)`` look-up of sampled rows."""
@@ -92,7 +92,7 @@ CHECKS = ("integrity", "configuration", "count", "groups", "families", "engine",
 COMPACT_CHECKS = ("integrity", "configuration", "count", "groups", "members", "engine", "reference")
 """The checks of a compact store, in order."""
 
-ProgressCallback = Callable[[str, int, int], None]
+CheckProgressCallback = Callable[[str, int, int], None]
 """Called with (check, done, total) while a check runs."""
 
 
@@ -190,7 +190,7 @@ def check(
     everything: bool = False,
     reference: int = REFERENCE_SAMPLE,
     seed: int = SEED,
-    progress: ProgressCallback | None = None,
+    progress: CheckProgressCallback | None = None,
 ) -> CheckReport:
     """Run every check on ``config`` in the open database; raises CheckError if it cannot be checked."""
     progress = progress or _quiet
@@ -235,7 +235,7 @@ def check(
 # -- the checks -------------------------------------------------------------------
 
 
-def check_integrity(progress: ProgressCallback) -> CheckResult:
+def check_integrity(progress: CheckProgressCallback) -> CheckResult:
     """SQLite's ``integrity_check`` of the whole file (every configuration in it)."""
     result = CheckResult("integrity", "SQLite's integrity_check of the whole file")
     connection = db.connection()
@@ -299,7 +299,7 @@ def check_count(config: Config) -> CheckResult:
     return result
 
 
-def check_groups(config: Config, progress: ProgressCallback) -> CheckResult:
+def check_groups(config: Config, progress: CheckProgressCallback) -> CheckResult:
     """Every ambiguous spectrum's Spectrums row, and its nb_mol, transform and canonical number."""
     result = CheckResult("groups")
     progress("groups", 0, 1)
@@ -329,7 +329,7 @@ def check_groups(config: Config, progress: ProgressCallback) -> CheckResult:
     return result
 
 
-def check_families(config: Config, progress: ProgressCallback) -> CheckResult:
+def check_families(config: Config, progress: CheckProgressCallback) -> CheckResult:
     """Every molecule against its enantiomer group: canonical, transform, board, spectrum, members."""
     result = CheckResult(
         "families", f"{config.nb_mol:,} molecules: canonical, transform, board, spectrum by symmetry, members"
@@ -337,15 +337,20 @@ def check_families(config: Config, progress: ProgressCallback) -> CheckResult:
     table = binomial_table(config)
     _, source, inverse = engine._symmetry_tables(config.width)
     query = sql.molecules_by_canonical(config)
+    # Progress counts rows read: canonical molecules crowd the low numbers (A4_B8's
+    # first 8,192 numbers hold 59,000 molecules), so numbers would run unevenly.
+    done, total = 0, config.nb_mol
+    progress("families", 0, total)
     for start in range(1, config.nb_mol + 1, FAMILY_BATCH):
         stop = min(start + FAMILY_BATCH, config.nb_mol + 1)
-        _check_family_batch(config, start, stop, table, source, inverse, query, result)
-        progress("families", stop - 1, config.nb_mol)
+        done += _check_family_batch(config, start, stop, table, source, inverse, query, result)
+        progress("families", min(done, total - 1), total)
+    progress("families", total, total)
     return result
 
 
-def _check_family_batch(config, start, stop, table, source, inverse, query, result: CheckResult) -> None:
-    """The groups whose canonical number is in start..stop-1."""
+def _check_family_batch(config, start, stop, table, source, inverse, query, result: CheckResult) -> int:
+    """The groups whose canonical number is in start..stop-1; returns the rows read."""
     atoms = atoms_of_range(config, start, stop)
     own = np.arange(start, stop, dtype=np.int64)
     images = image_numbers(config, atoms, table)
@@ -410,13 +415,15 @@ def _check_family_batch(config, start, stop, table, source, inverse, query, resu
     canon_row = np.array([by_number.get(int(c), -1) for c in stored_canonical[good].tolist()], dtype=np.int64)
     good, canon_row = good[canon_row >= 0], canon_row[canon_row >= 0]
     if not len(good):
-        return
+        return len(rows)
     spectra = [rows[i][4] for i in range(len(rows))]
     partner, valid = partners(config, spectra)
     for i in np.nonzero(~valid)[0].tolist():
         result.add(Difference(int(number[i]), "spectrum", repr(spectra[i]), "a well-formed spectrum"))
     usable = valid[good] & valid[canon_row]
     good, canon_row = good[usable], canon_row[usable]
+    if not len(good):
+        return len(rows)
     t = stored_transform[good]
     moved = partner[canon_row[:, None], source[t]]
     moved = np.where(moved >= 0, inverse[t[:, None], np.maximum(moved, 0)], moved)
@@ -435,6 +442,7 @@ def _check_family_batch(config, start, stop, table, source, inverse, query, resu
                 f"{computed!r} (molecule {c:,}'s stored spectrum by {TRANSFORM_NAMES[int(t[k])]})",
             )
         )
+    return len(rows)
 
 
 def images_first_transform(images: np.ndarray, number: int) -> int:
@@ -564,7 +572,7 @@ def check_sample(
     numbers: list[int],
     compute: Callable[[Config, list[int]], dict[int, tuple]],
     judge: Judge,
-    progress: ProgressCallback,
+    progress: CheckProgressCallback,
 ) -> CheckResult:
     """Re-trace ``numbers`` with ``compute`` (the engine or rays.py) and let the store answer for them."""
     how = "the engine" if name == "engine" else "the reference rays.py"
@@ -664,7 +672,7 @@ class CompactJudge(Judge):
             result.add(Difference(None, "molecules in Profiles", f"{counted:,}", f"{config.nb_mol:,}"))
         return result
 
-    def check_groups(self, progress: ProgressCallback) -> CheckResult:
+    def check_groups(self, progress: CheckProgressCallback) -> CheckResult:
         """Each Spectrums row against its molecules: nb_mol, transform, canonical number."""
         config = self.config
         result = CheckResult(
@@ -707,7 +715,7 @@ class CompactJudge(Judge):
         progress("groups", 1, 1)
         return result
 
-    def check_members(self, progress: ProgressCallback) -> CheckResult:
+    def check_members(self, progress: CheckProgressCallback) -> CheckResult:
         """Every stored molecule of a spectral group, re-traced by the engine, has the group's spectrum."""
         numbers = sorted(self.member_of)
         result = CheckResult(

@@ -19,7 +19,7 @@ process, the client, writes the SQLite database as a local run does.
   time, taken lazily from the jobs: A10_B13's ranges are never listed, and
   a pause drops the queue at once.  Tasks already running when the run
   stops finish on their workers and their results are dropped; the next run
-  does them again.
+  does them again (a late one writes the very files the next run writes).
 - **Checked first.** Before any task, every worker must import this bbcore
   at this version and see the shard folder (a file written here is looked
   for there), else one line says which worker does not.

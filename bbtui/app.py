@@ -1,8 +1,9 @@
 """bbtui: the Textual face of the Black Box explorer.
 
-``bbtui [--db PATH] [CONFIG]`` opens the app on a database (``--db``, else
-``$BBTUI_DB``, else ``~/.local/share/bbtui/blackbox.sqlite``), with CONFIG
-(``A4_B8``) selected.  The app owns the one exploration that may run at a
+``bbtui [--db PATH] [--cluster ADDRESS] [CONFIG]`` opens the app on a database
+(``--db``, else ``$BBTUI_DB``, else ``~/.local/share/bbtui/blackbox.sqlite``),
+with CONFIG (``A4_B8``) selected; with ``--cluster`` (or ``$BBTUI_CLUSTER``)
+its runs go to that Dask scheduler (``bbcore.cluster``).  The app owns the one exploration that may run at a
 time: a thread worker drives ``bbcore.explore.explore`` with a stop event
 and posts its progress as messages, so every screen stays usable during a
 run and ``ctrl+q`` pauses the run cleanly before quitting.  A database this user
@@ -172,7 +173,7 @@ class BlackBoxApp(App[None]):
     def home_subtitle(self) -> str:
         """The header's second part when nothing runs: the file, and why exploring is off."""
         if self.read_only:
-            return f"{self.db_path} · read-only: exploring is off (copy the file, or bbtui --db another path)"
+            return f"{self.db_path} · read-only: exploring off (copy it, or --db another file)"
         return str(self.db_path)
 
     def refuse_read_only(self) -> bool:
@@ -500,7 +501,7 @@ class BlackBoxApp(App[None]):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The command line: ``bbtui [--db PATH] [CONFIG]``."""
+    """The command line: ``bbtui [--db PATH] [--cluster ADDRESS] [CONFIG]``."""
     parser = argparse.ArgumentParser(
         prog="bbtui",
         description="Explore the Black Box deduction game: run exhaustive explorations, browse "

@@ -70,29 +70,36 @@ class LocalDask:
         self.address = json.loads(scheduler_file.read_text())["address"]
         assert self.address.startswith("tcp://127.0.0.1:")
         self.workers = {f"w{i}": self.add_worker(f"w{i}") for i in range(workers)}
-        self.wait_for_workers(workers)
+        if workers:
+            self.wait_for_workers(workers)
 
-    def _start(self, *args: str) -> subprocess.Popen:
+    def _start(self, *args: str, env: dict | None = None, prefix: tuple[str, ...] = ()) -> subprocess.Popen:
         log = open(self.folder / f"{args[0]}-{len(self.processes)}.log", "w")
         self.logs.append(log)
         process = subprocess.Popen(
-            [sys.executable, "-m", "dask", *args],
+            [*prefix, sys.executable, "-m", "dask", *args],
             stdout=subprocess.DEVNULL,
             stderr=log,
-            env=ENV,
+            env=env or ENV,
+            cwd=self.folder,  # python -m puts the folder first on sys.path: only PYTHONPATH decides
             start_new_session=True,
             preexec_fn=die_with_this_process,
         )
         self.processes.append(process)
         return process
 
-    def add_worker(self, name: str) -> subprocess.Popen:
-        """Start one more worker."""
-        return self._start(
+    def add_worker(
+        self, name: str, env: dict | None = None, prefix: tuple[str, ...] = ()
+    ) -> subprocess.Popen:
+        """Start one more worker (``env``: its environment; ``prefix``: a command that runs it)."""
+        process = self._start(
             "worker", self.address, "--host", "127.0.0.1", "--nthreads", "1", "--no-nanny",
             "--no-dashboard", "--name", name, "--death-timeout", "60",
-            "--local-directory", str(self.folder / name),
+            "--local-directory", str(self.folder / name), env=env, prefix=prefix,
         )  # fmt: skip
+        if hasattr(self, "workers"):
+            self.workers[name] = process
+        return process
 
     def kill_worker(self, name: str) -> None:
         """SIGKILL the worker called ``name``: a machine lost mid-run."""

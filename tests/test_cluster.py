@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import math
 import os
+import re
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -85,6 +87,37 @@ def test_an_unreachable_scheduler_is_one_line(tmp_path, monkeypatch):
     ) as error:
         DaskRunner("tcp://127.0.0.1:9", tmp_path)
     assert "\n" not in str(error.value)
+
+
+def test_workers_must_run_this_bbcore_and_see_the_shard_folder(tmp_path):
+    cluster = LocalDask(tmp_path / "dask", workers=0)
+    try:
+        # A worker importing another bbcore version (a copy with its version changed).
+        other = tmp_path / "other"
+        shutil.copytree(ROOT / "bbcore", other / "bbcore", ignore=shutil.ignore_patterns("__pycache__"))
+        init = other / "bbcore" / "__init__.py"
+        init.write_text(re.sub(r'__version__ = "[^"]*"', '__version__ = "0.0.0-other"', init.read_text()))
+        cluster.add_worker("stale", env=dict(ENV, PYTHONPATH=str(other)))
+        cluster.wait_for_workers(1)
+        with pytest.raises(
+            ClusterError, match=r"runs bbcore 0\.0\.0-other, this is .*: install the same version"
+        ):
+            DaskRunner(cluster.address, tmp_path / "shared")
+        cluster.kill_worker("stale")
+        # A worker on a machine where the folder is another one: its own mount namespace,
+        # a private tmpfs over the shard folder.
+        shared = tmp_path / "shared"
+        shared.mkdir(exist_ok=True)
+        unshare = shutil.which("unshare")
+        if unshare is None or os.geteuid() != 0:
+            pytest.skip("needs unshare and root to give a worker its own view of the folder")
+        mount = ("sh", "-c", f'mount -t tmpfs none "{shared}" && exec "$@"', "sh")
+        cluster.add_worker("elsewhere", prefix=(unshare, "--mount", "--propagation", "private", *mount))
+        cluster.wait_for_workers(1)
+        with pytest.raises(ClusterError, match=f"does not see {shared}: give --shards a folder that every"):
+            DaskRunner(cluster.address, shared)
+    finally:
+        cluster.close()
 
 
 def test_the_address_comes_from_the_option_else_the_environment(monkeypatch):

@@ -195,7 +195,7 @@ def test_the_tui_browses_a_read_only_file(finished: Path, home: Path, tmp_path: 
     assert result.returncode == 0, result.stderr[-2000:]
     found = dict(line.split(" ", 1) for line in result.stdout.splitlines())
     assert found["read_only"] == "True"
-    assert "read-only: exploring is off" in found["subtitle"]
+    assert "read-only: exploring off" in found["subtitle"]
     assert found["start_key"] == "None" and found["restart_key"] == "None"  # dimmed: off
     assert f"{path} is read-only" in found["s_says"] and "copy it" in found["s_says"]
     assert found["exploring_after_s"] == "None"

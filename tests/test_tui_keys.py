@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from test_tui_browse import wait_for
+from pilot import wait_for
 from textual.pilot import Pilot
 from textual.screen import Screen
 from textual.widgets import Footer

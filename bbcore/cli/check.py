@@ -31,6 +31,7 @@ LABELS = {
     "engine": "engine sample",
     "reference": "reference sample",
 }
+WIDTH = max(len(label) for label in LABELS.values())
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -100,7 +101,7 @@ class CheckProgress:
         eta = elapsed * (1 - fraction) / fraction if 0 < fraction < 1 else None
         figures = f"{done:,}/{total:,}" if total > 1 else ("done" if finished else "running")
         line = (
-            f"{self.config.name} check: {LABELS[name]:<18} [{'#' * filled}{'.' * (BAR - filled)}] "
+            f"{self.config.name} check: {LABELS[name]:<{WIDTH}} [{'#' * filled}{'.' * (BAR - filled)}] "
             f"{100 * fraction:3.0f}%  {figures}  elapsed {clock(now - self.started)}"
             + (f"  ETA {clock(eta)}" if eta is not None else "")
         )
@@ -145,7 +146,7 @@ def report_text(report: check.CheckReport, path: str) -> str:
     lines = [f"{config.name} in {path}: {config.nb_mol:,} molecules, checked in {report.seconds:.1f} s"]
     for result in report.results:
         mark = "ok  " if result.ok else "FAIL"
-        lines.append(f"  {mark} {LABELS[result.name]:<22} {result.covered}")
+        lines.append(f"  {mark} {LABELS[result.name]:<{WIDTH}} {result.covered}")
         for difference in result.differences:
             lines.append(f"         {difference.line()}")
         if result.count > len(result.differences):
