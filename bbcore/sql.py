@@ -220,6 +220,10 @@ def add_column(table: str, column: str, definition: str) -> str:
     return f'ALTER TABLE "{table}" ADD COLUMN "{column}" {definition}'
 
 
+INSERT_SPECTRUMS = (
+    'INSERT INTO "Spectrums" (config, spectrum, nb_mol, transform, canonical_number) VALUES (?, ?, ?, ?, ?)'
+)
+"""A compact store's ambiguous spectra, by ``executemany``."""
 INSERT_SPECTRUM_MOLECULES = 'INSERT INTO "SpectrumMolecules" (config, spectrum, number) VALUES (?, ?, ?)'
 """A compact store's molecules of its ambiguous spectra, by ``executemany``."""
 
