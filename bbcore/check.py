@@ -92,7 +92,7 @@ CHECKS = ("integrity", "configuration", "count", "groups", "families", "engine",
 COMPACT_CHECKS = ("integrity", "configuration", "count", "groups", "members", "engine", "reference")
 """The checks of a compact store, in order."""
 
-ProgressCallback = Callable[[str, int, int], None]
+CheckProgressCallback = Callable[[str, int, int], None]
 """Called with (check, done, total) while a check runs."""
 
 
@@ -190,7 +190,7 @@ def check(
     everything: bool = False,
     reference: int = REFERENCE_SAMPLE,
     seed: int = SEED,
-    progress: ProgressCallback | None = None,
+    progress: CheckProgressCallback | None = None,
 ) -> CheckReport:
     """Run every check on ``config`` in the open database; raises CheckError if it cannot be checked."""
     progress = progress or _quiet
@@ -235,7 +235,7 @@ def check(
 # -- the checks -------------------------------------------------------------------
 
 
-def check_integrity(progress: ProgressCallback) -> CheckResult:
+def check_integrity(progress: CheckProgressCallback) -> CheckResult:
     """SQLite's ``integrity_check`` of the whole file (every configuration in it)."""
     result = CheckResult("integrity", "SQLite's integrity_check of the whole file")
     connection = db.connection()
@@ -299,7 +299,7 @@ def check_count(config: Config) -> CheckResult:
     return result
 
 
-def check_groups(config: Config, progress: ProgressCallback) -> CheckResult:
+def check_groups(config: Config, progress: CheckProgressCallback) -> CheckResult:
     """Every ambiguous spectrum's Spectrums row, and its nb_mol, transform and canonical number."""
     result = CheckResult("groups")
     progress("groups", 0, 1)
@@ -329,7 +329,7 @@ def check_groups(config: Config, progress: ProgressCallback) -> CheckResult:
     return result
 
 
-def check_families(config: Config, progress: ProgressCallback) -> CheckResult:
+def check_families(config: Config, progress: CheckProgressCallback) -> CheckResult:
     """Every molecule against its enantiomer group: canonical, transform, board, spectrum, members."""
     result = CheckResult(
         "families", f"{config.nb_mol:,} molecules: canonical, transform, board, spectrum by symmetry, members"
@@ -572,7 +572,7 @@ def check_sample(
     numbers: list[int],
     compute: Callable[[Config, list[int]], dict[int, tuple]],
     judge: Judge,
-    progress: ProgressCallback,
+    progress: CheckProgressCallback,
 ) -> CheckResult:
     """Re-trace ``numbers`` with ``compute`` (the engine or rays.py) and let the store answer for them."""
     how = "the engine" if name == "engine" else "the reference rays.py"
@@ -672,7 +672,7 @@ class CompactJudge(Judge):
             result.add(Difference(None, "molecules in Profiles", f"{counted:,}", f"{config.nb_mol:,}"))
         return result
 
-    def check_groups(self, progress: ProgressCallback) -> CheckResult:
+    def check_groups(self, progress: CheckProgressCallback) -> CheckResult:
         """Each Spectrums row against its molecules: nb_mol, transform, canonical number."""
         config = self.config
         result = CheckResult(
@@ -715,7 +715,7 @@ class CompactJudge(Judge):
         progress("groups", 1, 1)
         return result
 
-    def check_members(self, progress: ProgressCallback) -> CheckResult:
+    def check_members(self, progress: CheckProgressCallback) -> CheckResult:
         """Every stored molecule of a spectral group, re-traced by the engine, has the group's spectrum."""
         numbers = sorted(self.member_of)
         result = CheckResult(

@@ -24,7 +24,7 @@ Glossary:
 - *record*: ``(key, number)`` of one canonical molecule, 16 bytes; the top
   bit of ``number`` (``SHARED``) says that two distinct images of the
   molecule may have the same spectrum (their hashes are equal);
-- *shard*: the records whose key starts with the same bits, in one folder of
+- *shard*: the records whose key ends with the same bits, in one folder of
   files, one file per traced range.
 
 How it runs, in two stages of independent tasks (``bbcore.runner``):
@@ -76,7 +76,6 @@ from bbcore.store import (
     ExploredRange,
     GroupedShard,
     Profile,
-    Spectrum,
     SpectrumMolecule,
     config_row,
     db,
@@ -190,11 +189,12 @@ def trace_range(job: TraceJob) -> TraceResult:
 
 
 def _shard_of(keys: np.ndarray, shards: int) -> np.ndarray:
-    """The shard of each key: its top bits."""
-    bits = shards.bit_length() - 1
-    if bits == 0:
-        return np.zeros(len(keys), dtype=np.int64)
-    return (keys >> np.uint64(64 - bits)).astype(np.int64)
+    """The shard of each key: its low bits.
+
+    Not its top bits: a key is the smallest of up to 8 hashes, so its top
+    bits are mostly zeros (A6_B8's first shard of 4 held 90% of the records).
+    """
+    return (keys & np.uint64(shards - 1)).astype(np.int64)
 
 
 def _write_shards(job: TraceJob, records: np.ndarray) -> None:
@@ -228,11 +228,25 @@ def _profile(stats: np.ndarray, orbit: np.ndarray, own: np.ndarray) -> np.ndarra
 
 
 def merge_profiles(parts: list[np.ndarray]) -> np.ndarray:
-    """Profile rows summed by statistics: molecules added, lowest numbers' minimum."""
+    """Profile rows summed by statistics: molecules added, lowest numbers' minimum.
+
+    The 9 statistics are packed in one int64 (mixed radix, the bounds of
+    ``statistics.profile_bases``: rays of a class <= 4W, a length or turns
+    <= 2 W^2) when it fits (W <= 10): np.unique on one number is about 10
+    times quicker than on rows.
+    """
     rows = np.concatenate(parts) if parts else np.empty((0, PROFILE_WIDTH), dtype=np.int64)
     if not len(rows):
         return rows
-    values, inverse = np.unique(rows[:, :9], axis=0, return_inverse=True)
+    rays, ray = int(rows[:, :3].max()) + 1, int(rows[:, 3:9].max()) + 1
+    if rays**3 * ray**6 < 2**63:
+        packed = np.zeros(len(rows), dtype=np.int64)
+        for column in range(9):
+            packed = packed * (rays if column < 3 else ray) + rows[:, column]
+        _, first, inverse = np.unique(packed, return_index=True, return_inverse=True)
+    else:
+        _, first, inverse = np.unique(rows[:, :9], axis=0, return_index=True, return_inverse=True)
+    values = rows[first, :9]
     inverse = inverse.ravel()
     merged = np.empty((len(values), PROFILE_WIDTH), dtype=np.int64)
     merged[:, :9] = values
@@ -256,23 +270,23 @@ class GroupJob:
 
 
 @dataclass(frozen=True)
-class AmbiguousSpectrum:
-    """A spectrum of two molecules or more, as ``Spectrums`` stores it, with its molecules."""
-
-    spectrum: str
-    transform: str  # of its first molecule (smallest canonical number, then number)
-    canonical_number: int
-    max_diff: int  # the most atoms differing between two of its molecules
-    numbers: tuple[int, ...]
-
-
-@dataclass(frozen=True)
 class GroupResult:
-    """A shard's ambiguous spectra."""
+    """A shard's ambiguous spectra, as arrays (``Spectrums`` rows and their molecules).
+
+    Spectrum ``i`` has ``sizes[i]`` molecules, the next ``sizes[i]`` of
+    ``numbers`` (by number); its transform and canonical number are those
+    of its first molecule (smallest canonical number, then number), and
+    ``max_diff`` the most atoms differing between two of its molecules.
+    """
 
     shard: int
     records: int
-    spectra: tuple[AmbiguousSpectrum, ...]
+    spectra: np.ndarray  # (s, 4W) uint8 characters
+    transform: np.ndarray  # (s,) indexes into TRANSFORM_NAMES
+    canonical: np.ndarray  # (s,) int64
+    max_diff: np.ndarray  # (s,) int64
+    sizes: np.ndarray  # (s,) int64
+    numbers: np.ndarray  # (sizes.sum(),) int64
 
 
 def read_shard(directory: Path | str, shard: int) -> np.ndarray:
@@ -303,7 +317,7 @@ def group_shard(job: GroupJob) -> GroupResult:
     sizes = np.diff(bounds)
     any_shared = np.add.reduceat(shared.astype(np.int64), starts) > 0 if len(keys) else np.empty(0, bool)
     chosen = np.flatnonzero((sizes > 1) | any_shared)
-    spectra: list[AmbiguousSpectrum] = []
+    parts: list[tuple[np.ndarray, ...]] = []
     batch: list[np.ndarray] = []
     pending = 0
     for run in chosen:
@@ -311,53 +325,62 @@ def group_shard(job: GroupJob) -> GroupResult:
         pending += int(sizes[run])
         if pending >= SETTLE_BATCH:
             check_halt()
-            spectra += settle(job.config, np.concatenate(batch))
+            parts.append(settle(job.config, np.concatenate(batch)))
             batch, pending = [], 0
     if batch:
-        spectra += settle(job.config, np.concatenate(batch))
-    return GroupResult(job.shard, len(records), tuple(spectra))
+        parts.append(settle(job.config, np.concatenate(batch)))
+    if not parts:
+        parts.append(settle(job.config, np.empty(0, dtype=np.int64)))
+    joined = [np.concatenate(column) for column in zip(*parts)]
+    return GroupResult(job.shard, len(records), *joined)
 
 
-def settle(config: Config, canonicals: np.ndarray) -> list[AmbiguousSpectrum]:
-    """The spectra shared by two molecules or more among these enantiomer groups, exactly."""
+def settle(config: Config, canonicals: np.ndarray) -> tuple[np.ndarray, ...]:
+    """The spectra shared by two molecules or more among these enantiomer groups, exactly.
+
+    Returns the arrays of ``GroupResult`` from ``spectra`` to ``numbers``.
+    """
     canonicals = np.sort(canonicals)
-    batch = engine.groups_of_canonicals(config, atoms_of_numbers(config, canonicals), canonicals)
-    if not len(batch):
-        return []
-    spectrum = np.ascontiguousarray(batch.spectrum)
-    as_bytes = spectrum.view(f"S{config.positions}").ravel()
+    if len(canonicals):
+        batch = engine.groups_of_canonicals(config, atoms_of_numbers(config, canonicals), canonicals)
+        spectrum, molecule = batch.spectrum, batch.molecule
+        number, canonical, transform = batch.number, batch.canonical_number, batch.transform
+    else:
+        spectrum = np.empty((0, config.positions), dtype=np.uint8)
+        molecule = np.empty((0, config.cells), dtype=np.uint8)
+        number = canonical = np.empty(0, dtype=np.int64)
+        transform = np.empty(0, dtype=np.int8)
+    as_bytes = np.ascontiguousarray(spectrum).view(f"S{config.positions}").ravel()
     # by spectrum, then canonical number, then number: a group's first row is its first molecule
-    order = np.lexsort((batch.number, batch.canonical_number, as_bytes))
+    order = np.lexsort((number, canonical, as_bytes))
     ordered = as_bytes[order]
-    starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
-    bounds = np.r_[starts, len(order)]
-    found = []
-    for first, last in zip(bounds[:-1], bounds[1:]):
-        if last - first < 2:
-            continue
-        rows = order[first:last]
-        head = rows[0]
-        found.append(
-            AmbiguousSpectrum(
-                spectrum=ordered[first].decode("ascii"),
-                transform=TRANSFORM_NAMES[int(batch.transform[head])],
-                canonical_number=int(batch.canonical_number[head]),
-                max_diff=max_atoms_differing(batch.molecule[rows]),
-                numbers=tuple(sorted(int(n) for n in batch.number[rows])),
-            )
-        )
-    return found
+    starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]]) if len(order) else order
+    sizes = np.diff(np.r_[starts, len(order)])
+    kept = sizes >= 2
+    heads = order[starts[kept]]
+    members = order[np.repeat(kept, sizes)]
+    group_sizes = sizes[kept].astype(np.int64)
+    group_of = np.repeat(np.arange(len(group_sizes)), group_sizes)
+    members = members[np.lexsort((number[members], group_of))]  # by number within each group
+    atoms = molecule[members] == ATOM_CODE
+    max_diff = np.zeros(len(group_sizes), dtype=np.int64)
+    firsts = np.r_[0, np.cumsum(group_sizes)[:-1]].astype(np.int64)
+    for size in np.unique(group_sizes):
+        which = np.flatnonzero(group_sizes == size)
+        boards = atoms[(firsts[which][:, None] + np.arange(size)).ravel()].reshape(len(which), size, -1)
+        differing = (boards[:, :, None, :] & ~boards[:, None, :, :]).sum(axis=3)
+        max_diff[which] = differing.reshape(len(which), -1).max(axis=1)
+    return (
+        np.ascontiguousarray(spectrum[heads]),
+        transform[heads].astype(np.int64),
+        canonical[heads].astype(np.int64),
+        max_diff,
+        group_sizes,
+        number[members].astype(np.int64),
+    )
 
 
 ATOM_CODE = ord("O")
-
-
-def max_atoms_differing(molecules: np.ndarray) -> int:
-    """The most atoms differing between two of these molecules (uint8 boards, ``O`` an atom)."""
-    atoms = molecules == ATOM_CODE
-    # atoms of i not in j, for every pair: the count is the same both ways
-    differing = (atoms[:, None, :] & ~atoms[None, :, :]).sum(axis=2)
-    return int(differing.max())
 
 
 # -- the driver ----------------------------------------------------------------------------
@@ -499,12 +522,12 @@ def _profiles_stored(config: Config) -> bool:
 def _store_profiles(directory: Path, config: Config) -> None:
     """Sum every range's profile into ``Profiles`` (one transaction), then delete the files."""
     folder = directory / "profiles"
-    total = np.empty((0, PROFILE_WIDTH), dtype=np.int64)
-    for path in sorted(folder.glob("*.npy")) if folder.is_dir() else []:
-        total = merge_profiles([total, np.load(path)])
-    if int(total[:, 9].sum()) != config.nb_mol:
+    paths = sorted(folder.glob("*.npy")) if folder.is_dir() else []
+    total = merge_profiles([np.load(path) for path in paths])
+    counted = int(total[:, 9].sum()) if len(total) else 0
+    if counted != config.nb_mol:
         raise CompactError(
-            f"{config.name}: the traced ranges count {int(total[:, 9].sum()):,} molecules, "
+            f"{config.name}: the traced ranges count {counted:,} molecules, "
             f"not {config.nb_mol:,}; reset it and explore it again"
         )
     (directory / TRACED).touch()
@@ -518,27 +541,29 @@ def _store_profiles(directory: Path, config: Config) -> None:
 
 
 def _record_shard(config: Config, result: GroupResult) -> None:
-    """A shard's spectra, their molecules and its row, in one transaction."""
+    """A shard's spectra, their molecules and its row, in one transaction.
+
+    The rows go through the connection's executemany (peewee's per-row
+    query building would cost more than SQLite: A6_B8 has millions).
+    """
     risk: dict[int, list[int]] = {}
-    for s in result.spectra:
-        line = risk.setdefault(s.max_diff, [0, 0])
-        line[0] += s.transform == "id"
-        line[1] += 1
-    spectra = [
-        {
-            "config": config.name,
-            "spectrum": s.spectrum,
-            "nb_mol": len(s.numbers),
-            "transform": s.transform,
-            "canonical_number": s.canonical_number,
-        }
-        for s in result.spectra
-    ]
-    members = [(config.name, s.spectrum, n) for s in result.spectra for n in s.numbers]
+    diffs, counts = np.unique(result.max_diff, return_counts=True)
+    for diff, count in zip(diffs.tolist(), counts.tolist()):
+        families = int(np.count_nonzero((result.max_diff == diff) & (result.transform == 0)))
+        risk[diff] = [families, count]
+    names = np.array(TRANSFORM_NAMES, dtype=object)[result.transform].tolist()
+    spectra = [row.decode("ascii") for row in result.spectra.view(f"S{config.positions}").ravel().tolist()]
+    sizes = result.sizes.tolist()
+    rows = zip([config.name] * len(spectra), spectra, sizes, names, result.canonical.tolist())
+    members = zip(
+        [config.name] * len(result.numbers),
+        [spectrum for spectrum, size in zip(spectra, sizes) for _ in range(size)],
+        result.numbers.tolist(),
+    )
+    connection = db.connection()
     with db.atomic():
-        for batch in chunked(spectra, 500):
-            Spectrum.insert_many(batch).execute()
-        db.connection().executemany(sql.INSERT_SPECTRUM_MOLECULES, members)
+        connection.executemany(sql.INSERT_SPECTRUMS, rows)
+        connection.executemany(sql.INSERT_SPECTRUM_MOLECULES, members)
         GroupedShard.insert(
             config=config.name,
             shard=result.shard,

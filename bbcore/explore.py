@@ -122,7 +122,7 @@ class Progress:
         return (self.total - self.done) / self.rate
 
 
-ProgressCallback = Callable[[Progress], None]
+RunProgressCallback = Callable[[Progress], None]
 
 
 INTERVALS_PAGE = 4096
@@ -347,7 +347,7 @@ def explore(
     db_path: Path | str | None = None,
     *,
     workers: int | None = None,
-    progress: ProgressCallback | None = None,
+    progress: RunProgressCallback | None = None,
     stop: threading.Event | None = None,
     range_size: int | None = None,
     store: str | None = None,
@@ -429,7 +429,7 @@ def _explore_full(
     config: Config,
     path: Path,
     workers: int | None,
-    progress: ProgressCallback | None,
+    progress: RunProgressCallback | None,
     stop: threading.Event,
     range_size: int,
 ) -> str:
@@ -479,7 +479,7 @@ def _explore_full(
 def finish(config: Config, progress: Callable[[int, int], None] | None = None) -> int:
     """Complete a fully stored configuration: its indexes, its spectral groups, ``complete``.
 
-    The end of every run, and all of ``bbcore spectrums``.  The caller holds
+    The end of every full run, and all of ``bbcore spectrums``.  The caller holds
     the exploration lock.  ``progress`` (molecules grouped, molecules) is
     ``spectra.build_spectrums``'.  Returns how many ambiguous spectra it has.
     """
@@ -492,7 +492,7 @@ def _explore_compact(
     config: Config,
     path: Path,
     workers: int | None,
-    progress: ProgressCallback | None,
+    progress: RunProgressCallback | None,
     stop: threading.Event,
     range_size: int,
     runner: Runner | None,

@@ -24,7 +24,8 @@ from bbcore.geometry import Cell, Direction, cell_of, entry, position_at
 
 ABSORBED, REFLECTED = "@", "&"
 Result = Literal["absorbed", "reflected", "out"]
-Spectrum = str
+SpectrumText = str
+"""A spectrum as its string of 4W characters (the ``Spectrums`` table's rows are ``store.Spectrum``)."""
 
 STAT_FIELDS: tuple[str, ...] = (
     "absorbed_number",
@@ -135,7 +136,7 @@ def trace_all(config: Config, atoms: Iterable[int]) -> list[Ray]:
     return [trace(config.width, atoms, p) for p in range(1, config.positions + 1)]
 
 
-def spectrum_of_rays(rays: list[Ray]) -> Spectrum:
+def spectrum_of_rays(rays: list[Ray]) -> SpectrumText:
     """The normalised spectrum string of a molecule's 4W rays."""
     chars: list[str] = [""] * len(rays)
     letter = 0
@@ -154,12 +155,12 @@ def spectrum_of_rays(rays: list[Ray]) -> Spectrum:
     return "".join(chars)
 
 
-def spectrum(config: Config, atoms: Iterable[int]) -> Spectrum:
+def spectrum(config: Config, atoms: Iterable[int]) -> SpectrumText:
     """The normalised spectrum of a molecule."""
     return spectrum_of_rays(trace_all(config, atoms))
 
 
-def normalise(spectrum_text: str) -> Spectrum:
+def normalise(spectrum_text: str) -> SpectrumText:
     """Relabel the exit letters of a spectrum in order of first appearance."""
     relabel: dict[str, str] = {}
     out = []

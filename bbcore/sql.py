@@ -30,6 +30,17 @@ def config_literal(config: Config) -> str:
     return f"'{config.name}'"
 
 
+# -- the file ------------------------------------------------------------------------
+
+SCHEMA_VERSION = "PRAGMA schema_version"
+"""Reads the header: fails at once on a file that is not an SQLite database."""
+JOURNAL_MODE = "PRAGMA journal_mode"
+CHECKPOINT_TRUNCATE = "PRAGMA wal_checkpoint(TRUNCATE)"
+"""Every page of the WAL into the file, and the WAL emptied."""
+JOURNAL_MODE_DELETE = "PRAGMA journal_mode=DELETE"
+"""Leave WAL mode: the file alone holds everything (``store.finish_file``)."""
+
+
 # -- a configuration's partial indexes ------------------------------------------
 
 
@@ -209,6 +220,10 @@ def add_column(table: str, column: str, definition: str) -> str:
     return f'ALTER TABLE "{table}" ADD COLUMN "{column}" {definition}'
 
 
+INSERT_SPECTRUMS = (
+    'INSERT INTO "Spectrums" (config, spectrum, nb_mol, transform, canonical_number) VALUES (?, ?, ?, ?, ?)'
+)
+"""A compact store's ambiguous spectra, by ``executemany``."""
 INSERT_SPECTRUM_MOLECULES = 'INSERT INTO "SpectrumMolecules" (config, spectrum, number) VALUES (?, ?, ?)'
 """A compact store's molecules of its ambiguous spectra, by ``executemany``."""
 

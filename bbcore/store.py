@@ -462,7 +462,7 @@ def read_only_uri(path: Path) -> str:
     try:
         connection = sqlite3.connect(base, uri=True, timeout=BUSY_TIMEOUT_MS / 1000)
         try:
-            connection.execute("PRAGMA schema_version").fetchone()
+            connection.execute(sql.SCHEMA_VERSION).fetchone()
         finally:
             connection.close()
     except sqlite3.Error:
@@ -595,10 +595,10 @@ def finish_file(path: Path) -> bool:
     try:
         connection = sqlite3.connect(str(path), timeout=0)
         try:
-            if connection.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+            if connection.execute(sql.JOURNAL_MODE).fetchone()[0] != "wal":
                 return True
-            connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-            mode = connection.execute("PRAGMA journal_mode=DELETE").fetchone()[0]
+            connection.execute(sql.CHECKPOINT_TRUNCATE)
+            mode = connection.execute(sql.JOURNAL_MODE_DELETE).fetchone()[0]
         finally:
             connection.close()
     except sqlite3.Error:
@@ -617,7 +617,7 @@ def check_database_file(path: Path) -> None:
     try:
         connection = sqlite3.connect(read_only_uri(path), uri=True, timeout=BUSY_TIMEOUT_MS / 1000)
         try:
-            connection.execute("PRAGMA schema_version").fetchone()
+            connection.execute(sql.SCHEMA_VERSION).fetchone()
         finally:
             connection.close()
     except sqlite3.Error as error:

@@ -8,6 +8,9 @@ It is built only from the reference modules (``rays``, ``numbering``,
 
 from __future__ import annotations
 
+import itertools
+import math
+from collections import Counter
 from collections.abc import Callable
 from functools import cache
 from pathlib import Path
@@ -152,8 +155,8 @@ def worked_example() -> dict[int, Record]:
 
 
 @st.composite
-def _random_molecules(draw, max_width: int = 10) -> tuple[Config, tuple[int, ...]]:
-    """A random configuration (W in 2..max_width, 1 <= N < W*W) and molecule."""
+def _random_molecules(draw, max_width: int = 13) -> tuple[Config, tuple[int, ...]]:
+    """A random configuration (W in 2..max_width, 13 the largest box, 1 <= N < W*W) and molecule."""
     width = draw(st.integers(2, max_width))
     config = Config(draw(st.integers(1, width * width - 1)), width)
     # One integer per molecule (its number) is far cheaper to draw than a set of cells.
@@ -168,14 +171,17 @@ def random_molecules() -> st.SearchStrategy[tuple[Config, tuple[int, ...]]]:
 
 @pytest.fixture(scope="session", autouse=True)
 def compiled_engine() -> None:
-    """Compile (or load from cache) the numba kernels (engine, strategy book) once, before any timed test.
+    """Compile (or load from cache) every numba kernel (engine, compact keys, strategy book) once, first.
 
     On a fresh clone the first engine call compiles for up to a minute on a
     loaded machine; the TUI tests wait for results with timeouts and must
     not pay for that.
     """
-    engine.explore_range(Config(2, 3), 1, 4)
-    strategy.compute_book(Config(2, 3), source="compute")
+    config = Config(2, 3)
+    engine.explore_range(config, 1, 4)
+    atoms, _ = engine.canonical_molecules(config, 1, config.nb_mol + 1)
+    engine.spectrum_keys(config, atoms, engine.trace_batch(config, atoms)[0])
+    strategy.compute_book(config, source="compute")
 
 
 @pytest.fixture(scope="session")
@@ -195,9 +201,86 @@ def store(explored: Path) -> Path:
     return explored
 
 
+@pytest.fixture(scope="session")
+def a4_b8_first_shot() -> tuple[float, float]:
+    """(expected molecules left, information in bits) of shooting position 2 first on A4_B8.
+
+    By the reference tracer over all 635,376 molecules (a few seconds: the
+    ray from position 2 is short), then the figures' definitions: the sum
+    of n^2 / N over the outcomes, and their entropy.
+    """
+    outcomes: Counter = Counter()
+    for atoms in itertools.combinations(range(64), 4):
+        ray = rays.trace(8, atoms, 2)
+        outcomes[ray.exit if ray.result == "out" else ray.result] += 1
+    total = sum(outcomes.values())
+    remaining = sum(n * n for n in outcomes.values()) / total
+    information = -sum(n / total * math.log2(n / total) for n in outcomes.values())
+    return remaining, information
+
+
+@cache
+def _brute_rays(config: Config) -> tuple[tuple[rays.Ray, ...], ...]:
+    """Every molecule's 4W rays by the reference implementation, index = number - 1."""
+    return tuple(tuple(rays.trace_all(config, atoms_of(config, n))) for n in range(1, config.nb_mol + 1))
+
+
+@pytest.fixture(scope="session")
+def brute_rays() -> Callable[[Config], tuple[tuple[rays.Ray, ...], ...]]:
+    """``brute_rays(config)``: every molecule's rays by the reference tracer (cached), for
+    figures computed independently of the code under test."""
+    return _brute_rays
+
+
+def _brute_statistics(config: Config) -> list[dict[str, int]]:
+    return [rays.statistics_of_rays(list(traced)) for traced in _brute_rays(config)]
+
+
+@pytest.fixture(scope="session")
+def brute_statistics() -> Callable[[Config], list[dict[str, int]]]:
+    """``brute_statistics(config)``: every molecule's 17 statistics from the reference rays."""
+    return _brute_statistics
+
+
+def _brute_record(config: Config, ray_class: str, measure: str) -> tuple[rays.Ray, int, int]:
+    """The record ray of a class and measure by brute force: (the ray, how many molecules reach
+    the record, the lowest such number); the ray is that molecule's with the record, then the
+    most of the other measure, then the lowest position."""
+    other = "turns" if measure == "length" else "length"
+    best: list = []
+    reaching = 0
+    for number, traced in enumerate(_brute_rays(config), start=1):
+        mine = [r for r in traced if r.result == ray_class]
+        if not mine:
+            continue
+        value = max(getattr(r, measure) for r in mine)
+        if not best or value > best[0]:
+            ray = max(
+                (r for r in mine if getattr(r, measure) == value),
+                key=lambda r: (getattr(r, other), -r.position),
+            )
+            best, reaching = [value, ray, number], 0
+        reaching += value == best[0]
+    return best[1], reaching, best[2]
+
+
+@pytest.fixture(scope="session")
+def brute_record() -> Callable[[Config, str, str], tuple[rays.Ray, int, int]]:
+    """``brute_record(config, ray_class, measure)``: (ray, molecules reaching it, lowest number)."""
+    return _brute_record
+
+
 @pytest.fixture(autouse=True)
 def temporary_settings(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
     """bbtui's settings (theme, the run to resume) in a fresh folder for each test, never the user's."""
     config_home = tmp_path_factory.mktemp("xdg-config")
     monkeypatch.setenv("XDG_CONFIG_HOME", str(config_home))
     return config_home
+
+
+@pytest.fixture(autouse=True)
+def temporary_default_db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Whatever opens the default database (``BBTUI_DB``) opens a temporary file, never the user's."""
+    path = tmp_path / "default.sqlite"
+    monkeypatch.setenv("BBTUI_DB", str(path))
+    return path

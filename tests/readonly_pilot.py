@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import sys
-import time
 
+from pilot import wait_for
 from textual.widgets import DataTable
 
 from bbcore.config import parse_config
@@ -22,15 +22,6 @@ from bbtui.screens.group import GroupScreen
 from bbtui.screens.groups import GroupsScreen
 from bbtui.screens.molecule import MoleculeScreen
 from bbtui.screens.statistics import StatisticsScreen
-
-
-async def wait_for(pilot, condition, timeout: float = 60) -> None:
-    """Let the app run until ``condition()`` holds."""
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise SystemExit("timed out")
-        await pilot.pause(0.05)
 
 
 async def session(db: str, config_name: str) -> None:
@@ -51,7 +42,7 @@ async def session(db: str, config_name: str) -> None:
 
         app.notify = record
         await pilot.press("s")
-        await pilot.pause(0.2)
+        await wait_for(pilot, lambda: notes, timeout=10)
         print(f"s_says {notes[-1] if notes else ''}")
         print(f"exploring_after_s {app.exploring}")
         await pilot.press("g")
@@ -68,10 +59,13 @@ async def session(db: str, config_name: str) -> None:
         print("molecule_opened yes")
         app.action_statistics()  # the Molecule screen's input has the focus: no letter keys
         await wait_for(pilot, lambda: isinstance(app.screen, StatisticsScreen))
-        await pilot.pause(0.5)
+        await app.workers.wait_for_complete()
+        await pilot.pause()
         print("statistics_opened yes")
         app.action_decode()
-        await pilot.pause(0.3)
+        await wait_for(pilot, lambda: type(app.screen).__name__ == "DecodeScreen", timeout=10)
+        await app.workers.wait_for_complete()  # its first decode, before the app closes
+        await pilot.pause()
         print(f"decode_opened {type(app.screen).__name__}")
         print(f"errors {[n for n in notes if 'error' in n.lower() and 'read-only' not in n]}")
 

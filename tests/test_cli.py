@@ -9,14 +9,23 @@ import sys
 from pathlib import Path
 
 import pytest
+from expect import one_line_error
 
-from bbcore.cli import main
+from bbcore import rays
+from bbcore.cli import build_parser, main
 from bbcore.config import Config
 from bbcore.explore import explore
+from bbcore.geometry import TRANSFORM_NAMES, transform_atoms
+from bbcore.numbering import atoms_of, number_of
 from bbcore.statistics import StatisticsError, statistics_report
 from bbcore.store import db
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+def failure(result: subprocess.CompletedProcess) -> tuple[int, str]:
+    """The exit status and stderr of a finished command, for ``one_line_error``."""
+    return result.returncode, result.stderr
 
 
 def bbcore(*args: str, stdin: str | None = None, env: dict | None = None):
@@ -29,15 +38,6 @@ def bbcore(*args: str, stdin: str | None = None, env: dict | None = None):
         env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})},
         cwd=ROOT,
     )
-
-
-def one_line_error(result, *words: str) -> None:
-    """A non-zero exit with exactly one line on stderr containing ``words``."""
-    assert result.returncode != 0, result.stdout
-    assert result.stderr.count("\n") == 1, result.stderr
-    assert "Traceback" not in result.stderr
-    for word in words:
-        assert word in result.stderr, result.stderr
 
 
 def test_show_prints_the_spec_worked_example(capsys, tmp_path):
@@ -60,26 +60,90 @@ def test_show_from_store_by_spectrum_and_range(capsys, explored):
     assert [line.split()[1] for line in out.splitlines() if line.startswith("A3_B4 #")] == ["#1", "#2", "#3"]
 
 
-def test_show_draws_a_ray(capsys, tmp_path):
-    assert main(["--db", str(tmp_path / "x.sqlite"), "show", "A2_B4", "2", "--ray", "4"]) == 0
-    out = capsys.readouterr().out
-    assert "ray from position 4" in out
+ARROW = {(0, 1): ">", (0, -1): "<", (-1, 0): "^", (1, 0): "v"}
+
+
+def test_show_draws_every_ray_of_the_worked_example(capsys, tmp_path):
+    """Each ray of A2_B4 #2, drawn by ``--ray P``: its cells are the reference's, each arrow
+    points to the next cell, and the caption gives the reference's end and figures."""
+    config = Config(2, 4)
+    turning = 0
+    for ray in rays.trace_all(config, atoms_of(config, 2)):
+        assert (
+            main(["--db", str(tmp_path / "x.sqlite"), "show", "A2_B4", "2", "--ray", str(ray.position)]) == 0
+        )
+        out = capsys.readouterr().out.splitlines()
+        # The box's lines: a cell (atom, empty or a piece of the path) every other column.
+        box = [
+            line
+            for line in (line.ljust(11) for line in out[1:])
+            if all(line[2 * column] in "O-<>^v+" for column in range(1, 5))
+        ]
+        assert len(box) == 4
+        cells = {
+            (line, column): box[line - 1][2 * column]
+            for line in range(1, 5)
+            for column in range(1, 5)
+            if box[line - 1][2 * column] not in "O-"
+        }
+        assert set(cells) == set(ray.path)
+        for here, following in zip(ray.path, ray.path[1:]):
+            assert cells[here] == ARROW[(following[0] - here[0], following[1] - here[1])]
+        end = {"absorbed": "is absorbed", "reflected": "is reflected"}.get(
+            ray.result, f"comes out at position {ray.exit}"
+        )
+        cells_text = f"{ray.length} cell" + "s" * (ray.length != 1)
+        turns_text = f"{ray.turns} turn" + "s" * (ray.turns != 1)
+        assert f"ray from position {ray.position} {end}: {cells_text}, {turns_text}" in out
+        turning += ray.turns > 0
+    assert turning  # rays that turn are among them
+    assert not (tmp_path / "x.sqlite").exists()
+
+
+def reference_groups(config: Config) -> tuple[list[list[int]], int]:
+    """The spectral groups of a configuration by brute force (reference rays), and how many
+    families they make up to the 8 symmetries."""
+    by_spectrum: dict[str, list[int]] = {}
+    for number in range(1, config.nb_mol + 1):
+        by_spectrum.setdefault(rays.spectrum(config, atoms_of(config, number)), []).append(number)
+    groups = [numbers for numbers in by_spectrum.values() if len(numbers) > 1]
+    orbits = {
+        frozenset(
+            frozenset(number_of(config, transform_atoms(config, atoms_of(config, n), t)) for n in group)
+            for t in TRANSFORM_NAMES
+        )
+        for group in groups
+    }
+    return groups, len(orbits)
 
 
 def test_groups_and_status(capsys, explored):
+    groups, families = reference_groups(Config(4, 4))
     assert main(["--db", str(explored), "groups", "A4_B4"]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[0] == "A4_B4: 11 families of spectral groups (transform id)"
-    assert len([line for line in out[3:] if line.strip()]) == 11
+    assert out[0] == f"A4_B4: {families} families of spectral groups (transform id)"
+    assert len([line for line in out[3:] if line.strip()]) == families
+    threes = sum(len(group) == 3 for group in groups)
     assert main(["--db", str(explored), "groups", "A4_B4", "--all", "--size", "3"]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[0] == "A4_B4: 8 spectral groups of size 3"
+    assert out[0] == f"A4_B4: {threes} spectral groups of size 3"
+    rows = [line for line in out[3:] if line.strip()]
+    assert len(rows) == threes and all(line.split()[0] == "3" for line in rows)
+    assert reference_groups(Config(3, 4))[1] == 1
     assert main(["--db", str(explored), "groups", "A3_B4"]) == 0
-    assert capsys.readouterr().out.splitlines()[0] == ("A3_B4: 1 family of spectral groups (transform id)")
-    assert all(line.split()[0] == "3" for line in out[3:])
+    assert capsys.readouterr().out.splitlines()[0] == "A3_B4: 1 family of spectral groups (transform id)"
     assert main(["--db", str(explored), "status"]) == 0
-    out = capsys.readouterr().out
-    assert "A4_B4   1,820      1,820   complete  full   11        66" in out  # families, spectra
+    line = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("A4_B4"))
+    # Families up to symmetry, then ambiguous spectra.
+    assert line.split() == [
+        "A4_B4",
+        "1,820",
+        "1,820",
+        "complete",
+        "full",
+        f"{families:,}",
+        f"{len(groups):,}",
+    ]
 
 
 def test_explore_prints_plain_progress_when_not_a_terminal(tmp_path):
@@ -95,7 +159,7 @@ def test_explore_prints_plain_progress_when_not_a_terminal(tmp_path):
 def test_reset_needs_confirmation_off_a_terminal(tmp_path):
     path = tmp_path / "db.sqlite"
     explore(Config(3, 4), path)
-    one_line_error(bbcore("--db", str(path), "reset", "A3_B4"), "--yes")
+    one_line_error(*failure(bbcore("--db", str(path), "reset", "A3_B4")), "--yes")
     done = bbcore("--db", str(path), "reset", "A3_B4", "--yes")
     assert done.returncode == 0 and "560 molecules deleted" in done.stdout
     with sqlite3.connect(path) as connection:
@@ -113,20 +177,24 @@ def test_reset_needs_confirmation_off_a_terminal(tmp_path):
     ],
 )
 def test_a_bad_configuration_is_one_line(tmp_path, config, words):
-    one_line_error(bbcore("--db", str(tmp_path / "db.sqlite"), "explore", config), *words)
+    one_line_error(*failure(bbcore("--db", str(tmp_path / "db.sqlite"), "explore", config)), *words)
     assert not (tmp_path / "db.sqlite").exists()
 
 
 def test_an_unexplored_configuration_is_one_line(explored):
-    one_line_error(bbcore("--db", str(explored), "groups", "A2_B5"), "not explored", "bbcore explore A2_B5")
-    one_line_error(bbcore("--db", str(explored), "show", "A2_B5", "--spectrum", "@" * 20), "not explored")
+    one_line_error(
+        *failure(bbcore("--db", str(explored), "groups", "A2_B5")), "not explored", "bbcore explore A2_B5"
+    )
+    one_line_error(
+        *failure(bbcore("--db", str(explored), "show", "A2_B5", "--spectrum", "@" * 20)), "not explored"
+    )
 
 
 def test_a_file_that_is_not_a_database_is_never_changed(tmp_path):
     bogus = tmp_path / "notes.sqlite"
     bogus.write_bytes(b"my precious notes\n" * 100)
     for args in (["status"], ["explore", "A3_B4"], ["groups", "A3_B4"], ["reset", "A3_B4", "--yes"]):
-        one_line_error(bbcore("--db", str(bogus), *args), "not a bbtui database")
+        one_line_error(*failure(bbcore("--db", str(bogus), *args)), "not a bbtui database")
     assert bogus.read_bytes() == b"my precious notes\n" * 100
     assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.sqlite"]
 
@@ -138,36 +206,55 @@ def test_a_corrupt_database_is_one_line(tmp_path):
     data = bytearray(path.read_bytes())
     data[100:4096] = b"\xff" * (4096 - 100)  # the schema page
     path.write_bytes(bytes(data))
-    one_line_error(bbcore("--db", str(path), "status"), str(path))
+    one_line_error(*failure(bbcore("--db", str(path), "status")), str(path))
 
 
 def test_a_missing_folder_or_database_is_one_line(tmp_path):
     one_line_error(
-        bbcore("--db", str(tmp_path / "no" / "such" / "db.sqlite"), "explore", "A3_B4"), "does not exist"
+        *failure(bbcore("--db", str(tmp_path / "no" / "such" / "db.sqlite"), "explore", "A3_B4")),
+        "does not exist",
     )
-    one_line_error(bbcore("--db", str(tmp_path / "absent.sqlite"), "status"), "no database at")
+    one_line_error(*failure(bbcore("--db", str(tmp_path / "absent.sqlite"), "status")), "no database at")
     assert not (tmp_path / "absent.sqlite").exists()
 
 
-def test_a_locked_database_is_one_line(tmp_path):
+def test_a_locked_database_is_one_line(tmp_path, capsys, monkeypatch):
+    """In process, with a busy timeout of 0.1 s: the test need not wait out the real 5 s."""
+    from bbcore import store
+
     path = tmp_path / "db.sqlite"
     explore(Config(3, 4), path)
     db.close()
+    monkeypatch.setattr(store, "BUSY_TIMEOUT_MS", 100)
+    monkeypatch.setattr(store, "PRAGMAS", {**store.PRAGMAS, "busy_timeout": 100})
+    monkeypatch.setattr(store, "READ_PRAGMAS", {**store.READ_PRAGMAS, "busy_timeout": 100})
     # An exclusive-mode writer keeps even WAL readers out.
     locker = sqlite3.connect(path, isolation_level=None)
     locker.execute("PRAGMA locking_mode=EXCLUSIVE")
     locker.execute("BEGIN EXCLUSIVE")
     try:
-        one_line_error(bbcore("--db", str(path), "status"), "locked")
+        status = main(["--db", str(path), "status"])
+        one_line_error(status, capsys.readouterr().err, "locked")
     finally:
         locker.execute("ROLLBACK")
         locker.close()
 
 
 def test_every_command_has_help():
-    for command in ("explore", "reset", "spectrums", "status", "show", "groups", "report", "export"):
-        result = bbcore(command, "--help")
-        assert result.returncode == 0 and "usage: bbcore" in result.stdout, command
+    """Every registered command (read from the parser, so that new ones are covered) answers
+    --help with its own usage, its options and their help."""
+    parser = build_parser()
+    commands = next(action for action in parser._actions if action.dest == "command").choices
+    expected = {"explore", "reset", "spectrums", "status", "show", "groups", "report", "export", "decode"}
+    assert expected <= set(commands)
+    for name, command in commands.items():
+        result = bbcore(name, "--help")
+        assert result.returncode == 0 and result.stdout.startswith(f"usage: bbcore {name}"), name
+        text = " ".join(result.stdout.split())
+        for action in command._actions:
+            assert all(option in text for option in action.option_strings), (name, action)
+            if action.help and "%" not in action.help:
+                assert " ".join(action.help.split()) in text, (name, action.help)
 
 
 COMMANDS = (
@@ -199,11 +286,15 @@ def test_messages_quote_commands_one_way_and_write_numbers_with_separators(capsy
     # An unexplored configuration's report (as the Statistics screen says it too): single
     # quotes round the command, as in every other message.
     explore(Config(2, 3), tmp_path / "x.sqlite")
-    one_line_error(bbcore("--db", str(tmp_path / "x.sqlite"), "report", "A2_B4"), "'bbcore explore A2_B4'")
+    one_line_error(
+        *failure(bbcore("--db", str(tmp_path / "x.sqlite"), "report", "A2_B4")), "'bbcore explore A2_B4'"
+    )
     with pytest.raises(StatisticsError, match="run 'bbcore explore A2_B4' first"):
         statistics_report(Config(2, 4))
     # A number out of range: 635,376 as everywhere else, not 635376.
-    one_line_error(bbcore("--db", str(tmp_path / "x.sqlite"), "show", "A4_B8", "635377"), "1..635,376")
+    one_line_error(
+        *failure(bbcore("--db", str(tmp_path / "x.sqlite"), "show", "A4_B8", "635377")), "1..635,376"
+    )
     assert main(["--db", str(tmp_path / "x.sqlite"), "show", "A4_B8", "10430"]) == 0
     assert capsys.readouterr().out.startswith("A4_B8 #10,430  canonical ")
 

@@ -7,8 +7,10 @@ import io
 import json
 
 import pytest
+from expect import one_line_error
 
 from bbcore.cli import main
+from bbcore.config import Config
 
 
 def run(capsys, *argv: str) -> tuple[int, str, str]:
@@ -16,14 +18,6 @@ def run(capsys, *argv: str) -> tuple[int, str, str]:
     status = main(list(argv))
     captured = capsys.readouterr()
     return status, captured.out, captured.err
-
-
-def one_line_error(status: int, err: str, *words: str) -> None:
-    """A non-zero exit with exactly one line on stderr containing ``words``."""
-    assert status != 0
-    assert err.count("\n") == 1 and err.startswith("bbcore: error: "), err
-    for word in words:
-        assert word in err, err
 
 
 def test_report_prints_the_spec_table(capsys, explored):
@@ -41,7 +35,7 @@ def test_report_prints_the_spec_table(capsys, explored):
     assert "points at risk" in out
 
 
-def test_report_draws_the_records(capsys, explored):
+def test_report_draws_the_records(capsys, explored, brute_record):
     """Six record boards with their captions, and the plain statement about 6 turns and 23 cells."""
     _, out, _ = run(capsys, "--db", str(explored), "report", "A4_B4")
     for caption in (
@@ -53,18 +47,27 @@ def test_report_draws_the_records(capsys, explored):
         "most turns, out",
     ):
         assert caption in out
-    assert "5 cells, 3 turns, 6 to 11" in out  # the longest out ray of A4_B4
-    assert "molecule 36 (4 reach it)" in out
+    # The longest out ray of A4_B4, by brute force over the reference rays.
+    ray, reaching, number = brute_record(Config(4, 4), "out", "length")
+    assert f"{ray.length} cells, {ray.turns} turns, {ray.position} to {ray.exit}" in out
+    assert f"molecule {number} ({reaching} reach it)" in out
     assert "  O O - -      " in out  # boards side by side
     assert "A4_B4 neither confirms nor refines it" in out
 
 
-def test_report_prints_the_distributions(capsys, explored):
-    """The distribution tables, each headed by its title."""
+def test_report_prints_the_distributions(capsys, explored, brute_statistics):
+    """The distribution tables, each headed by its title; the most-turns rows by brute force."""
     _, out, _ = run(capsys, "--db", str(explored), "report", "A4_B4")
     block = out.split("Molecules by their ray with most turns:\n")[1].split("\n\n")[0].splitlines()
     assert block[0].split() == ["turns", "absorbed", "reflected", "out", "any"]
-    assert block[1].split() == ["0", "1,432", "1,772", "353", "137"]
+    stats = brute_statistics(Config(4, 4))
+    classes = ("absorbed", "reflected", "out")
+    rows = [line.split() for line in block[1:]]
+    assert [int(row[0]) for row in rows] == list(range(len(rows)))
+    for turns, row in enumerate(rows):
+        counts = [sum(s[f"{c}_max_turns"] == turns for s in stats) for c in classes]
+        counts.append(sum(max(s[f"{c}_max_turns"] for c in classes) == turns for s in stats))
+        assert row[1:] == [f"{n:,}" for n in counts]
     assert "Spectral groups by size:" in out
 
 

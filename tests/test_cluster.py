@@ -405,3 +405,37 @@ async def test_the_tui_says_when_the_cluster_cannot_be_reached(tmp_path, monkeyp
         await pilot.press("ctrl+q")
         await pilot.pause()
         assert not app.is_running
+
+
+def test_without_dask_installed_cluster_is_one_line(tmp_path):
+    # dask and distributed made unimportable, as on an install without the extra.
+    check = (
+        "import sys\n"
+        "sys.modules['distributed'] = None\n"
+        "sys.modules['dask'] = None\n"
+        "from bbcore.cli import main\n"
+        f"sys.exit(main(['--db', {str(tmp_path / 'db.sqlite')!r}, 'explore', 'A3_B4', "
+        "'--cluster', 'tcp://127.0.0.1:9']))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", check], capture_output=True, text=True, env=ENV, timeout=120
+    )
+    assert result.returncode == 2
+    assert result.stderr.splitlines()[-1] == (
+        "bbcore: error: --cluster needs dask and distributed: pip install 'bbtui[cluster]' (or '.[cluster]')"
+    )
+    assert "Traceback" not in result.stderr
+
+
+def test_an_unreachable_scheduler_from_the_cli_is_one_line(tmp_path):
+    result = subprocess.run(
+        [sys.executable, "-m", "bbcore", "--db", str(tmp_path / "db.sqlite"), "explore", "A3_B4"],
+        capture_output=True,
+        text=True,
+        env=dict(ENV, BBTUI_CLUSTER="tcp://127.0.0.1:9"),
+        timeout=120,
+    )
+    assert result.returncode == 2
+    last = result.stderr.splitlines()[-1]
+    assert last.startswith("bbcore: error: cannot reach the Dask scheduler at tcp://127.0.0.1:9: ")
+    assert "Traceback" not in result.stderr

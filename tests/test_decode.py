@@ -8,6 +8,7 @@ import threading
 
 import numpy as np
 import pytest
+from games import EMACS, EMACS_ATOMS
 
 from bbcore import decode, engine, rays
 from bbcore.config import parse_config
@@ -69,21 +70,6 @@ WORKED_RESULTS = (
 )
 
 # The example of Emacs' blackbox.el (its commentary), pasted with its tabs.
-EMACS = (
-    "\t\t             R   3\n"
-    "\t\t 1 - - - - - - - - 1\n"
-    "\t\t   - - - - - - - -\n"
-    "\t\t   - O - - - - - - 3\n"
-    "\t\t 2 - - - - O - O -\n"
-    "\t\t 4 - - - - - - - -\n"
-    "\t\t 5 - - - - - - - - 5\n"
-    "\t\t   - - - - - - - - R\n"
-    "\t\t H - - - - - - - O\n"
-    "\t\t   2   H 4       H\n"
-    "\n"
-    "There are 4 balls in the box\n"
-)
-EMACS_ATOMS = (17, 28, 30, 63)  # (3, 2), (4, 5), (4, 7), (8, 8)
 
 
 def spectra_of(config, atoms: np.ndarray) -> np.ndarray:

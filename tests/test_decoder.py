@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import functools
 import threading
+from collections import Counter
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from bbcore import decode, rays
 from bbcore.config import parse_config
 from bbcore.decoder import Decoder, count_sentence, shot_table, source_phrase
 from bbcore.game import ABSORBED, Game, parse_game
 from bbcore.numbering import atoms_of
-from bbcore.shots import outcome_text, ranked_shots
+from bbcore.shots import next_shots, outcome_text, ranked_shots
 
 A3_B4 = parse_config("A3_B4")
 A4_B8 = parse_config("A4_B8")
@@ -148,3 +152,38 @@ def test_the_shot_table_lines_up_its_figures():
         assert int(count) == len(shot.outcomes)
         more = ", ..." if len(shot.outcomes) > 2 else ""
         assert outcomes == ", ".join(outcome_text(r, n) for r, n in shot.outcomes[:2]) + more
+
+
+@functools.cache
+def reference_results(name: str) -> tuple[tuple, ...]:
+    """Every molecule's 4W results by the reference tracer, in number order."""
+    config = parse_config(name)
+    return tuple(
+        parse_game(rays.spectrum(config, atoms_of(config, k)), config).results
+        for k in range(1, config.nb_mol + 1)
+    )
+
+
+@settings(max_examples=40, deadline=None)
+@given(data=st.data())
+def test_next_shot_outcomes_are_the_brute_force_counts(data):
+    """On random partial games of a hidden molecule: the candidates, and for every position not
+    shot, how many candidates give each result, equal a brute force over every molecule."""
+    name = data.draw(st.sampled_from(["A1_B3", "A2_B3", "A2_B4", "A3_B4"]))
+    config = parse_config(name)
+    results = reference_results(name)
+    hidden = data.draw(st.integers(1, config.nb_mol))
+    shot = data.draw(st.sets(st.integers(1, config.positions), max_size=config.positions))
+    game = Game.empty(config.width)
+    for position in sorted(shot):
+        game = game.with_result(position, results[hidden - 1][position - 1])
+    agree = [k for k, r in enumerate(results, 1) if all(r[p - 1] == s for p, s in game.rays())]
+    answer = Decoder(config, source="compute").decode(game)
+    assert answer.found.count == len(agree)
+    assert answer.found.every_molecule or answer.found.numbers.tolist() == agree
+    shots = next_shots(config, game, answer.found)
+    assert sorted(s.position for s in shots) == (sorted(game.unknown) if len(agree) else [])
+    for next_shot in shots:
+        expected = Counter(results[k - 1][next_shot.position - 1] for k in agree)
+        assert dict(next_shot.outcomes) == expected
+        assert next_shot.remaining == pytest.approx(sum(n * n for n in expected.values()) / len(agree))

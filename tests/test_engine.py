@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import random
 
 import numpy as np
@@ -120,21 +121,34 @@ def test_trace_batch_on_random_molecules(name, seed):
     assert_traced_like_reference(config, atoms)
 
 
-def test_trace_batch_partner_arrays():
-    """partner holds the 0-based exit, or the absorbed / reflected codes; and lengths, turns."""
-    config = Config(2, 4)
-    partner, length, turns = engine.trace_batch(config, np.array([[0, 2]]))
-    traced = rays.trace_all(config, (0, 2))
-    codes = {"absorbed": engine.ABSORBED_CODE, "reflected": engine.REFLECTED_CODE}
-    expected = [codes.get(r.result, (r.exit or 0) - 1) for r in traced]
-    assert partner[0].tolist() == expected
-    assert length[0].tolist() == [r.length for r in traced]
-    assert turns[0].tolist() == [r.turns for r in traced]
-
-
 @settings(max_examples=60, deadline=None)
 @given(data=st.data())
 def test_trace_batch_on_random_configurations(random_molecules, data):
     """Any width 2..10 and any number of atoms: every ray equals the reference."""
     config, atoms = data.draw(random_molecules)
     assert_traced_like_reference(config, np.array([atoms]))
+
+
+NUMBERED = 2**62
+"""Numbers the engine's numbering handles (int64)."""
+
+
+@st.composite
+def numbered_molecules(draw) -> tuple[Config, int]:
+    """A random configuration of any width 2..13 whose numbers fit the engine, and a molecule number."""
+    width = draw(st.integers(2, 13))
+    # The numbering's binomial table holds C(m, k) for k up to N: all must fit.
+    cells = width * width
+    sizes = [n for n in range(1, cells) if math.comb(cells, min(n, cells // 2)) < NUMBERED]
+    config = Config(draw(st.sampled_from(sizes)), width)
+    return config, draw(st.integers(1, config.nb_mol))
+
+
+@settings(max_examples=60, deadline=None)
+@given(drawn=numbered_molecules())
+def test_engine_rows_on_random_configurations_up_to_w13(reference, drawn):
+    """The engine's whole row of a molecule (canonical number, transform, board, spectrum, the
+    17 statistics) equals the reference record, for widths up to 13."""
+    config, number = drawn
+    batch = engine.molecules_of_numbers(config, np.array([number]))
+    assert batch.rows() == [reference(config, number)]

@@ -42,16 +42,6 @@ from bbcore.store import Configuration, open_database
 A2_B4, A3_B4, A4_B4 = Config(2, 4), Config(3, 4), Config(4, 4)
 
 
-BRUTE: dict[Config, list[list[rays.Ray]]] = {}
-
-
-def brute_rays(config: Config) -> list[list[rays.Ray]]:
-    """Every molecule's 4W rays by the reference implementation, index = number - 1 (cached)."""
-    if config not in BRUTE:
-        BRUTE[config] = [rays.trace_all(config, atoms_of(config, n)) for n in range(1, config.nb_mol + 1)]
-    return BRUTE[config]
-
-
 # -- the ambiguity report ---------------------------------------------------------
 
 
@@ -88,7 +78,7 @@ def test_ambiguous_share(store):
 
 
 @pytest.mark.slow
-def test_risk_lines_equal_brute_force(store):
+def test_risk_lines_equal_brute_force(store, brute_rays):
     """Groups by most atoms differing, recomputed from reference spectra of every molecule."""
     config = A4_B4
     by_spectrum: dict[str, list[set[int]]] = defaultdict(list)
@@ -132,10 +122,10 @@ def test_partial_and_unfinished_configurations_are_refused(tmp_path):
 # -- ray records ------------------------------------------------------------------
 
 
-def brute_records(config: Config) -> dict[tuple[str, str], tuple[int, int, int]]:
+def brute_records(traced_all) -> dict[tuple[str, str], tuple[int, int, int]]:
     """(class, measure) -> (record, molecules reaching it, lowest such number), by brute force."""
     best: dict[tuple[str, str], tuple[int, int, int]] = {}
-    for number, traced in enumerate(brute_rays(config), start=1):
+    for number, traced in enumerate(traced_all, start=1):
         for ray_class in RAY_CLASSES:
             for measure in ("length", "turns"):
                 values = [getattr(r, measure) for r in traced if r.result == ray_class]
@@ -151,11 +141,11 @@ def brute_records(config: Config) -> dict[tuple[str, str], tuple[int, int, int]]
 
 
 @pytest.mark.parametrize("config", [A2_B4, A3_B4, pytest.param(A4_B4, marks=pytest.mark.slow)], ids=str)
-def test_records_equal_brute_force(store, config):
+def test_records_equal_brute_force(store, config, brute_rays):
     """Each record, how many molecules reach it and the molecule shown, from reference rays."""
     records = ray_records(config)
     found = {(r.ray_class, r.measure): (r.value, r.molecules, r.number) for r in records}
-    assert found == brute_records(config)
+    assert found == brute_records(brute_rays(config))
     for record in records:
         assert record.molecule == molecule_string(config, atoms_of(config, record.number))
         assert record.ray in brute_rays(config)[record.number - 1]
@@ -243,7 +233,7 @@ def test_worked_example_ray_drawing():
 
 
 @pytest.mark.parametrize("config", [A2_B4, A3_B4], ids=str)
-def test_drawn_path_is_the_reference_path(config):
+def test_drawn_path_is_the_reference_path(config, brute_rays):
     """For every ray of every molecule: the drawn cells are the ray's cells, the arrow changes its turns."""
     for number, traced in enumerate(brute_rays(config), start=1):
         molecule = molecule_string(config, atoms_of(config, number))
@@ -258,7 +248,7 @@ def test_drawn_path_is_the_reference_path(config):
                 assert drawn_cells(config.width, ray_board(config.width, molecule, ray)) == drawing
 
 
-def test_headings_follow_the_path():
+def test_headings_follow_the_path(brute_rays):
     """Each cell is entered from the previous one and left towards the next one."""
     for ray in brute_rays(A3_B4)[36]:
         headings = path_headings(4, ray)
@@ -283,7 +273,7 @@ def test_record_boards_draw_the_record_ray(store):
 
 
 @pytest.mark.parametrize("config", [A3_B4, pytest.param(A4_B4, marks=pytest.mark.slow)], ids=str)
-def test_distributions_equal_brute_force(store, config):
+def test_distributions_equal_brute_force(store, config, brute_rays):
     """Molecules by rays of each class, longest ray, most turns: reference statistics, counted."""
     stats = [rays.statistics_of_rays(traced) for traced in brute_rays(config)]
     found = {d.name: d for d in distributions(config)}

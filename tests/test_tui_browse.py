@@ -6,16 +6,14 @@ One A4_B4 exploration (1,820 molecules; 11 spectral groups up to symmetry,
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from pilot import text_of, wait_for
 from textual.pilot import Pilot
 from textual.widgets import DataTable, Input, Label
 
 from bbcore.config import Config, parse_config
-from bbcore.explore import explore
 from bbcore.queries import group_page, molecule_record, molecules_with_spectrum
 from bbcore.store import open_database
 from bbtui.app import BlackBoxApp
@@ -26,33 +24,6 @@ from bbtui.screens.molecule import MoleculeScreen
 from bbtui.widgets.board import Board
 
 A4_B4 = parse_config("A4_B4")
-
-
-@pytest.fixture(scope="module")
-def explored(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A database holding the whole of A4_B4."""
-    path = tmp_path_factory.mktemp("explored") / "bb.sqlite"
-    explore(A4_B4, path, workers=1)
-    return path
-
-
-@pytest.fixture(autouse=True)
-def temporary_default_db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Whatever the app opens by default is a temporary file."""
-    monkeypatch.setenv("BBTUI_DB", str(tmp_path / "default.sqlite"))
-
-
-async def wait_for(pilot: Pilot, condition: Callable[[], object], timeout: float = 60) -> None:
-    """Let the app run until ``condition()`` holds."""
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "timed out"
-        await pilot.pause(0.02)
-
-
-def text_of(app: BlackBoxApp, selector: str) -> str:
-    """What a label of the current screen shows."""
-    return str(app.screen.query_one(selector, Label).render())
 
 
 def first_rows(table: DataTable) -> list[str]:
@@ -116,7 +87,8 @@ async def test_open_a_group_and_move_to_the_next(explored: Path) -> None:
         # The ray cursor, on every board: 1, down to 2, 3, 4, round the corner to 5.  Keys
         # faster than the boards' messages must not leave them echoing positions.
         await pilot.press("down", "down", "down", "down", "down")
-        await pilot.pause(0.2)
+        await wait_for(pilot, lambda: {b.position for b in screen.query(Board)} == {5})
+        await pilot.pause()  # every message sent so far handled: none echoes an older position
         assert {b.position for b in screen.query(Board)} == {5}
 
         await pilot.press("n")

@@ -12,17 +12,15 @@ from math import comb
 from pathlib import Path
 
 import numpy as np
-import pytest
+from games import EMACS, EMACS_ATOMS
+from pilot import text_of, wait_for
 from rich.text import Text
-from test_decode import EMACS, EMACS_ATOMS
-from test_tui_browse import text_of, wait_for
 from textual import events
 from textual.pilot import Pilot
 from textual.widgets import Input
 
 from bbcore import decode, rays
 from bbcore.config import Config, parse_config
-from bbcore.explore import explore
 from bbcore.game import ABSORBED, Game, draft_game, labels_text, parse_game
 from bbcore.numbering import atoms_of, molecule_string
 from bbcore.shots import atom_counts, next_shots
@@ -33,12 +31,6 @@ from bbtui.widgets.game_board import GameBoard
 
 A3_B4 = parse_config("A3_B4")
 A4_B8 = parse_config("A4_B8")
-
-
-@pytest.fixture(autouse=True)
-def temporary_default_db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Whatever the app opens by default is a temporary file."""
-    monkeypatch.setenv("BBTUI_DB", str(tmp_path / "default.sqlite"))
 
 
 async def open_decode(app: BlackBoxApp, pilot: Pilot) -> DecodeScreen:
@@ -94,7 +86,9 @@ def spectrum_of(config: Config, number: int) -> str:
 # -- no ray shot -------------------------------------------------------------------
 
 
-async def test_no_ray_shot_is_every_molecule_a_flat_heat_map_and_the_best_first_shots(tmp_path: Path) -> None:
+async def test_no_ray_shot_is_every_molecule_a_flat_heat_map_and_the_best_first_shots(
+    tmp_path: Path, a4_b8_first_shot: tuple[float, float]
+) -> None:
     app = BlackBoxApp(tmp_path / "empty.sqlite", A4_B8)
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await open_decode(app, pilot)
@@ -108,7 +102,8 @@ async def test_no_ray_shot_is_every_molecule_a_flat_heat_map_and_the_best_first_
         # The first shot is ranked over every molecule: one cell in from a corner.
         shots = text_of(app, "#decode-shots").splitlines()
         assert shots[:2] == ["Best next shots (*)", "by expected candidates left:"]
-        assert shots[3].split()[:4] == ["2", "112,941.31", "3.352", "27:"]
+        remaining, information = a4_b8_first_shot
+        assert shots[3].split()[:4] == ["2", f"{remaining:,.2f}", f"{information:.3f}", "27:"]
         assert board.best == 2 and "*" in board_text(board).splitlines()[2]
 
 
@@ -475,19 +470,11 @@ async def test_every_candidate_can_be_paged_through(tmp_path: Path) -> None:
         )
 
 
-@pytest.fixture
-def explored_a3_b4(tmp_path: Path) -> Path:
-    """A database where A3_B4 is explored."""
-    path = tmp_path / "explored.sqlite"
-    explore(A3_B4, path, workers=1)
-    return path
-
-
 async def test_a_full_spectrum_comes_from_the_store_and_a_partial_game_is_computed(
-    explored_a3_b4: Path,
+    explored: Path,
 ) -> None:
     spectrum = spectrum_of(A3_B4, 123)
-    app = BlackBoxApp(explored_a3_b4, A3_B4)
+    app = BlackBoxApp(explored, A3_B4)
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await open_decode(app, pilot)
         screen.read_game(spectrum)
@@ -519,8 +506,12 @@ async def test_at_80_columns_a_whole_game_and_the_sentences_show(tmp_path: Path)
         await pilot.press("enter")
         await settled(pilot, screen)
         await pilot.press("ctrl+r")  # the other ranking's title
-        await pilot.pause(0.2)
-        shown = " ".join(strip.text for strip in screen._compositor.render_strips())
+
+        def shown() -> str:
+            return " ".join(strip.text for strip in screen._compositor.render_strips())
+
+        await wait_for(pilot, lambda: "by expected information:" in shown())
+        shown = shown()
         for selector in ("#decode-result", "#decode-message"):
             for word in text_of(app, selector).split():
                 assert word in shown, (selector, word)

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from textual.pilot import Pilot
+from pilot import wait_for
+from textual.command import CommandList, CommandPalette
 from textual.widgets import DataTable, Label
 
 from bbcore import engine
@@ -32,14 +32,6 @@ from bbtui.widgets.progress import RateMeter, progress_figures
 
 SMALL_RANGES = 64
 """Range size for the pause tests: A3_B5 (2,300 molecules) in 36 ranges."""
-
-
-@pytest.fixture(autouse=True)
-def temporary_default_db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Whatever the app opens by default is a temporary file."""
-    path = tmp_path / "default.sqlite"
-    monkeypatch.setenv("BBTUI_DB", str(path))
-    return path
 
 
 class RangeGate:
@@ -69,14 +61,6 @@ def gate(monkeypatch: pytest.MonkeyPatch) -> RangeGate:
     gate = RangeGate(explore_module.store_range)
     monkeypatch.setattr(explore_module, "store_range", gate)
     return gate
-
-
-async def wait_for(pilot: Pilot, condition: Callable[[], object], timeout: float = 60) -> None:
-    """Let the app run until ``condition()`` holds."""
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "timed out"
-        await pilot.pause(0.02)
 
 
 def molecule_rows(path: Path, config: str) -> list[tuple]:
@@ -146,7 +130,7 @@ async def test_explore_to_completion_then_open_the_groups(tmp_path: Path) -> Non
         await wait_for(pilot, lambda: app.exploring is None and app.progress is not None)
         assert app.progress.phase == "complete"
         assert app.progress.done == app.progress.total == 560
-        await pilot.pause(0.2)
+        await wait_for(pilot, lambda: "g opens them" in str(app.screen.query_one("#phase", Label).render()))
         # No dialog takes the keyboard: the panel says it, and g opens the groups.
         assert isinstance(app.screen, ExploreScreen)
         table = app.screen.query_one("#configs", DataTable)
@@ -229,9 +213,9 @@ async def test_restart_says_it_is_deleting_drops_the_indexes_and_a_pause_then_st
     async with app.run_test() as pilot:
         await pilot.press("r", "y")
         await wait_for(pilot, lambda: deleting.is_set() and app.progress is not None)
-        await pilot.pause(0.6)  # the panel's clock
         screen = app.screen
         table = screen.query_one("#configs", DataTable)
+        await wait_for(pilot, lambda: table.get_row("A3_B4")[2] == "deleting...")  # the panel's clock
         # The phase and the true counts: not "complete 1 4", not "No exploration running".
         assert table.get_row("A3_B4")[2:] == ["deleting...", "full", "-", "-"]
         assert str(screen.query_one("#phase", Label).render()) == "A3_B4: deleting the stored rows..."
@@ -239,7 +223,7 @@ async def test_restart_says_it_is_deleting_drops_the_indexes_and_a_pause_then_st
         assert "the run will not start" in str(screen.query_one("#phase", Label).render())
         release.set()
         await wait_for(pilot, lambda: app.exploring is None)
-        await pilot.pause(0.2)
+        await wait_for(pilot, lambda: table.get_row("A3_B4")[2] == "not started")
         assert table.get_row("A3_B4")[1:] == ["560", "not started", "-", "-", "-"]
         assert "A3_B4 is not explored yet" in str(screen.query_one("#phase", Label).render())
     # Restart is bbcore's reset: the rows and the configuration's own indexes are gone.
@@ -254,7 +238,10 @@ async def test_help_and_the_command_palette(tmp_path: Path) -> None:
         await pilot.press("escape")
         assert isinstance(app.screen, ExploreScreen)
         await pilot.press("ctrl+p", *"decode")
-        await pilot.pause(0.5)
+        await wait_for(
+            pilot,
+            lambda: isinstance(app.screen, CommandPalette) and app.screen.query_one(CommandList).option_count,
+        )
         await pilot.press("enter")
         await wait_for(pilot, lambda: isinstance(app.screen, DecodeScreen))
 
@@ -360,11 +347,11 @@ async def test_the_panel_says_the_engine_is_loading_until_the_first_range_is_sto
         phase = app.screen.query_one("#phase", Label)
         figures = app.screen.query_one("#figures", Label)
         await wait_for(pilot, lambda: app.progress is not None)
-        await pilot.pause(0.6)
+        await wait_for(pilot, lambda: "engine" in str(phase.render()) and "rate" in str(figures.render()))
         seen += [str(phase.render()), str(figures.render())]
         loaded.set()
         await wait_for(pilot, lambda: app.progress is not None and app.progress.done > 0)
-        await pilot.pause(0.3)
+        await wait_for(pilot, lambda: "engine" not in str(phase.render()))
         seen.append(str(phase.render()))
         await wait_for(pilot, lambda: app.exploring is None)
     assert seen[0] in ("A3_B5: loading the engine...", "A3_B5: compiling the engine, first run only...")
@@ -422,7 +409,12 @@ async def test_a_resume_into_grouping_shows_the_grouping_progress(
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press("s")
         await wait_for(pilot, lambda: held.is_set() and app.progress is not None and app.progress.done > 0)
-        await pilot.pause(0.6)  # the panel redraws twice a second
+        screen = app.screen
+        # The panel redraws twice a second.
+        await wait_for(
+            pilot, lambda: "building the spectral groups" in str(screen.query_one("#phase", Label).render())
+        )
+        await wait_for(pilot, lambda: "ETA" in str(screen.query_one("#figures", Label).render()))
         progress = app.progress
         assert progress.phase == "spectrums" and 0 < progress.done < progress.total == 12650
         assert progress.rate > 0 and progress.eta is not None
@@ -433,3 +425,22 @@ async def test_a_resume_into_grouping_shows_the_grouping_progress(
         release.set()
         await wait_for(pilot, lambda: app.exploring is None)
         assert app.progress.phase == "complete"
+
+
+async def test_the_groups_screen_follows_a_run_of_its_configuration(tmp_path: Path, gate: RangeGate) -> None:
+    config = parse_config("A3_B5")
+    app = BlackBoxApp(tmp_path / "bb.sqlite", config, range_size=SMALL_RANGES)
+    async with app.run_test() as pilot:
+        gate.armed = True
+        app.start_exploration(config)
+        await wait_for(pilot, lambda: app.progress is not None and app.progress.done > 0)
+        await pilot.press("escape", "g")
+        await wait_for(pilot, lambda: isinstance(app.screen, GroupsScreen))
+        summary = app.screen.query_one("#groups-summary", Label)
+        assert "is not explored yet" in str(summary.render())
+        gate.open()
+        await wait_for(pilot, lambda: app.exploring is None)
+        await pilot.pause(0.2)
+        # Not the figure read when the screen opened: the groups, once the run completes.
+        assert app.screen.count == 2
+        assert str(summary.render()).startswith("2 groups: one row per family")

@@ -12,7 +12,7 @@ from collections import deque
 from pathlib import Path
 
 import pytest
-from test_tui_browse import text_of, wait_for
+from pilot import text_of, wait_for
 from textual.pilot import Pilot
 
 from bbcore import rays
@@ -31,12 +31,6 @@ from bbtui.widgets.play_board import PlayBoard
 
 A3_B4 = parse_config("A3_B4")
 ARROWS = {"up": (-1, 0), "down": (1, 0), "left": (0, -1), "right": (0, 1)}
-
-
-@pytest.fixture(autouse=True)
-def temporary_default_db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Whatever the app opens by default is a temporary file."""
-    monkeypatch.setenv("BBTUI_DB", str(tmp_path / "default.sqlite"))
 
 
 @pytest.fixture(scope="module")

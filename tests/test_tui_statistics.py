@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import itertools
+from collections import Counter, defaultdict
 from pathlib import Path
 
-import pytest
 from textual.app import App
 from textual.containers import ItemGrid
 from textual.widgets import DataTable, Label, Select, TabbedContent
 
+from bbcore import rays
 from bbcore.config import Config
-from bbcore.explore import explore
+from bbcore.numbering import atoms_of
 from bbcore.plot import round_ticks
 from bbcore.statistics import ray_records
 from bbcore.store import open_database
@@ -19,14 +21,6 @@ from bbtui.widgets.board import Board
 from bbtui.widgets.plot import BarPlot
 
 A4_B4 = Config(4, 4)
-
-
-@pytest.fixture(scope="module")
-def explored(tmp_path_factory) -> Path:
-    """A database with A4_B4 complete."""
-    path = tmp_path_factory.mktemp("tui_stats") / "x.sqlite"
-    explore(A4_B4, path)
-    return path
 
 
 class StatisticsApp(App[None]):
@@ -55,7 +49,20 @@ async def loaded(app: App, pilot) -> StatisticsScreen:
     return screen
 
 
-async def test_ambiguity_tab_shows_the_spec_table(explored):
+def brute_risk(brute_rays) -> Counter[int]:
+    """A4_B4's spectral groups by the most atoms differing between two of their molecules,
+    from the reference spectra of every molecule."""
+    by_spectrum: dict[str, list[set[int]]] = defaultdict(list)
+    for number, traced in enumerate(brute_rays(A4_B4), start=1):
+        by_spectrum[rays.spectrum_of_rays(list(traced))].append(set(atoms_of(A4_B4, number)))
+    return Counter(
+        max(len(a - b) for a, b in itertools.permutations(members, 2))
+        for members in by_spectrum.values()
+        if len(members) > 1
+    )
+
+
+async def test_ambiguity_tab_shows_the_spec_table(explored, brute_rays):
     """The A4_B4 figures with the total line, the share, the risk table."""
     app = StatisticsApp(explored, A4_B4)
     async with app.run_test(size=(140, 50)) as pilot:
@@ -68,11 +75,12 @@ async def test_ambiguity_tab_shows_the_spec_table(explored):
         ]
         assert "140 of 1,820 (7.69%)" in str(screen.query_one("#share", Label).render())
         risk = table_rows(screen.query_one("#risk-table", DataTable))
-        assert [row[:2] for row in risk] == [["1", "5"], ["2", "10"], ["4", "20"]]
+        assert [row[:2] for row in risk] == [[str(d), str(5 * d)] for d in sorted(brute_risk(brute_rays))]
+        assert [int(row[3]) for row in risk] == [n for _, n in sorted(brute_risk(brute_rays).items())]
         assert sum(int(row[3]) for row in risk) == 66
 
 
-async def test_records_tab_draws_each_record_ray(explored):
+async def test_records_tab_draws_each_record_ray(explored, brute_record):
     """Six boards, each on the record's molecule with the record ray selected and drawn."""
     app = StatisticsApp(explored, A4_B4)
     async with app.run_test(size=(140, 50)) as pilot:
@@ -87,11 +95,12 @@ async def test_records_tab_draws_each_record_ray(explored):
             assert board.molecule == record.molecule
             assert board.ray == record.ray
             assert set(board.ray.path) == set(record.ray.path)
-        assert boards[4].border_title == "longest out: 5 cells"
+        longest, _, _ = brute_record(A4_B4, "out", "length")
+        assert boards[4].border_title == f"longest out: {longest.length} cells"
         assert "neither confirms nor refines" in str(screen.query_one("#claim", Label).render())
 
 
-async def test_distributions_tab_plots(explored):
+async def test_distributions_tab_plots(explored, brute_statistics):
     """A plot per series of the chosen distribution, and ``n`` moves to the next distribution."""
     app = StatisticsApp(explored, A4_B4)
     async with app.run_test(size=(140, 50)) as pilot:
@@ -109,18 +118,22 @@ async def test_distributions_tab_plots(explored):
         assert choice.value == "longest"
         plots = list(screen.query(BarPlot))
         assert [p.title for p in plots][-1] == "any by length"
-        assert plots[-1].values == [1, 97, 622, 748, 340, 12]
+        stats = brute_statistics(A4_B4)
+        classes = ("absorbed", "reflected", "out")
+        longest = Counter(max(s[f"{c}_max_length"] for c in classes) for s in stats)
+        assert plots[-1].values == [longest[k] for k in range(max(longest) + 1)]
         rows = table_rows(screen.query_one("#distribution-table", DataTable))
-        assert rows[0] == ["0", "3", "1,276", "313", "1"]
+        zero = [sum(s[f"{c}_max_length"] == 0 for s in stats) for c in classes] + [longest[0]]
+        assert rows[0] == ["0", *(f"{n:,}" for n in zero)]
 
 
 async def test_unexplored_configuration_says_so(explored):
     """A configuration not explored: the summary line gives the one-line reason."""
-    app = StatisticsApp(explored, Config(3, 4))
+    app = StatisticsApp(explored, Config(3, 5))
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await loaded(app, pilot)
         summary = screen.query_one("#stats-summary", Label)
-        assert "A3_B4 is not explored" in str(summary.render())
+        assert "A3_B5 is not explored" in str(summary.render())
         assert summary.has_class("error")
         await pilot.press("escape")
         assert not isinstance(app.screen, StatisticsScreen)

@@ -203,7 +203,10 @@ def connect_cluster(args: argparse.Namespace, path: Path):
     row = Configuration.get_or_none(Configuration.config == args.config.name)
     shard_root = args.shards or (row and row.shard_root) or default_shard_root(path)
     sys.stderr.write(f"connecting to the Dask scheduler at {address}...\n")
-    runner = DaskRunner(address, shard_root)
+    try:
+        runner = DaskRunner(address, shard_root)
+    except ExploreError as error:  # a ClusterError: one line
+        raise CLIError(str(error)) from None
     sys.stderr.write(
         f"{runner.workers} worker threads on the Dask scheduler at {address}; shard files in {shard_root}\n"
     )

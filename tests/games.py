@@ -1,0 +1,20 @@
+"""Games the decode tests share (bbcore's, the CLI's and the TUI's): it holds no test."""
+
+from __future__ import annotations
+
+# A game as Emacs' M-x blackbox draws it: 4 atoms in an 8 x 8 box, and where they are.
+EMACS = (
+    "\t\t             R   3\n"
+    "\t\t 1 - - - - - - - - 1\n"
+    "\t\t   - - - - - - - -\n"
+    "\t\t   - O - - - - - - 3\n"
+    "\t\t 2 - - - - O - O -\n"
+    "\t\t 4 - - - - - - - -\n"
+    "\t\t 5 - - - - - - - - 5\n"
+    "\t\t   - - - - - - - - R\n"
+    "\t\t H - - - - - - - O\n"
+    "\t\t   2   H 4       H\n"
+    "\n"
+    "There are 4 balls in the box\n"
+)
+EMACS_ATOMS = (17, 28, 30, 63)  # (3, 2), (4, 5), (4, 7), (8, 8)
