@@ -425,3 +425,22 @@ async def test_a_resume_into_grouping_shows_the_grouping_progress(
         release.set()
         await wait_for(pilot, lambda: app.exploring is None)
         assert app.progress.phase == "complete"
+
+
+async def test_the_groups_screen_follows_a_run_of_its_configuration(tmp_path: Path, gate: RangeGate) -> None:
+    config = parse_config("A3_B5")
+    app = BlackBoxApp(tmp_path / "bb.sqlite", config, range_size=SMALL_RANGES)
+    async with app.run_test() as pilot:
+        gate.armed = True
+        app.start_exploration(config)
+        await wait_for(pilot, lambda: app.progress is not None and app.progress.done > 0)
+        await pilot.press("escape", "g")
+        await wait_for(pilot, lambda: isinstance(app.screen, GroupsScreen))
+        summary = app.screen.query_one("#groups-summary", Label)
+        assert "is not explored yet" in str(summary.render())
+        gate.open()
+        await wait_for(pilot, lambda: app.exploring is None)
+        await pilot.pause(0.2)
+        # Not the figure read when the screen opened: the groups, once the run completes.
+        assert app.screen.count == 2
+        assert str(summary.render()).startswith("2 groups: one row per family")
