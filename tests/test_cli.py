@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from expect import one_line_error
+from expect import bbcore, one_line_error
 
 from bbcore import rays
 from bbcore.cli import build_parser, main
@@ -26,18 +26,6 @@ ROOT = Path(__file__).resolve().parent.parent
 def failure(result: subprocess.CompletedProcess) -> tuple[int, str]:
     """The exit status and stderr of a finished command, for ``one_line_error``."""
     return result.returncode, result.stderr
-
-
-def bbcore(*args: str, stdin: str | None = None, env: dict | None = None):
-    """Run the real command in a subprocess (stderr as the user sees it)."""
-    return subprocess.run(
-        [sys.executable, "-m", "bbcore", *args],
-        capture_output=True,
-        text=True,
-        input=stdin,
-        env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})},
-        cwd=ROOT,
-    )
 
 
 def test_show_prints_the_spec_worked_example(capsys, tmp_path):

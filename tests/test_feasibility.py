@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 import pytest
+from expect import bbcore
 from textual.widgets import DataTable, Input, Label
 
 from bbcore import explore as explore_module
@@ -30,18 +31,6 @@ from bbtui.app import BlackBoxApp
 ROOT = Path(__file__).resolve().parent.parent
 ENV = dict(os.environ, PYTHONPATH=str(ROOT))
 HUGE = parse_config("A10_B13")
-
-
-def bbcore(*args: str, **kwargs) -> subprocess.CompletedProcess:
-    """Run the ``bbcore`` command line in a fresh process."""
-    return subprocess.run(
-        [sys.executable, "-m", "bbcore", *args],
-        capture_output=True,
-        text=True,
-        env=ENV,
-        timeout=120,
-        **kwargs,
-    )
 
 
 def configuration_rows(path: Path) -> list[tuple]:

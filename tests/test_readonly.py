@@ -18,17 +18,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from expect import BBCORE, bbcore
 from unprivileged import give_to_nobody, make_unwritable, run_unprivileged, who_am_i
 
 ROOT = Path(__file__).resolve().parent.parent
-BBCORE = [sys.executable, "-m", "bbcore"]
-
-
-def bbcore(*args: str) -> subprocess.CompletedProcess:
-    """The real command, as the user running the tests."""
-    return subprocess.run(
-        [*BBCORE, *args], capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)}
-    )
 
 
 def header_mode(path: Path) -> int:
