@@ -12,11 +12,18 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 
 from bbcore import check
-from bbcore.cli.common import CONFIG_HELP, CLIError, clock, config_arg, open_store, positive_int
+from bbcore.cli.common import (
+    CONFIG_HELP,
+    CLIError,
+    StatusLine,
+    clock,
+    config_arg,
+    open_store,
+    positive_int,
+)
 from bbcore.config import Config
 from bbcore.words import plural
 
@@ -71,17 +78,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(handler=run_check)
 
 
-class CheckProgress:
+class CheckProgress(StatusLine):
     """A progress bar on stderr, redrawn on a terminal; a line per finished check otherwise."""
 
     def __init__(self, config: Config, stream=None) -> None:
+        super().__init__(stream, interval=0.1, erase=True)
         self.config = config
-        self.stream = stream or sys.stderr
-        self.live = self.stream.isatty()
         self.started = time.monotonic()
         self.check_started = self.started
         self.current = ""
-        self.last = 0.0
 
     def __call__(self, name: str, done: int, total: int) -> None:
         now = time.monotonic()
@@ -90,29 +95,20 @@ class CheckProgress:
         finished = done >= total
         if not self.live:
             if finished:
-                self.stream.write(f"{self.config.name} check: {LABELS[name]} done\n")
+                self.print(f"{self.config.name} check: {LABELS[name]} done")
             return
-        if now - self.last < 0.1 and not finished:
+        if not self.due(final=finished):
             return
-        self.last = now
         fraction = done / total if total else 1.0
         filled = int(BAR * fraction)
         elapsed = now - self.check_started
         eta = elapsed * (1 - fraction) / fraction if 0 < fraction < 1 else None
         figures = f"{done:,}/{total:,}" if total > 1 else ("done" if finished else "running")
-        line = (
+        self.redraw(
             f"{self.config.name} check: {LABELS[name]:<{WIDTH}} [{'#' * filled}{'.' * (BAR - filled)}] "
             f"{100 * fraction:3.0f}%  {figures}  elapsed {clock(now - self.started)}"
             + (f"  ETA {clock(eta)}" if eta is not None else "")
         )
-        self.stream.write("\r\x1b[K" + line)
-        self.stream.flush()
-
-    def close(self) -> None:
-        """Erase the bar."""
-        if self.live:
-            self.stream.write("\r\x1b[K")
-            self.stream.flush()
 
 
 def run_check(args: argparse.Namespace) -> int:

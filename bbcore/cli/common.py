@@ -7,10 +7,11 @@ import io
 import pydoc
 import shutil
 import sys
+import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from bbcore import queries
+from bbcore import decode, queries
 from bbcore.config import Config, ConfigError, parse_config
 from bbcore.explore import (
     Progress,
@@ -127,31 +128,80 @@ PHASES_BY_TENTHS = ("exploring", "spectrums", "tracing", "grouping")
 """Long phases, printed every 10% when stderr is not a terminal."""
 
 
-class ProgressPrinter:
-    """Progress on stderr: redrawn in place on a terminal, every 10% otherwise."""
+class StatusLine:
+    """One line of progress on stderr: redrawn in place on a terminal, ended or erased by ``close``.
 
-    def __init__(self, stream=None) -> None:
+    The terminal handling that every progress printer of the CLI shares
+    (explore's, decode's and strategy's, check's); each printer only words its
+    line. ``interval`` spaces the redraws; ``erase`` says whether ``close``
+    removes the line (a bar) or keeps it (the last state of a run).
+    """
+
+    def __init__(self, stream=None, *, interval: float = 0.0, erase: bool = False) -> None:
         self.stream = stream or sys.stderr
         self.live = self.stream.isatty()
+        self.interval = interval
+        self.erase = erase
+        self.shown = False
+        self.last = 0.0
+
+    def due(self, *, final: bool = False) -> bool:
+        """Whether a redraw is due (``interval`` seconds since the last one; always when ``final``)."""
+        now = time.monotonic()
+        if not final and now - self.last < self.interval:
+            return False
+        self.last = now
+        return True
+
+    def redraw(self, line: str) -> None:
+        """Replace the line on the terminal."""
+        self.stream.write("\r\x1b[K" + line)
+        self.stream.flush()
+        self.shown = True
+
+    def print(self, line: str) -> None:
+        """Write a line of its own (off a terminal)."""
+        self.stream.write(line + "\n")
+        self.stream.flush()
+
+    def close(self) -> None:
+        """End the redrawn line, or erase it."""
+        if self.live and self.shown:
+            self.stream.write("\r\x1b[K" if self.erase else "\n")
+            self.stream.flush()
+
+
+class ProgressPrinter(StatusLine):
+    """An exploration's progress: redrawn in place on a terminal, every 10% otherwise."""
+
+    def __init__(self, stream=None) -> None:
+        super().__init__(stream)
         self.next_tenth = 0
         self.phase = ""
 
     def __call__(self, p: Progress) -> None:
         if self.live:
-            self.stream.write("\r\x1b[K" + progress_line(p))
-            self.stream.flush()
+            self.redraw(progress_line(p))
             return
         tenth = int(10 * p.fraction)
         if p.phase != self.phase:  # a new phase starts its tenths again
             self.phase, self.next_tenth = p.phase, 0
         if p.phase not in PHASES_BY_TENTHS or tenth >= self.next_tenth:
-            self.stream.write(progress_line(p) + "\n")
+            self.print(progress_line(p))
             self.next_tenth = tenth + 1
 
-    def close(self) -> None:
-        """End the redrawn line."""
-        if self.live:
-            self.stream.write("\n")
+
+class MoleculesLine(StatusLine):
+    """Molecules done of a long pass (a direct decode, a book's spectra), on a terminal only."""
+
+    def __init__(self, what: str, stream=None) -> None:
+        super().__init__(stream, interval=0.2, erase=True)
+        self.what = what
+
+    def __call__(self, done: int, total: int) -> None:
+        if not self.live or total < decode.BATCH * 4 or not self.due():
+            return
+        self.redraw(f"{self.what}: {done:,} of {total:,} molecules ({done / total:.0%})")
 
 
 def require_stored(config: Config) -> None:

@@ -20,12 +20,12 @@ import argparse
 import json
 import shutil
 import sys
-import time
 from pathlib import Path
 
 from bbcore import decode
 from bbcore.cli.common import (
     CLIError,
+    MoleculesLine,
     add_config_argument,
     add_ranking_argument,
     open_store,
@@ -109,31 +109,6 @@ def database_exists(args: argparse.Namespace) -> bool:
     return True
 
 
-class ProgressLine:
-    """Progress of a long direct decode on stderr, when stderr is a terminal."""
-
-    def __init__(self, what: str) -> None:
-        self.what = what
-        self.shown = False
-        self.last = 0.0
-        self.enabled = sys.stderr.isatty()
-
-    def __call__(self, done: int, total: int) -> None:
-        now = time.monotonic()
-        if not self.enabled or total < decode.BATCH * 4 or now - self.last < 0.2:
-            return
-        self.last = now
-        self.shown = True
-        sys.stderr.write(f"\r{self.what}: {done:,} of {total:,} molecules ({done / total:.0%})")
-        sys.stderr.flush()
-
-    def clear(self) -> None:
-        """Erase the line once done."""
-        if self.shown:
-            sys.stderr.write("\r\033[K")
-            sys.stderr.flush()
-
-
 def run_decode(args: argparse.Namespace) -> int:
     """``bbcore decode CONFIG [GAME | -]``."""
     config: Config = args.config
@@ -146,12 +121,12 @@ def run_decode(args: argparse.Namespace) -> int:
         game = parse_game(read_game_text(args.game), config)
         guess = parse_guess(args.guess, config) if args.guess else None
         stored = database_exists(args)
-        progress = ProgressLine(f"decoding {config.name}")
+        progress = MoleculesLine(f"decoding {config.name}")
         try:
             decoder = Decoder(config, source="auto" if stored else "compute")
             answer = decoder.decode(game, by=args.by, progress=progress)
         finally:
-            progress.clear()
+            progress.close()
         verdict, guess_note = judge_guess(config, game, guess, answer.found)
     except DecodeError as error:
         raise CLIError(str(error)) from None

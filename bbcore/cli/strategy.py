@@ -25,12 +25,12 @@ import sys
 from bbcore import store
 from bbcore.cli.common import (
     CLIError,
+    MoleculesLine,
     add_config_argument,
     add_ranking_argument,
     format_table,
     open_store,
 )
-from bbcore.cli.decode import ProgressLine
 from bbcore.config import Config
 from bbcore.numbering import atoms_of, molecule_string
 from bbcore.plot import plain_chart
@@ -77,7 +77,7 @@ def run_strategy(args: argparse.Namespace) -> int:
     """``bbcore strategy CONFIG``."""
     config: Config = args.config
     open_store(args, create=True)
-    progress = ProgressLine(f"{config.name}: spectra")
+    progress = MoleculesLine(f"{config.name}: spectra")
     try:
         made = None if args.recompute else stored_book(config, args.by)
         computed = made is None
@@ -86,7 +86,7 @@ def run_strategy(args: argparse.Namespace) -> int:
     except StrategyError as error:
         raise CLIError(str(error)) from None
     finally:
-        progress.clear()
+        progress.close()
     if computed:
         path = store.opened.path or store.default_path()
         try:
