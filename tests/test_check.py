@@ -33,19 +33,23 @@ def clean(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
+def damaged_copy(source: Path, path: Path, *statements: tuple[str, tuple]) -> Path:
+    """A copy of ``source`` at ``path``, changed by the SQL given (each statement changes one row)."""
+    shutil.copy(source, path)
+    connection = sqlite3.connect(path)
+    for statement, parameters in statements:
+        assert connection.execute(statement, parameters).rowcount == 1
+    connection.commit()
+    connection.close()
+    return path
+
+
 @pytest.fixture
 def damaged(clean: Path, tmp_path: Path):
     """A copy of the clean file, changed by the SQL given."""
 
     def make(*statements: tuple[str, tuple]) -> Path:
-        path = tmp_path / "copy.sqlite"
-        shutil.copy(clean, path)
-        connection = sqlite3.connect(path)
-        for statement, parameters in statements:
-            assert connection.execute(statement, parameters).rowcount == 1
-        connection.commit()
-        connection.close()
-        return path
+        return damaged_copy(clean, tmp_path / "copy.sqlite", *statements)
 
     return make
 
@@ -224,14 +228,8 @@ def compact(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def damaged_compact(compact: Path, tmp_path: Path, *statements: tuple[str, tuple]) -> Path:
-    path = tmp_path / "compact-copy.sqlite"
-    shutil.copy(compact, path)
-    connection = sqlite3.connect(path)
-    for statement, parameters in statements:
-        assert connection.execute(statement, parameters).rowcount == 1
-    connection.commit()
-    connection.close()
-    return path
+    """A copy of the compact file, changed by the SQL given."""
+    return damaged_copy(compact, tmp_path / "compact-copy.sqlite", *statements)
 
 
 def compact_report(path: Path, capsys, *args: str) -> tuple[int, dict]:

@@ -134,6 +134,19 @@ def test_a_started_store_cannot_change(tmp_path):
 
 ROOT = Path(__file__).resolve().parent.parent
 
+
+def run_killed(path: Path, config_name: str, point: str, count: int, workers: int):
+    """Run KILLER in a fresh process: a compact run SIGKILLed at ``point`` (its ``count``-th step)."""
+    return subprocess.run(
+        [sys.executable, "-c", KILLER, str(path), config_name, point, str(count), str(workers)],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
 KILLER = """
 import os, signal, sys
 from pathlib import Path
@@ -207,14 +220,7 @@ def test_killed_at_any_phase_resumes_to_the_clean_result(tmp_path, clean_a4_b6, 
     config = Config(4, 6)
     path = tmp_path / "db.sqlite"
     start_compact(path, config, 4)
-    killed = subprocess.run(
-        [sys.executable, "-c", KILLER, str(path), config.name, point, str(count), "1"],
-        cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    killed = run_killed(path, config.name, point, count, 1)
     assert killed.returncode == -signal.SIGKILL, killed.stderr
     open_database(path)
     assert not queries.config_state(config).complete
@@ -241,14 +247,7 @@ def test_killed_at_any_phase_resumes_to_the_clean_result(tmp_path, clean_a4_b6, 
 def test_killed_with_workers_resumes_without_redoing_recorded_ranges(tmp_path):
     config = Config(5, 6)  # 376,992 molecules: worker processes
     path, clean = tmp_path / "db.sqlite", tmp_path / "clean.sqlite"
-    killed = subprocess.run(
-        [sys.executable, "-c", KILLER, str(path), config.name, "tracing", "40", "2"],
-        cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    killed = run_killed(path, config.name, "tracing", 40, 2)
     assert killed.returncode == -signal.SIGKILL, killed.stderr
     open_database(path)
     recorded = {(r.start, r.stop) for r in ExploredRange.select().where(ExploredRange.config == config.name)}
