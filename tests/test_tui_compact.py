@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from textual.pilot import Pilot
+from pilot import wait_for
+from textual.message import Message
 from textual.widgets import DataTable, Label
 
 from bbcore.config import Config
@@ -31,14 +30,6 @@ def temporary_default_db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
     monkeypatch.setenv("BBTUI_DB", str(tmp_path / "default.sqlite"))
 
 
-async def wait_for(pilot: Pilot, condition: Callable[[], object], timeout: float = 60) -> None:
-    """Let the app run until ``condition()`` holds."""
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "timed out"
-        await pilot.pause(0.02)
-
-
 def cells(table: DataTable) -> list[list[str]]:
     """The cells of a table as plain text."""
     rows = (table.get_row_at(i) for i in range(table.row_count))
@@ -46,16 +37,22 @@ def cells(table: DataTable) -> list[list[str]]:
 
 
 class RecordingApp(BlackBoxApp):
-    """The app, keeping every phase its exploration reported."""
+    """The app, keeping every phase its exploration worker reported.
+
+    Recorded where the worker posts them: a progress message that is not
+    handled yet is replaced by the next one (``ExplorationProgress.can_replace``),
+    so a phase as short as A4_B5's grouping may never reach the handler.
+    """
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.phases: list[str] = []
 
-    def on_exploration_progress(self, message: ExplorationProgress) -> None:
-        """Record the phase, then do as the app does."""
-        self.phases.append(message.progress.phase)
-        super().on_exploration_progress(message)
+    def post_message(self, message: Message) -> bool:
+        """Record the phase of a progress report, then post it as the app does."""
+        if isinstance(message, ExplorationProgress):
+            self.phases.append(message.progress.phase)
+        return super().post_message(message)
 
 
 async def test_a_compact_run_started_from_the_explore_screen(tmp_path: Path) -> None:
