@@ -55,7 +55,7 @@ from math import comb
 import numpy as np
 from peewee import chunked
 
-from bbcore import engine, rays, sql
+from bbcore import compact, engine, rays, sql
 from bbcore.compact import PROFILE_FIELDS
 from bbcore.config import Config
 from bbcore.engine import image_numbers
@@ -69,7 +69,6 @@ from bbcore.store import (
     ExploredRange,
     Profile,
     Spectrum,
-    SpectrumMolecule,
     db,
     has_config_indexes,
     stored_count,
@@ -650,10 +649,9 @@ class CompactJudge(Judge):
         self.config = config
         self.spectra = {row.spectrum: row for row in Spectrum.select().where(Spectrum.config == config.name)}
         self.member_of: dict[int, list[str]] = {}
-        for row in SpectrumMolecule.select(SpectrumMolecule.spectrum, SpectrumMolecule.number).where(
-            SpectrumMolecule.config == config.name
-        ):
-            self.member_of.setdefault(row.number, []).append(row.spectrum)
+        for spectrum, numbers in compact.spectral_group_numbers(config):
+            for number in numbers:
+                self.member_of.setdefault(number, []).append(spectrum)
         self.profiles = {
             tuple(getattr(row, name) for name in PROFILE_FIELDS): (row.molecules, row.lowest)
             for row in Profile.select().where(Profile.config == config.name)

@@ -6,7 +6,9 @@ stores what the readers need and recomputes the rest from molecule numbers:
 - the ``Configurations`` row, with ``store = 'compact'`` and its shard count;
 - ``Spectrums`` rows for the ambiguous spectra, with the same columns and
   family linking as a full store;
-- ``SpectrumMolecules``: the molecules of each ambiguous spectrum;
+- ``FamilyMolecules``: the molecules of each family's first spectrum (the
+  other spectra of a family are its images by symmetry, and so are their
+  molecules: ``spectrum_numbers``);
 - ``Profiles``: the molecules counted by their 9 profile statistics with the
   lowest number of each (``statistics.statistics_profile`` reads it: the
   distributions and ray records follow), and ``GroupedShards.risk``: the
@@ -27,7 +29,7 @@ Glossary:
 - *shard*: the records whose key ends with the same bits, in one folder of
   files, one file per traced range.
 
-How it runs, in two stages of independent tasks (``bbcore.runner``):
+How it runs, in three stages, the first two of independent tasks (``bbcore.runner``):
 
 1. *tracing*: the numbers are cut into ranges; ``trace_range`` traces the
    canonical molecules of a range (one in eight molecules: symmetry maps
@@ -39,13 +41,18 @@ How it runs, in two stages of independent tasks (``bbcore.runner``):
    ``Profiles``; then ``group_shard`` reads one shard, sorts it by key, and
    for each key held by two records or by a ``SHARED`` one traces those
    enantiomer groups again with their spectra and keeps the spectra of two
-   molecules or more.  The driver writes a shard's spectra, their molecules
-   and its ``GroupedShards`` row in one transaction, then deletes the shard's
-   folder.  When every shard is stored the configuration is ``complete``.
+   molecules or more.  It writes them, sorted, to the shard's result folder
+   and returns its counts; the driver records the shard in
+   ``GroupedShards`` and deletes the shard's records;
+3. *writing*: the driver merges the results of every shard in key order
+   into ``Spectrums``, then ``FamilyMolecules`` (``write_result``): rows
+   inserted in key order only ever extend a B-tree at its end.  Then the
+   configuration is ``complete`` and its shard folder is deleted.
 
 A run stopped at any moment resumes: ranges and shards that are recorded are
-not done again, and files of a range that was not recorded (a run killed
-between writing and recording) are deleted before tracing resumes.  Memory is
+not done again, files of a range that was not recorded (a run killed
+between writing and recording) are deleted before tracing resumes, and the
+writing resumes after the largest key stored.  Memory is
 bounded by the shard size (``SHARD_RECORDS``) and the range size, disk by the
 records: 16 bytes per canonical molecule, about 2 bytes per molecule.
 
@@ -59,24 +66,25 @@ import json
 import os
 import shutil
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from peewee import chunked
+from peewee import chunked, fn
 
 from bbcore import engine, sql
 from bbcore.config import Config
 from bbcore.geometry import TRANSFORM_NAMES
-from bbcore.numbering import atoms_of_numbers
+from bbcore.numbering import atoms_of_numbers, binomial_table
 from bbcore.runner import InlineRunner, Runner, check_halt
 from bbcore.store import (
     Configuration,
     ExploredRange,
+    FamilyMolecules,
     GroupedShard,
     Profile,
-    SpectrumMolecule,
+    Spectrum,
     config_row,
     db,
     now,
@@ -273,22 +281,17 @@ class GroupJob:
 
 @dataclass(frozen=True)
 class GroupResult:
-    """A shard's ambiguous spectra, as arrays (``Spectrums`` rows and their molecules).
+    """What grouping a shard gives back: counts only (the spectra are in its result folder).
 
-    Spectrum ``i`` has ``sizes[i]`` molecules, the next ``sizes[i]`` of
-    ``numbers`` (by number); its transform and canonical number are those
-    of its first molecule (smallest canonical number, then number), and
-    ``max_diff`` the most atoms differing between two of its molecules.
+    ``risk`` counts the shard's spectral groups by the most atoms differing
+    between two of their molecules: ``{max_diff: [families, groups]}``.
     """
 
     shard: int
     records: int
-    spectra: np.ndarray  # (s, 4W) uint8 characters
-    transform: np.ndarray  # (s,) indexes into TRANSFORM_NAMES
-    canonical: np.ndarray  # (s,) int64
-    max_diff: np.ndarray  # (s,) int64
-    sizes: np.ndarray  # (s,) int64
-    numbers: np.ndarray  # (sizes.sum(),) int64
+    spectra: int
+    families: int
+    risk: dict[int, list[int]]
 
 
 def read_shard(directory: Path | str, shard: int) -> np.ndarray:
@@ -333,8 +336,67 @@ def group_shard(job: GroupJob) -> GroupResult:
         parts.append(settle(job.config, np.concatenate(batch)))
     if not parts:
         parts.append(settle(job.config, np.empty(0, dtype=np.int64)))
-    joined = [np.concatenate(column) for column in zip(*parts)]
-    return GroupResult(job.shard, len(records), *joined)
+    joined = (np.concatenate(column) for column in zip(*parts))
+    spectra, transform, canonical, max_diff, sizes, numbers = joined
+    _write_result_folder(job, spectra, transform, canonical, sizes, numbers)
+    risk: dict[int, list[int]] = {}
+    for diff in np.unique(max_diff).tolist():
+        alike = max_diff == diff
+        risk[diff] = [int(np.count_nonzero(alike & (transform == 0))), int(np.count_nonzero(alike))]
+    return GroupResult(job.shard, len(records), len(sizes), int(np.count_nonzero(transform == 0)), risk)
+
+
+def _write_result_folder(
+    job: GroupJob,
+    spectra: np.ndarray,
+    transform: np.ndarray,
+    canonical: np.ndarray,
+    sizes: np.ndarray,
+    numbers: np.ndarray,
+) -> None:
+    """A grouped shard's result, sorted for the writing stage, in its folder (whole or absent).
+
+    ``spectra.npy`` and its columns are sorted by spectrum; ``families.npy``
+    (the canonical number of each family's first spectrum, the one of
+    transform 0), sorted, with the molecules of that spectrum
+    (``family_sizes.npy``, ``family_numbers.npy``, packed as ``numbers_dtype``).
+    """
+    config = job.config
+    text = np.ascontiguousarray(spectra).view(f"S{config.positions}").ravel()
+    order = np.argsort(text, kind="stable")
+    offsets = np.r_[0, np.cumsum(sizes)].astype(np.int64)
+    family = np.flatnonzero(transform == 0)
+    family = family[np.argsort(canonical[family], kind="stable")]
+    family_sizes = sizes[family]
+    members = (np.arange(offsets[i], offsets[i + 1]) for i in family.tolist())
+    family_numbers = numbers[np.concatenate([np.empty(0, np.int64), *members])]
+    columns = {
+        "spectra": text[order],
+        "sizes": sizes[order].astype(np.int64),
+        "transform": transform[order].astype(np.int8),
+        "canonical": canonical[order].astype(np.int64),
+        "families": canonical[family].astype(np.int64),
+        "family_sizes": family_sizes.astype(np.int64),
+        "family_numbers": family_numbers.astype(numbers_dtype(config)),
+    }
+    final = result_folder(job.directory, job.shard)
+    temporary = final.with_name(f".{final.name}.{os.getpid()}.part")
+    shutil.rmtree(temporary, ignore_errors=True)
+    temporary.mkdir(parents=True)
+    for name, values in columns.items():
+        np.save(temporary / f"{name}.npy", values)
+    shutil.rmtree(final, ignore_errors=True)  # left by a run killed before recording the shard
+    os.replace(temporary, final)
+
+
+def result_folder(directory: Path | str, shard: int) -> Path:
+    """The folder of a grouped shard's result, until it is written to the database."""
+    return Path(directory) / "results" / f"r{shard:05d}"
+
+
+def numbers_dtype(config: Config) -> np.dtype:
+    """How molecule numbers are packed in ``FamilyMolecules.numbers``: 4 bytes when they fit, else 8."""
+    return np.dtype("<u4") if config.nb_mol <= 1 << 32 else np.dtype("<u8")
 
 
 def settle(config: Config, canonicals: np.ndarray) -> tuple[np.ndarray, ...]:
@@ -387,7 +449,7 @@ ATOM_CODE = ord("O")
 
 # -- the driver ----------------------------------------------------------------------------
 
-TRACING, GROUPING = "tracing", "grouping"
+TRACING, GROUPING, WRITING = "tracing", "grouping", "writing"
 TRACED = "traced"
 """A file in a configuration's shard folder: every range is traced there (grouping needs it)."""
 
@@ -400,7 +462,7 @@ class CompactError(Exception):
 class Step:
     """What the driver reports after each recorded task: the phase and how far it is."""
 
-    phase: str  # TRACING (molecules) or GROUPING (shards)
+    phase: str  # TRACING (molecules), GROUPING (shards) or WRITING (rows)
     done: int
     total: int
 
@@ -453,14 +515,15 @@ def explore_compact(
     report(Step(GROUPING, len(grouped), shards))
     jobs = (GroupJob(config, s, str(directory)) for s in range(shards) if s not in grouped)
     for _, result in runner.run(group_shard, jobs, stop):
-        _record_shard(config, result)
-        shutil.rmtree(shard_folder(directory, result.shard), ignore_errors=True)
+        _record_shard(directory, config, result)
         grouped.add(result.shard)
         report(Step(GROUPING, len(grouped), shards))
     if len(grouped) < shards:
         return False
+    if not write_result(directory, config, stop, report):
+        return False
     Configuration.update(complete=True, dh2=now()).where(Configuration.config == config.name).execute()
-    shutil.rmtree(directory, ignore_errors=True)
+    _delete_folder(db_path, directory)
     return True
 
 
@@ -472,7 +535,19 @@ def config_directory(db_path: Path | str, config: Config, shard_root: Path | str
 
 def forget_shards(db_path: Path | str, config: Config, shard_root: Path | str | None = None) -> None:
     """Delete a configuration's shard files (when it is reset)."""
-    shutil.rmtree(config_directory(db_path, config, shard_root), ignore_errors=True)
+    _delete_folder(db_path, config_directory(db_path, config, shard_root))
+
+
+def _delete_folder(db_path: Path | str, directory: Path) -> None:
+    """Delete a configuration's shard folder, and the default root beside the database once empty
+    (a root given with ``--shards`` is the user's: it stays)."""
+    shutil.rmtree(directory, ignore_errors=True)
+    root = default_shard_root(db_path)
+    if directory.parent.resolve() == root.resolve():
+        try:
+            root.rmdir()
+        except OSError:  # other configurations' folders are in it, or it is gone
+            pass
 
 
 def _recorded(config: Config) -> list[tuple[int, int]]:
@@ -544,37 +619,143 @@ def _store_profiles(directory: Path, config: Config) -> None:
     shutil.rmtree(folder, ignore_errors=True)
 
 
-def _record_shard(config: Config, result: GroupResult) -> None:
-    """A shard's spectra, their molecules and its row, in one transaction.
+def _record_shard(directory: Path, config: Config, result: GroupResult) -> None:
+    """Record a grouped shard (its result folder is written), then delete its records."""
+    GroupedShard.insert(
+        config=config.name,
+        shard=result.shard,
+        records=result.records,
+        spectra=result.spectra,
+        families=result.families,
+        risk=json.dumps({str(k): v for k, v in sorted(result.risk.items())}),
+    ).execute()
+    shutil.rmtree(shard_folder(directory, result.shard), ignore_errors=True)
 
-    The rows go through the connection's executemany (peewee's per-row
-    query building would cost more than SQLite: A6_B8 has millions).
+
+# -- stage 3: writing the result -----------------------------------------------------------
+
+
+WRITE_ROWS = 1 << 17
+"""Rows written per transaction in the writing stage (about a second): a pause waits at most that."""
+
+
+def write_result(
+    directory: Path, config: Config, stop: threading.Event, report: Callable[[Step], None]
+) -> bool:
+    """Stage 3: every grouped shard's result into ``Spectrums`` and ``FamilyMolecules``; True when done.
+
+    The shards' results are merged in key order (spectrum, then canonical
+    number), so that each table's B-tree only grows at its end: inserting a
+    shard's rows at once, scattered over the whole table, made A6_B8's last
+    shard 2.3 times slower than its first and A7_B8's about 2 minutes a
+    shard.  Each ``WRITE_ROWS`` rows are one transaction; a resumed run
+    starts after the largest key stored, so that nothing is written twice.
     """
-    risk: dict[int, list[int]] = {}
-    diffs, counts = np.unique(result.max_diff, return_counts=True)
-    for diff, count in zip(diffs.tolist(), counts.tolist()):
-        families = int(np.count_nonzero((result.max_diff == diff) & (result.transform == 0)))
-        risk[diff] = [families, count]
-    names = np.array(TRANSFORM_NAMES, dtype=object)[result.transform].tolist()
-    spectra = [row.decode("ascii") for row in result.spectra.view(f"S{config.positions}").ravel().tolist()]
-    sizes = result.sizes.tolist()
-    rows = zip([config.name] * len(spectra), spectra, sizes, names, result.canonical.tolist())
-    members = zip(
-        [config.name] * len(result.numbers),
-        [spectrum for spectrum, size in zip(spectra, sizes) for _ in range(size)],
-        result.numbers.tolist(),
+    shards = config_row(config).shards
+    folders = [result_folder(directory, shard) for shard in range(shards)]
+    missing = [folder for folder in folders if not folder.is_dir()]
+    if missing:
+        raise CompactError(
+            f"the grouped shards of {config.name} are not in {directory}: explore it with the folder it was "
+            "grouped into, or reset it"
+        )
+    counts = GroupedShard.select(fn.SUM(GroupedShard.spectra), fn.SUM(GroupedShard.families)).where(
+        GroupedShard.config == config.name
     )
-    connection = db.connection()
+    spectra_total, families_total = (int(value or 0) for value in counts.tuples().get())
+    total = spectra_total + families_total
+    spectra = [_load(folder, "spectra") for folder in folders]
+    (last,) = db.execute_sql(sql.LAST_SPECTRUM, (config.name,)).fetchone()
+    after = None if last is None else np.bytes_(last.encode("ascii"))
+    starts = [0 if after is None else int(np.searchsorted(keys, after, side="right")) for keys in spectra]
+    done = sum(starts)
+    report(Step(WRITING, done, total))
+    columns = [[_load(folder, name) for folder in folders] for name in ("sizes", "transform", "canonical")]
+    names = np.array(TRANSFORM_NAMES, dtype=object)
+    for slices, order in merged(spectra, starts, WRITE_ROWS):
+        if stop.is_set():
+            return False
+        text, sizes, transform, canonical = (
+            np.concatenate([arrays[s][low:high] for s, low, high in slices])[order]
+            for arrays in (spectra, *columns)
+        )
+        rows = zip(
+            [config.name] * len(order),
+            text.astype(f"U{config.positions}").tolist(),
+            sizes.tolist(),
+            names[transform].tolist(),
+            canonical.tolist(),
+        )
+        _write_rows(sql.INSERT_SPECTRUMS, rows)
+        done += len(order)
+        report(Step(WRITING, done, total))
+    families = [_load(folder, "families") for folder in folders]
+    (last,) = db.execute_sql(sql.LAST_FAMILY, (config.name,)).fetchone()
+    starts = [0 if last is None else int(np.searchsorted(keys, last, side="right")) for keys in families]
+    done = spectra_total + sum(starts)
+    family_numbers = [_load(folder, "family_numbers") for folder in folders]
+    offsets = [np.r_[0, np.cumsum(_load(folder, "family_sizes"))].astype(np.int64) for folder in folders]
+    for slices, order in merged(families, starts, WRITE_ROWS):
+        if stop.is_set():
+            return False
+        canonical = np.concatenate([families[s][low:high] for s, low, high in slices])[order]
+        blobs = [
+            family_numbers[s][offsets[s][i] : offsets[s][i + 1]].tobytes()
+            for s, low, high in slices
+            for i in range(low, high)
+        ]
+        rows = zip([config.name] * len(order), canonical.tolist(), [blobs[i] for i in order.tolist()])
+        _write_rows(sql.INSERT_FAMILY_MOLECULES, rows)
+        done += len(order)
+        report(Step(WRITING, done, total))
+    return True
+
+
+def _load(folder: Path, name: str) -> np.ndarray:
+    """One column of a shard's result, mapped from its file (read whole when empty: nothing to map)."""
+    path = folder / f"{name}.npy"
+    try:
+        return np.load(path, mmap_mode="r")
+    except ValueError:  # an empty array cannot be mapped
+        return np.load(path)
+
+
+def _write_rows(statement: str, rows: Iterable[tuple]) -> None:
+    """One transaction of the writing stage (through the connection's executemany: peewee's
+    per-row query building would cost more than SQLite here)."""
     with db.atomic():
-        connection.executemany(sql.INSERT_SPECTRUMS, rows)
-        connection.executemany(sql.INSERT_SPECTRUM_MOLECULES, members)
-        GroupedShard.insert(
-            config=config.name,
-            shard=result.shard,
-            records=result.records,
-            spectra=len(spectra),
-            risk=json.dumps({str(k): v for k, v in sorted(risk.items())}),
-        ).execute()
+        db.connection().executemany(statement, rows)
+
+
+def merged(
+    keys: list[np.ndarray], starts: list[int], rows: int
+) -> Iterator[tuple[list[tuple[int, int, int]], np.ndarray]]:
+    """Sorted arrays merged into one order, a chunk of about ``rows`` at a time.
+
+    Yields ``(slices, order)``: ``slices`` are ``(array, low, high)``, the
+    next elements of some arrays, and ``order`` sorts their concatenation.
+    Each chunk holds every remaining element up to a bound, the smallest of
+    the last elements of the arrays' next blocks, so the chunks follow each
+    other in order.  ``starts`` are where each array begins (a resumed write).
+    """
+    position = list(starts)
+    block = max(1, rows // max(1, len(keys)))
+    while True:
+        live = [s for s in range(len(keys)) if position[s] < len(keys[s])]
+        if not live:
+            return
+        ends = [keys[s][position[s] + block - 1] for s in live if position[s] + block < len(keys[s])]
+        bound = min(ends) if ends else None
+        slices = []
+        for s in live:
+            low = position[s]
+            window = keys[s][low : low + block]
+            high = low + (len(window) if bound is None else int(np.searchsorted(window, bound, side="right")))
+            if high > low:
+                slices.append((s, low, high))
+                position[s] = high
+        joined = np.concatenate([keys[s][low:high] for s, low, high in slices])
+        yield slices, np.argsort(joined, kind="stable")
 
 
 def risk_counts(config: Config) -> dict[int, tuple[int, int]]:
@@ -589,10 +770,53 @@ def risk_counts(config: Config) -> dict[int, tuple[int, int]]:
 
 
 def spectrum_numbers(config: Config, spectrum: str) -> list[int]:
-    """The molecules of an ambiguous spectrum of a compact store, by number (empty if not ambiguous)."""
-    query = (
-        SpectrumMolecule.select(SpectrumMolecule.number)
-        .where((SpectrumMolecule.config == config.name) & (SpectrumMolecule.spectrum == spectrum))
-        .order_by(SpectrumMolecule.number)
+    """The molecules of an ambiguous spectrum of a compact store, by number (empty if not ambiguous).
+
+    A compact store keeps the molecules of each family's first spectrum
+    only (``FamilyMolecules``, by the canonical number of its first
+    molecule): every other spectrum of the family is an image of it, and so
+    are its molecules, by the transform of the spectrum's row.
+    """
+    row = Spectrum.get_or_none((Spectrum.config == config.name) & (Spectrum.spectrum == spectrum))
+    if row is None:
+        return []
+    family = FamilyMolecules.get_or_none(
+        (FamilyMolecules.config == config.name) & (FamilyMolecules.canonical_number == row.canonical_number)
     )
-    return [row.number for row in query]
+    if family is None:
+        return []
+    return images_of(config, unpack_numbers(config, family.numbers), row.transform).tolist()
+
+
+def spectral_group_numbers(config: Config) -> Iterator[tuple[str, list[int]]]:
+    """Every ambiguous spectrum of a compact store with its molecules, by spectrum.
+
+    A spectrum whose family has no molecules stored comes with none (``bbcore check`` says so).
+    """
+    families = {
+        row.canonical_number: unpack_numbers(config, row.numbers)
+        for row in FamilyMolecules.select().where(FamilyMolecules.config == config.name)
+    }
+    rows = (
+        Spectrum.select(Spectrum.spectrum, Spectrum.transform, Spectrum.canonical_number)
+        .where(Spectrum.config == config.name)
+        .order_by(Spectrum.spectrum)
+    )
+    for row in rows:
+        numbers = families.get(row.canonical_number)
+        found = [] if numbers is None else images_of(config, numbers, row.transform).tolist()
+        yield row.spectrum, found
+
+
+def unpack_numbers(config: Config, blob: bytes) -> np.ndarray:
+    """The molecule numbers packed in a ``FamilyMolecules.numbers`` blob."""
+    return np.frombuffer(blob, dtype=numbers_dtype(config)).astype(np.int64)
+
+
+def images_of(config: Config, numbers: np.ndarray, transform: str) -> np.ndarray:
+    """The numbers of these molecules' images by a transform, sorted."""
+    if transform == TRANSFORM_NAMES[0] or not len(numbers):
+        return np.sort(numbers)
+    table = binomial_table(config)
+    images = engine.image_numbers(config, atoms_of_numbers(config, numbers, table), table)
+    return np.sort(images[:, TRANSFORM_NAMES.index(transform)])

@@ -104,10 +104,11 @@ class Progress:
     total: int
     elapsed: float  # seconds since this run started
     rate: float  # molecules stored per second by this run
-    phase: str  # "exploring", "spectrums" (full); "tracing", "grouping" (compact); "complete", "paused"
-    # In the full store's "spectrums" phase, done counts the molecules through the
+    # phase: "exploring", "spectrums" (full); "tracing", "grouping", "writing" (compact); "complete",
+    # "paused".  In the full store's "spectrums" phase, done counts the molecules through the
     # grouping (estimated, spectra.GroupingMeter) and rate is that phase's own.
-    unit: str = "molecules"  # what done and total count: molecules, or shards when grouping
+    phase: str
+    unit: str = "molecules"  # what done and total count: molecules; shards when grouping, rows when writing
 
     @property
     def fraction(self) -> float:
@@ -512,7 +513,7 @@ def _explore_compact(
             elapsed = time.monotonic() - started
             done = step.done - (done_before if step.phase == compact.TRACING else 0)
             rate = done / elapsed if elapsed > 0 and step.phase == compact.TRACING else 0.0
-            unit = "molecules" if step.phase == compact.TRACING else "shards"
+            unit = {compact.TRACING: "molecules", compact.GROUPING: "shards"}.get(step.phase, "rows")
             progress(Progress(config.name, step.done, step.total, elapsed, rate, phase or step.phase, unit))
 
     workers = workers or os.cpu_count() or 1

@@ -153,7 +153,7 @@ def molecules_with_spectrum(config: Config, spectrum: str) -> list[MoleculeRecor
     """The molecules whose spectrum is exactly ``spectrum`` (normalised), by number.
 
     From ``Molecules`` in a full store.  A compact store lists the molecules
-    of its ambiguous spectra (``SpectrumMolecules``) and the records are
+    of its ambiguous spectra (``compact.spectrum_numbers``) and the records are
     computed by the engine, as a full store would hold them; a spectrum of
     one molecule is not stored there, and that molecule is found by decoding.
     """

@@ -229,8 +229,12 @@ INSERT_SPECTRUMS = (
     'INSERT INTO "Spectrums" (config, spectrum, nb_mol, transform, canonical_number) VALUES (?, ?, ?, ?, ?)'
 )
 """A compact store's ambiguous spectra, by ``executemany``."""
-INSERT_SPECTRUM_MOLECULES = 'INSERT INTO "SpectrumMolecules" (config, spectrum, number) VALUES (?, ?, ?)'
-"""A compact store's molecules of its ambiguous spectra, by ``executemany``."""
+INSERT_FAMILY_MOLECULES = 'INSERT INTO "FamilyMolecules" (config, canonical_number, numbers) VALUES (?, ?, ?)'
+"""A compact store's families' molecules, by ``executemany``."""
+LAST_SPECTRUM = 'SELECT max(spectrum) FROM "Spectrums" WHERE config = ?'
+"""The largest spectrum stored of a configuration (where a compact store's writing resumes)."""
+LAST_FAMILY = 'SELECT max(canonical_number) FROM "FamilyMolecules" WHERE config = ?'
+"""The largest family stored of a configuration (where a compact store's writing resumes)."""
 
 
 # -- bbcore check ---------------------------------------------------------------

@@ -170,19 +170,24 @@ class Spectrum(BaseModel):
         indexes = ((("config", "transform", "nb_mol"), False),)
 
 
-class SpectrumMolecule(BaseModel):
-    """A molecule of an ambiguous spectrum, in a compact store (``bbcore.compact``).
+class FamilyMolecules(BaseModel):
+    """The molecules of a family's first spectrum, in a compact store (``bbcore.compact``).
 
-    A full store finds them in ``Molecules``; a compact one keeps only these.
+    A family is an ambiguous spectrum with its images by the 8 symmetries;
+    its first spectrum is the one whose first molecule is canonical
+    (transform 0), and ``canonical_number`` is that molecule's.  ``numbers``
+    packs the spectrum's molecules, by number (``compact.numbers_dtype``).
+    The other spectra of the family have the images of these molecules, by
+    their row's transform.  A full store finds them all in ``Molecules``.
     """
 
     config = CharField()
-    spectrum = TextField()
-    number = IntegerField()
+    canonical_number = IntegerField()
+    numbers = BlobField()
 
     class Meta:
-        table_name = "SpectrumMolecules"
-        primary_key = CompositeKey("config", "spectrum", "number")
+        table_name = "FamilyMolecules"
+        primary_key = CompositeKey("config", "canonical_number")
         without_rowid = True
 
 
@@ -224,6 +229,7 @@ class GroupedShard(BaseModel):
     shard = IntegerField()
     records = IntegerField()
     spectra = IntegerField()
+    families = IntegerField()
     risk = TextField()
     dh1 = TextField(default=now)
 
@@ -276,7 +282,7 @@ class Book(BaseModel):
         primary_key = CompositeKey("config", "by")
 
 
-MODELS = (Configuration, Molecule, Spectrum, ExploredRange, Book, SpectrumMolecule, Profile, GroupedShard)
+MODELS = (Configuration, Molecule, Spectrum, ExploredRange, Book, FamilyMolecules, Profile, GroupedShard)
 FULL, COMPACT = "full", "compact"
 STORES = (FULL, COMPACT)
 MOLECULE_COLUMNS: tuple[str, ...] = (
@@ -669,7 +675,7 @@ def reset_config(config: Config) -> int:
         Spectrum.delete().where(Spectrum.config == config.name).execute()
         ExploredRange.delete().where(ExploredRange.config == config.name).execute()
         Book.delete().where(Book.config == config.name).execute()
-        for model in (SpectrumMolecule, Profile, GroupedShard):
+        for model in (FamilyMolecules, Profile, GroupedShard):
             model.delete().where(model.config == config.name).execute()
         Configuration.delete().where(Configuration.config == config.name).execute()
     return deleted

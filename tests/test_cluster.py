@@ -148,7 +148,7 @@ CONFIG = Config(4, 7)
 """211,876 molecules."""
 SMALL_RANGES = 8192
 """26 tracing tasks for A4_B7 (the default range holds it whole)."""
-TABLES = ("Configurations", "Spectrums", "SpectrumMolecules", "Profiles", "GroupedShards", "ExploredRanges")
+TABLES = ("Configurations", "Spectrums", "FamilyMolecules", "Profiles", "GroupedShards", "ExploredRanges")
 
 
 def compact_tables(path: Path, ranges: bool = True) -> dict[str, list[tuple]]:

@@ -28,16 +28,21 @@ FULL_MEMBERS = """
 SELECT spectrum, number FROM Molecules WHERE config = ?1 AND spectrum IN
     (SELECT spectrum FROM Spectrums WHERE config = ?1) ORDER BY spectrum, number
 """
-COMPACT_MEMBERS = "SELECT spectrum, number FROM SpectrumMolecules WHERE config = ? ORDER BY spectrum, number"
 
 
-def groups(path: Path, config: Config, members_sql: str) -> tuple[list[tuple], list[tuple]]:
+def compact_members(path: Path, config: Config) -> list[tuple[str, int]]:
+    """``(spectrum, number)`` of every molecule of an ambiguous spectrum of a compact store, in order."""
+    open_database(path)
+    return [(spectrum, n) for spectrum, numbers in compact.spectral_group_numbers(config) for n in numbers]
+
+
+def groups(path: Path, config: Config, store: str) -> tuple[list[tuple], list[tuple]]:
     """The Spectrums rows and the molecules of each ambiguous spectrum, from the file."""
     with sqlite3.connect(path) as connection:
-        return (
-            connection.execute(SPECTRUMS, (config.name,)).fetchall(),
-            connection.execute(members_sql, (config.name,)).fetchall(),
-        )
+        spectrums = connection.execute(SPECTRUMS, (config.name,)).fetchall()
+        if store == "full":
+            return spectrums, connection.execute(FULL_MEMBERS, (config.name,)).fetchall()
+    return spectrums, compact_members(path, config)
 
 
 def explore_both(tmp_path: Path, config: Config, **compact_options) -> tuple[Path, Path]:
@@ -53,7 +58,7 @@ def explore_both(tmp_path: Path, config: Config, **compact_options) -> tuple[Pat
 def test_compact_and_full_give_the_same_groups_and_members(tmp_path, name):
     config = parse_config(name)
     full, small = explore_both(tmp_path, config)
-    assert groups(small, config, COMPACT_MEMBERS) == groups(full, config, FULL_MEMBERS)
+    assert groups(small, config, "compact") == groups(full, config, "full")
 
 
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -71,7 +76,7 @@ def test_any_ranges_and_shards_give_the_full_groups(tmp_path_factory, config, ra
     assert explore(config, full, store="full") == COMPLETE
     start_compact(small, config, shards)
     assert explore(config, small, store="compact", range_size=range_size) == COMPLETE
-    assert groups(small, config, COMPACT_MEMBERS) == groups(full, config, FULL_MEMBERS)
+    assert groups(small, config, "compact") == groups(full, config, "full")
     assert not compact.config_directory(small, config).exists()
 
 
@@ -157,25 +162,29 @@ from bbcore.explore import explore
 path, name, point, count, workers = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
 calls = 0
 
-def kill_at(target):
+def kill_at(target, counted=lambda *args: True):
     def wrapper(*args, **kwargs):
         global calls
-        calls += 1
+        calls += counted(*args)
         if calls == count:
             os.kill(os.getpid(), signal.SIGKILL)
         return target(*args, **kwargs)
     return wrapper
 
+compact.WRITE_ROWS = 40  # A4_B6's 764 spectra in about 20 transactions, its 100 families in 3
 if point == "tracing":  # a range traced and written, not recorded
     compact._record_range = kill_at(compact._record_range)
 elif point == "spilling":  # a shard file half written, not renamed
     compact.os.replace = kill_at(compact.os.replace)
 elif point == "profiles":  # every range traced, the profiles being summed
     compact.Profile.insert_many = kill_at(compact.Profile.insert_many)
-elif point == "grouping":  # a shard grouped, its result not written
+elif point == "grouping":  # a shard grouped, its result written, not recorded
     compact._record_shard = kill_at(compact._record_shard)
-elif point == "writing":  # inside the transaction of a shard's result
-    compact.GroupedShard.insert = kill_at(compact.GroupedShard.insert)
+elif point == "writing":  # every shard grouped, some spectra written
+    compact._write_rows = kill_at(compact._write_rows)
+elif point == "families":  # every spectrum written, some families
+    families = lambda statement, rows: statement == compact.sql.INSERT_FAMILY_MOLECULES
+    compact._write_rows = kill_at(compact._write_rows, families)
 
 def main():
     explore(parse_config(name), path, store="compact", range_size=700, workers=workers)
@@ -191,10 +200,13 @@ def result_of(path: Path, config: Config) -> dict[str, list[tuple]]:
         query = lambda sql: connection.execute(sql, (config.name,)).fetchall()  # noqa: E731
         return {
             "spectrums": query(SPECTRUMS),
-            "members": query(COMPACT_MEMBERS),
+            "families": query(
+                "SELECT canonical_number, numbers FROM FamilyMolecules WHERE config = ? ORDER BY 1"
+            ),
             "profiles": query("SELECT * FROM Profiles WHERE config = ? ORDER BY 2, 3, 4, 5, 6, 7, 8, 9, 10"),
             "shards": query(
-                "SELECT shard, records, spectra, risk FROM GroupedShards WHERE config = ? ORDER BY 1"
+                "SELECT shard, records, spectra, families, risk FROM GroupedShards "
+                "WHERE config = ? ORDER BY 1"
             ),
             "ranges": query("SELECT sum(nb_mol) FROM ExploredRanges WHERE config = ?"),
             "configurations": query(
@@ -214,7 +226,8 @@ def clean_a4_b6(tmp_path_factory) -> dict[str, list[tuple]]:
 
 @pytest.mark.slow
 @pytest.mark.parametrize(
-    "point, count", [("tracing", 5), ("spilling", 7), ("profiles", 1), ("grouping", 2), ("writing", 3)]
+    "point, count",
+    [("tracing", 5), ("spilling", 7), ("profiles", 1), ("grouping", 2), ("writing", 3), ("families", 2)],
 )
 def test_killed_at_any_phase_resumes_to_the_clean_result(tmp_path, clean_a4_b6, point, count):
     config = Config(4, 6)
@@ -225,7 +238,13 @@ def test_killed_at_any_phase_resumes_to_the_clean_result(tmp_path, clean_a4_b6, 
     open_database(path)
     assert not queries.config_state(config).complete
     grouped = {row[0] for row in result_of(path, config)["shards"]}
-    assert len(grouped) == {"grouping": 1, "writing": 2}.get(point, 0)
+    assert len(grouped) == {"grouping": 1, "writing": 4, "families": 4}.get(point, 0)
+    stored = result_of(path, config)
+    if point == "writing":
+        assert 0 < len(stored["spectrums"]) < len(clean_a4_b6["spectrums"]) and not stored["families"]
+    if point == "families":
+        assert stored["spectrums"] == clean_a4_b6["spectrums"]
+        assert 0 < len(stored["families"]) < len(clean_a4_b6["families"])
     regrouped: list[int] = []
     original = compact.group_shard
 
@@ -269,12 +288,13 @@ def test_killed_with_workers_resumes_without_redoing_recorded_ranges(tmp_path):
     assert result_of(path, config) == result_of(clean, config)
 
 
-def test_pause_and_resume_give_the_clean_result(tmp_path, clean_a4_b6):
+def test_pause_and_resume_give_the_clean_result(tmp_path, clean_a4_b6, monkeypatch):
     config = Config(4, 6)
     path = tmp_path / "db.sqlite"
     start_compact(path, config, 4)
+    monkeypatch.setattr(compact, "WRITE_ROWS", 40)
     phases = []
-    for phase in ("tracing", "grouping"):
+    for phase in ("tracing", "grouping", "writing"):
         stop = threading.Event()
 
         def progress(p, phase=phase, stop=stop):
@@ -286,7 +306,7 @@ def test_pause_and_resume_give_the_clean_result(tmp_path, clean_a4_b6):
         assert phases[-1] == "paused"
     assert explore(config, path, range_size=700) == COMPLETE
     assert result_of(path, config) == clean_a4_b6
-    assert phases.index("grouping") > phases.index("tracing")
+    assert phases.index("tracing") < phases.index("grouping") < phases.index("writing")
 
 
 # -- every reader, on a configuration explored both ways -----------------------------------
@@ -319,7 +339,7 @@ def without_dates(csv_text: str) -> list[str]:
 @pytest.mark.slow
 def test_every_cli_reader_says_the_same_on_both_stores(capsys, both_a4_b6):
     full, small = both_a4_b6
-    spectra = [row[0] for row in groups(full, Config(4, 6), FULL_MEMBERS)[0]]
+    spectra = [row[0] for row in groups(full, Config(4, 6), "full")[0]]
     unique = queries_spectrum(full, 1)
     for words in (
         ["report", "A4_B6"],

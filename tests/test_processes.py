@@ -193,7 +193,7 @@ def test_killing_the_tui_ends_its_workers_and_resume_equals_a_clean_run(tmp_path
 
 COMPACT_CONFIG = Config(4, 8)
 """635,376 molecules: 3 tracing tasks of the compact store."""
-COMPACT_TABLES = ("Spectrums", "SpectrumMolecules", "Profiles", "GroupedShards")
+COMPACT_TABLES = ("Spectrums", "FamilyMolecules", "Profiles", "GroupedShards")
 
 
 def compact_rows(path: Path) -> dict[str, list[tuple]]:

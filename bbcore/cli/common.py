@@ -124,7 +124,7 @@ def progress_line(p: Progress) -> str:
     return line
 
 
-PHASES_BY_TENTHS = ("exploring", "spectrums", "tracing", "grouping")
+PHASES_BY_TENTHS = ("exploring", "spectrums", "tracing", "grouping", "writing")
 """Long phases, printed every 10% when stderr is not a terminal."""
 
 

@@ -141,7 +141,7 @@ def run_explore(args: argparse.Namespace) -> int:
         if stop.is_set():
             raise KeyboardInterrupt
         stop.set()
-        sys.stderr.write("\npausing: storing the ranges under way (Ctrl-C again to abort)\n")
+        sys.stderr.write("\npausing: storing what is under way (Ctrl-C again to abort)\n")
 
     runner = connect_cluster(args, path)
     previous = signal.signal(signal.SIGINT, pause)

@@ -30,6 +30,7 @@ PHASES = {
     "deleting": "deleting the stored rows",
     "tracing": "tracing (compact store)",
     "grouping": "grouping the shards into spectral groups",
+    "writing": "writing the spectral groups to the database",
 }
 TIMED_PHASES = ("exploring", "tracing")
 """Phases counted in molecules, with a rate and an ETA."""
