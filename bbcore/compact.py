@@ -62,16 +62,18 @@ which every worker must see (a shared folder for a cluster).
 
 from __future__ import annotations
 
+import bisect
 import json
 import os
 import shutil
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from itertools import pairwise
 from pathlib import Path
 
 import numpy as np
-from peewee import chunked, fn
+from peewee import fn
 
 from bbcore import engine, sql
 from bbcore.config import Config
@@ -481,7 +483,9 @@ def explore_compact(
 
     The caller holds the configuration's exploration lock and has created
     its ``Configurations`` row (with its shard count: ``start_compact``).
-    ``runner`` runs the tasks (default: in this process); ``stop`` pauses
+    ``runner`` runs the tasks (default: in this process) and is closed once
+    they are all done, before the writing (closing is idempotent: the caller
+    closes it again); ``stop`` pauses
     (returns False with everything recorded kept); ``report`` is called
     after each recorded task.  Only this process writes the database.
     """
@@ -520,6 +524,7 @@ def explore_compact(
         report(Step(GROUPING, len(grouped), shards))
     if len(grouped) < shards:
         return False
+    runner.close()  # only the driver writes: the workers' memory is released first
     if not write_result(directory, config, stop, report):
         return False
     Configuration.update(complete=True, dh2=now()).where(Configuration.config == config.name).execute()
@@ -610,12 +615,10 @@ def _store_profiles(directory: Path, config: Config) -> None:
             f"not {config.nb_mol:,}; reset it and explore it again"
         )
     (directory / TRACED).touch()
-    columns = (*PROFILE_FIELDS, "molecules", "lowest")
-    rows = [{"config": config.name, **dict(zip(columns, map(int, row)))} for row in total]
-    with db.atomic():
+    rows = [(config.name, *row) for row in total.tolist()]
+    with db.atomic():  # executemany: peewee's insert_many took 10 s for A6_B8's 326,131 rows
         Profile.delete().where(Profile.config == config.name).execute()
-        for batch in chunked(rows, 500):
-            Profile.insert_many(batch).execute()
+        db.connection().executemany(sql.insert_profiles(PROFILE_FIELDS), rows)
     shutil.rmtree(folder, ignore_errors=True)
 
 
@@ -650,11 +653,12 @@ def write_result(
     shard 2.3 times slower than its first and A7_B8's about 2 minutes a
     shard.  Each ``WRITE_ROWS`` rows are one transaction; a resumed run
     starts after the largest key stored, so that nothing is written twice.
+    The result files are read a block at a time (``Column``): the driver's
+    memory does not grow with the configuration.
     """
     shards = config_row(config).shards
     folders = [result_folder(directory, shard) for shard in range(shards)]
-    missing = [folder for folder in folders if not folder.is_dir()]
-    if missing:
+    if not all(folder.is_dir() for folder in folders):
         raise CompactError(
             f"the grouped shards of {config.name} are not in {directory}: explore it with the folder it was "
             "grouped into, or reset it"
@@ -664,24 +668,24 @@ def write_result(
     )
     spectra_total, families_total = (int(value or 0) for value in counts.tuples().get())
     total = spectra_total + families_total
-    spectra = [_load(folder, "spectra") for folder in folders]
+    spectra = [Column(folder / "spectra.npy") for folder in folders]
     (last,) = db.execute_sql(sql.LAST_SPECTRUM, (config.name,)).fetchone()
-    after = None if last is None else np.bytes_(last.encode("ascii"))
-    starts = [0 if after is None else int(np.searchsorted(keys, after, side="right")) for keys in spectra]
+    starts = [0 if last is None else bisect.bisect_right(keys, last.encode("ascii")) for keys in spectra]
     done = sum(starts)
     report(Step(WRITING, done, total))
-    columns = [[_load(folder, name) for folder in folders] for name in ("sizes", "transform", "canonical")]
+    columns = [
+        [Column(folder / f"{name}.npy") for folder in folders] for name in ("sizes", "transform", "canonical")
+    ]
     names = np.array(TRANSFORM_NAMES, dtype=object)
-    for slices, order in merged(spectra, starts, WRITE_ROWS):
+    for slices, order, text in merged(spectra, starts, WRITE_ROWS):
         if stop.is_set():
             return False
-        text, sizes, transform, canonical = (
-            np.concatenate([arrays[s][low:high] for s, low, high in slices])[order]
-            for arrays in (spectra, *columns)
+        sizes, transform, canonical = (
+            np.concatenate([column[s][low:high] for s, low, high in slices])[order] for column in columns
         )
         rows = zip(
             [config.name] * len(order),
-            text.astype(f"U{config.positions}").tolist(),
+            text[order].astype(f"U{config.positions}").tolist(),
             sizes.tolist(),
             names[transform].tolist(),
             canonical.tolist(),
@@ -689,35 +693,70 @@ def write_result(
         _write_rows(sql.INSERT_SPECTRUMS, rows)
         done += len(order)
         report(Step(WRITING, done, total))
-    families = [_load(folder, "families") for folder in folders]
+    families = [Column(folder / "families.npy") for folder in folders]
     (last,) = db.execute_sql(sql.LAST_FAMILY, (config.name,)).fetchone()
-    starts = [0 if last is None else int(np.searchsorted(keys, last, side="right")) for keys in families]
+    starts = [0 if last is None else bisect.bisect_right(keys, last) for keys in families]
     done = spectra_total + sum(starts)
-    family_numbers = [_load(folder, "family_numbers") for folder in folders]
-    offsets = [np.r_[0, np.cumsum(_load(folder, "family_sizes"))].astype(np.int64) for folder in folders]
-    for slices, order in merged(families, starts, WRITE_ROWS):
+    members = [Column(folder / "family_numbers.npy") for folder in folders]
+    offsets = [
+        np.r_[0, np.cumsum(np.load(folder / "family_sizes.npy"))].astype(np.int64) for folder in folders
+    ]
+    for slices, order, canonical in merged(families, starts, WRITE_ROWS):
         if stop.is_set():
             return False
-        canonical = np.concatenate([families[s][low:high] for s, low, high in slices])[order]
-        blobs = [
-            family_numbers[s][offsets[s][i] : offsets[s][i + 1]].tobytes()
-            for s, low, high in slices
-            for i in range(low, high)
-        ]
-        rows = zip([config.name] * len(order), canonical.tolist(), [blobs[i] for i in order.tolist()])
+        blobs = []
+        for s, low, high in slices:
+            first = offsets[s][low]
+            numbers = members[s][first : offsets[s][high]]
+            blobs += [
+                numbers[a - first : b - first].tobytes() for a, b in pairwise(offsets[s][low : high + 1])
+            ]
+        rows = zip([config.name] * len(order), canonical[order].tolist(), [blobs[i] for i in order.tolist()])
         _write_rows(sql.INSERT_FAMILY_MOLECULES, rows)
         done += len(order)
         report(Step(WRITING, done, total))
     return True
 
 
-def _load(folder: Path, name: str) -> np.ndarray:
-    """One column of a shard's result, mapped from its file (read whole when empty: nothing to map)."""
-    path = folder / f"{name}.npy"
-    try:
-        return np.load(path, mmap_mode="r")
-    except ValueError:  # an empty array cannot be mapped
-        return np.load(path)
+class Column:
+    """A column of a shard's result, read from its ``.npy`` file a slice at a time.
+
+    Indexing with a slice reads those elements; with an integer, one
+    element (so ``bisect`` can search it).  Nothing is mapped or kept: the
+    writing stage's memory stays that of one chunk, whatever the
+    configuration (A7_B8's result files hold gigabytes).
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        with open(path, "rb") as file:
+            version = np.lib.format.read_magic(file)
+            read_header = (
+                np.lib.format.read_array_header_1_0
+                if version == (1, 0)
+                else np.lib.format.read_array_header_2_0
+            )
+            shape, _, self.dtype = read_header(file)
+            self.offset = file.tell()
+        self.length = shape[0]
+
+    def __len__(self) -> int:
+        return self.length
+
+    def __getitem__(self, index: int | slice):
+        if isinstance(index, slice):
+            low, high, _ = index.indices(self.length)
+            count = max(0, high - low)
+            if not count:
+                return np.empty(0, dtype=self.dtype)
+            return np.fromfile(
+                self.path, dtype=self.dtype, count=count, offset=self.offset + low * self.dtype.itemsize
+            )
+        if index < 0:
+            index += self.length
+        if not 0 <= index < self.length:
+            raise IndexError(index)
+        return self[index : index + 1][0]
 
 
 def _write_rows(statement: str, rows: Iterable[tuple]) -> None:
@@ -728,15 +767,16 @@ def _write_rows(statement: str, rows: Iterable[tuple]) -> None:
 
 
 def merged(
-    keys: list[np.ndarray], starts: list[int], rows: int
-) -> Iterator[tuple[list[tuple[int, int, int]], np.ndarray]]:
-    """Sorted arrays merged into one order, a chunk of about ``rows`` at a time.
+    keys: list, starts: list[int], rows: int
+) -> Iterator[tuple[list[tuple[int, int, int]], np.ndarray, np.ndarray]]:
+    """Sorted arrays (or ``Column``s) merged into one order, a chunk of about ``rows`` at a time.
 
-    Yields ``(slices, order)``: ``slices`` are ``(array, low, high)``, the
-    next elements of some arrays, and ``order`` sorts their concatenation.
-    Each chunk holds every remaining element up to a bound, the smallest of
-    the last elements of the arrays' next blocks, so the chunks follow each
-    other in order.  ``starts`` are where each array begins (a resumed write).
+    Yields ``(slices, order, joined)``: ``slices`` are ``(array, low,
+    high)``, the next elements of some arrays, ``joined`` their
+    concatenation and ``order`` sorts it.  Each chunk holds every remaining
+    element up to a bound, the smallest of the last elements of the arrays'
+    next blocks, so the chunks follow each other in order.  ``starts`` are
+    where each array begins (a resumed write).
     """
     position = list(starts)
     block = max(1, rows // max(1, len(keys)))
@@ -744,18 +784,19 @@ def merged(
         live = [s for s in range(len(keys)) if position[s] < len(keys[s])]
         if not live:
             return
-        ends = [keys[s][position[s] + block - 1] for s in live if position[s] + block < len(keys[s])]
+        windows = {s: keys[s][position[s] : position[s] + block] for s in live}
+        ends = [windows[s][-1] for s in live if position[s] + block < len(keys[s])]
         bound = min(ends) if ends else None
-        slices = []
+        slices, parts = [], []
         for s in live:
-            low = position[s]
-            window = keys[s][low : low + block]
-            high = low + (len(window) if bound is None else int(np.searchsorted(window, bound, side="right")))
-            if high > low:
-                slices.append((s, low, high))
-                position[s] = high
-        joined = np.concatenate([keys[s][low:high] for s, low, high in slices])
-        yield slices, np.argsort(joined, kind="stable")
+            window = windows[s]
+            taken = len(window) if bound is None else int(np.searchsorted(window, bound, side="right"))
+            if taken:
+                slices.append((s, position[s], position[s] + taken))
+                parts.append(window[:taken])
+                position[s] += taken
+        joined = np.concatenate(parts)
+        yield slices, np.argsort(joined, kind="stable"), joined
 
 
 def risk_counts(config: Config) -> dict[int, tuple[int, int]]:

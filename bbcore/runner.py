@@ -10,8 +10,8 @@ a small picklable result:
   name and renamed), and return the range's statistics profile;
 - ``compact.group_shard(GroupJob) -> GroupResult``: read one shard's files,
   find the keys held by two or more molecules, settle them exactly by
-  tracing their molecules again, and return the ambiguous spectra with their
-  molecules and the shard's risk counts.
+  tracing their molecules again, write the ambiguous spectra with their
+  molecules to the shard's result folder, and return the shard's counts.
 
 Both are idempotent: running a job twice writes the same files and returns
 the same result, so a task lost with its worker may simply run again.  The

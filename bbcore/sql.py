@@ -225,6 +225,12 @@ def profile_rows(columns: tuple[str, ...]) -> str:
     return f'SELECT {", ".join(columns)}, molecules, lowest FROM "Profiles" WHERE config = ?'
 
 
+def insert_profiles(columns: tuple[str, ...]) -> str:
+    """A compact store's profile rows, by ``executemany``: config, the statistics, molecules, lowest."""
+    names = ("config", *columns, "molecules", "lowest")
+    return f'INSERT INTO "Profiles" ({", ".join(names)}) VALUES ({", ".join("?" * len(names))})'
+
+
 INSERT_SPECTRUMS = (
     'INSERT INTO "Spectrums" (config, spectrum, nb_mol, transform, canonical_number) VALUES (?, ?, ?, ?, ?)'
 )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import os
 import signal
 import sqlite3
@@ -176,8 +177,8 @@ if point == "tracing":  # a range traced and written, not recorded
     compact._record_range = kill_at(compact._record_range)
 elif point == "spilling":  # a shard file half written, not renamed
     compact.os.replace = kill_at(compact.os.replace)
-elif point == "profiles":  # every range traced, the profiles being summed
-    compact.Profile.insert_many = kill_at(compact.Profile.insert_many)
+elif point == "profiles":  # every range traced, the profiles being stored (in their transaction)
+    compact.sql.insert_profiles = kill_at(compact.sql.insert_profiles)
 elif point == "grouping":  # a shard grouped, its result written, not recorded
     compact._record_shard = kill_at(compact._record_shard)
 elif point == "writing":  # every shard grouped, some spectra written
@@ -401,3 +402,35 @@ def test_library_readers_agree_on_both_stores(both_a4_b6):
             queries.config_state(config).ambiguous,
         )
     assert seen[small] == seen[full]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    arrays=st.lists(st.lists(st.integers(0, 10**6), max_size=60, unique=True), min_size=1, max_size=6),
+    rows=st.integers(1, 40),
+    cut=st.integers(0, 10**6),
+)
+def test_the_merge_gives_every_element_once_in_order(tmp_path_factory, arrays, rows, cut):
+    """Sorted arrays with distinct elements (as shards' keys are), read from files, resumed after ``cut``."""
+    folder = tmp_path_factory.mktemp("merge")
+    columns = []
+    for i, values in enumerate(arrays):
+        np.save(folder / f"{i}.npy", np.array(sorted(values), dtype=np.int64))
+        columns.append(compact.Column(folder / f"{i}.npy"))
+    everything = sorted(v for values in arrays for v in values)
+    if len(everything) != len(set(everything)):
+        return  # keys are never in two shards
+    starts = [bisect.bisect_right(column, cut) for column in columns]  # as a resumed write finds them
+    out = []
+    for slices, order, joined in compact.merged(columns, starts, rows):
+        assert len(joined) == sum(high - low for _, low, high in slices)
+        out += joined[order].tolist()
+    assert out == [v for v in everything if v > cut]
+
+
+def test_a_column_reads_what_numpy_saved(tmp_path):
+    text = np.array([b"AB@", b"CD&", b"EFa"], dtype="S3")
+    np.save(tmp_path / "t.npy", text)
+    column = compact.Column(tmp_path / "t.npy")
+    assert len(column) == 3 and column[1] == b"CD&" and column[1:].tolist() == [b"CD&", b"EFa"]
+    assert column[3:].tolist() == [] and column[-1] == b"EFa"
