@@ -39,6 +39,8 @@ from dataclasses import dataclass
 from math import prod
 from typing import Literal
 
+import numpy as np
+
 from bbcore import compact, sql
 from bbcore.config import Config
 from bbcore.geometry import EAST, NORTH, SOUTH, WEST, Cell, Direction
@@ -275,11 +277,17 @@ A molecule with no ray of a class counts at 0 for that class."""
 def molecule_distribution(profile: list[ProfileRow], name: str) -> Distribution:
     """One of ``MOLECULE_DISTRIBUTIONS`` (``rays``, ``longest``, ``turns``), from the profile."""
     title, key_label, series = MOLECULE_DISTRIBUTIONS[name]
-    counts: dict[str, dict[int, int]] = {s: {} for s in series}
-    for row in profile:
-        for s, columns in series.items():
-            value = max(row.values[c] for c in columns)
-            counts[s][value] = counts[s].get(value, 0) + row.molecules
+    molecules = np.fromiter((row.molecules for row in profile), dtype=np.int64, count=len(profile))
+    columns = {
+        c: np.fromiter((row.values[c] for row in profile), dtype=np.int64, count=len(profile))
+        for c in {c for names in series.values() for c in names}
+    }  # numpy: a loop over A6_B8's 326,131 profile rows took 1.2 s a distribution
+    counts: dict[str, dict[int, int]] = {}
+    for s, names in series.items():
+        values, inverse = np.unique(np.max([columns[c] for c in names], axis=0), return_inverse=True)
+        totals = np.zeros(len(values), dtype=np.int64)
+        np.add.at(totals, inverse.ravel(), molecules)
+        counts[s] = dict(zip(values.tolist(), totals.tolist()))
     keys = sorted(set().union(*counts.values()))
     rows = tuple((k, tuple(counts[s].get(k, 0) for s in series)) for k in keys)
     return Distribution(name, title, key_label, tuple(series), rows)
