@@ -36,7 +36,7 @@ MAX_SECONDS = 24 * 3600
 
 RATES = {
     "full": 15_000,
-    "compact": 60_000,
+    "compact": 250_000,
 }
 """Molecules per second per worker, end to end (tracing, storing, grouping).
 
@@ -46,8 +46,10 @@ smaller configurations go faster (A4_B8 130,700/s, A5_B8 110,000/s on the
 same 2 cores) because the rate falls as the file grows, so the large
 configuration's rate is the one to plan with.
 
-``compact``: a conservative half of what a compact run measured (README,
-"Larger configurations"): only canonical molecules are traced."""
+``compact``: under half of the slowest compact run measured (README,
+"Larger configurations"): A7_B8, 621 M molecules in 545 s on 2 cores,
+570,000 a worker (A6_B8: 1,020,000); only canonical molecules are traced,
+and the more molecules are ambiguous the longer the writing."""
 
 FULL_BYTES_BASE, FULL_BYTES_PER_POSITION = 60, 7.5
 """Bytes of database per molecule in the full store: a row holds the
@@ -56,10 +58,12 @@ index repeats it.  Measured, file size over molecules: A4_B8 (32
 positions) 290 B, A6_B8 303 B, A3_B13 (52 positions) 438 B; the model
 gives 300, 300 and 450."""
 
-COMPACT_BYTES = 4
+COMPACT_BYTES = 24
 """Bytes of disk per molecule at the peak of a compact run: 16 bytes of
-record per canonical molecule (one in eight), and the result in SQLite
-(the ambiguous spectra and their molecules, a few percent of molecules)."""
+record per canonical molecule (one in eight), the shards' results and the
+database, which grow with the share of molecules that are ambiguous.
+Measured peaks: A5_B8 5.9 B (5% of its molecules ambiguous), A6_B8 13.1 B
+(19%), A7_B8 22.8 B (43.5%)."""
 
 BYTES_PER_MOLECULE = {
     "full": lambda config: FULL_BYTES_BASE + FULL_BYTES_PER_POSITION * config.positions,
