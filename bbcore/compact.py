@@ -54,7 +54,9 @@ not done again, files of a range that was not recorded (a run killed
 between writing and recording) are deleted before tracing resumes, and the
 writing resumes after the largest key stored.  Memory is
 bounded by the shard size (``SHARD_RECORDS``) and the range size, disk by the
-records: 16 bytes per canonical molecule, about 2 bytes per molecule.
+records (16 bytes per canonical molecule, about 2 bytes per molecule) and
+the result (A7_B8: 22.8 bytes a molecule at the peak, the database and the
+shards' results).
 
 The shard files live in ``<database>.shards/<config>/`` unless told otherwise,
 which every worker must see (a shared folder for a cluster).
@@ -668,6 +670,15 @@ def write_result(
     )
     spectra_total, families_total = (int(value or 0) for value in counts.tuples().get())
     total = spectra_total + families_total
+    return _write_spectra(folders, config, stop, report, total) and _write_families(
+        folders, config, stop, report, spectra_total, total
+    )
+
+
+def _write_spectra(
+    folders: list[Path], config: Config, stop: threading.Event, report: Callable[[Step], None], total: int
+) -> bool:
+    """The shards' spectra into ``Spectrums``, merged by spectrum; False when stopped."""
     spectra = [Column(folder / "spectra.npy") for folder in folders]
     (last,) = db.execute_sql(sql.LAST_SPECTRUM, (config.name,)).fetchone()
     starts = [0 if last is None else bisect.bisect_right(keys, last.encode("ascii")) for keys in spectra]
@@ -693,6 +704,18 @@ def write_result(
         _write_rows(sql.INSERT_SPECTRUMS, rows)
         done += len(order)
         report(Step(WRITING, done, total))
+    return True
+
+
+def _write_families(
+    folders: list[Path],
+    config: Config,
+    stop: threading.Event,
+    report: Callable[[Step], None],
+    spectra_total: int,
+    total: int,
+) -> bool:
+    """The shards' families into ``FamilyMolecules``, merged by canonical number; False when stopped."""
     families = [Column(folder / "families.npy") for folder in folders]
     (last,) = db.execute_sql(sql.LAST_FAMILY, (config.name,)).fetchone()
     starts = [0 if last is None else bisect.bisect_right(keys, last) for keys in families]
