@@ -22,12 +22,13 @@ from pathlib import Path
 
 import pytest
 from dask_local import LocalDask
+from expect import bbcore, one_line_error
 
 from bbcore import cluster as cluster_module
 from bbcore.cluster import ClusterError, DaskRunner, cluster_address
 from bbcore.config import Config
 from bbcore.explore import COMPLETE, PAUSED, ExploreError, explore
-from bbcore.store import open_database
+from bbcore.store import Configuration, open_database
 
 ROOT = Path(__file__).resolve().parent.parent
 ENV = dict(os.environ, PYTHONPATH=str(ROOT))
@@ -87,6 +88,22 @@ def test_an_unreachable_scheduler_is_one_line(tmp_path, monkeypatch):
     ) as error:
         DaskRunner("tcp://127.0.0.1:9", tmp_path)
     assert "\n" not in str(error.value)
+
+
+@pytest.mark.parametrize(
+    "option, words",
+    [
+        (("--store", "full"), ("compact store only", "--store full")),
+        (("--workers", "2"), ("leave out --workers",)),
+    ],
+)
+def test_options_a_cluster_cannot_take_are_one_line(tmp_path, option, words):
+    """Refused before connecting (nothing listens at the address) and before anything is written."""
+    db = tmp_path / "bb.sqlite"
+    result = bbcore("--db", str(db), "explore", "A4_B5", "--cluster", "tcp://127.0.0.1:9", *option)
+    one_line_error(result.returncode, result.stderr, *words)
+    open_database(db)
+    assert not Configuration.select().exists()
 
 
 def test_workers_must_run_this_bbcore_and_see_the_shard_folder(tmp_path):

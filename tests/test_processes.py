@@ -11,6 +11,7 @@ the same as a clean run.
 from __future__ import annotations
 
 import fcntl
+import math
 import os
 import pty
 import signal
@@ -25,6 +26,7 @@ from pathlib import Path
 
 import pytest
 
+from bbcore import compact
 from bbcore.config import Config
 from bbcore.explore import COMPLETE, explore
 
@@ -191,8 +193,11 @@ def test_killing_the_tui_ends_its_workers_and_resume_equals_a_clean_run(tmp_path
     resume_and_compare(path, clean_run)
 
 
-COMPACT_CONFIG = Config(4, 8)
-"""635,376 molecules: 3 tracing tasks of the compact store."""
+COMPACT_CONFIG = Config(5, 8)
+"""7,624,512 molecules: 30 tracing tasks of the compact store, about 3 s of tracing on 2 cores, so
+that a kill after the first stored range lands while tracing (A4_B8's 3 tasks could all be stored
+between two looks)."""
+COMPACT_RANGES = math.ceil(COMPACT_CONFIG.nb_mol / compact.RANGE_SIZE)
 COMPACT_TABLES = ("Spectrums", "FamilyMolecules", "Profiles", "GroupedShards")
 
 
@@ -223,7 +228,7 @@ def test_killing_a_compact_explorer_ends_its_workers_and_resume_equals_a_clean_r
         start_new_session=True,
     )
     kill_and_check_no_survivor(process, path, COMPACT_CONFIG)
-    assert stored_ranges(path, COMPACT_CONFIG) < 3  # killed while tracing
+    assert stored_ranges(path, COMPACT_CONFIG) < COMPACT_RANGES  # killed while tracing
     result = subprocess.run(command, capture_output=True, text=True, env=ENV, timeout=300)
     assert result.returncode == 0, result.stderr
     assert compact_rows(path) == compact_rows(clean)

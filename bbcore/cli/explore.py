@@ -190,8 +190,9 @@ def run_explore(args: argparse.Namespace) -> int:
 def connect_cluster(args: argparse.Namespace, path: Path):
     """The DaskRunner of ``--cluster`` (or ``$BBTUI_CLUSTER``), connected; None without one.
 
-    A cluster runs the compact store only: ``--store full`` with it is an
-    error.  ``bbcore.cluster`` imports dask only here, when a cluster is asked for.
+    A cluster runs the compact store only, on its own workers: ``--store
+    full`` or ``--workers`` with it is an error.  ``bbcore.cluster`` imports
+    dask only here, when a cluster is asked for.
     """
     from bbcore.cluster import DaskRunner, cluster_address
 
@@ -200,6 +201,11 @@ def connect_cluster(args: argparse.Namespace, path: Path):
         return None
     if getattr(args, "store", None) == FULL:
         raise CLIError("--cluster runs the compact store only: leave out --store full")
+    if getattr(args, "workers", None) is not None:
+        raise CLIError(
+            "--workers sizes the local pool; a cluster has its own workers (dask worker --nworkers): "
+            "leave out --workers"
+        )
     row = Configuration.get_or_none(Configuration.config == args.config.name)
     shard_root = args.shards or (row and row.shard_root) or default_shard_root(path)
     sys.stderr.write(f"connecting to the Dask scheduler at {address}...\n")
