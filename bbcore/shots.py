@@ -152,8 +152,14 @@ def shot_figures(counts: np.ndarray) -> tuple[float, float]:
 
     ``remaining`` is the sum of n^2 / N, ``information`` the entropy in bits,
     summed over the counts from the largest down, so that two shots whose
-    counts are the same multiset get the very same figures.  Plain numpy that
-    numba compiles too: the strategy book's kernel ranks with this function.
+    counts are the same multiset get the very same figures, and rounded to
+    ``INFORMATION_DIGITS`` decimals, so that two different multisets with
+    the same entropy compare equal too: {4, 3, 1, 1, 1, 1, 1} and
+    {3, 2, 2, 2, 2, 1} (12 candidates) both give log2(12) - (8 + 3 log2 3) / 12
+    bits, computed in a different order, one ulp apart (hypothesis found it:
+    the book's kernel took the ulp for a difference where ``rank_shots``
+    saw a tie).  Plain numpy that numba compiles too: the strategy book's
+    kernel ranks with this function.
     """
     kept = np.sort(counts[counts > 0])[::-1]
     total = kept.sum()
@@ -161,7 +167,11 @@ def shot_figures(counts: np.ndarray) -> tuple[float, float]:
     for n in kept:
         fraction = n / total
         information -= fraction * np.log2(fraction)
-    return (kept * kept).sum() / total, max(0.0, information)
+    return (kept * kept).sum() / total, round(max(0.0, information), INFORMATION_DIGITS)
+
+
+INFORMATION_DIGITS = 9
+"""Decimals an information figure is compared at (``shot_figures``, ``rank_shots``)."""
 
 
 def shot_of_counts(position: int, counts: np.ndarray) -> NextShot:
@@ -180,8 +190,13 @@ def rank_shots(shots: Iterable[NextShot], by: Ranking) -> list[NextShot]:
     or by most expected information (``"information"``); ties go to the other
     figure, then to the lower position."""
     if by == "remaining":
-        return sorted(shots, key=lambda s: (round(s.remaining, 9), -round(s.information, 9), s.position))
-    return sorted(shots, key=lambda s: (-round(s.information, 9), round(s.remaining, 9), s.position))
+        return sorted(shots, key=lambda s: (round(s.remaining, 9), -_information(s), s.position))
+    return sorted(shots, key=lambda s: (-_information(s), round(s.remaining, 9), s.position))
+
+
+def _information(shot: NextShot) -> float:
+    """A shot's information as it is compared (``shot_figures`` gives it rounded already)."""
+    return round(shot.information, INFORMATION_DIGITS)
 
 
 def ranked_shots(
