@@ -671,10 +671,12 @@ class CompactJudge(Judge):
         return result
 
     def check_groups(self, progress: CheckProgressCallback) -> CheckResult:
-        """Each Spectrums row against its molecules: nb_mol, transform, canonical number."""
+        """Each Spectrums row against its molecules (nb_mol, transform, canonical number), and the
+        shards' counts by size against the rows."""
         config = self.config
         result = CheckResult(
-            "groups", f"{len(self.spectra):,} ambiguous spectra: nb_mol, transform, canonical number"
+            "groups",
+            f"{len(self.spectra):,} ambiguous spectra: nb_mol, transform, canonical number; counts by size",
         )
         progress("groups", 0, 1)
         members: dict[str, list[int]] = {}
@@ -710,6 +712,15 @@ class CompactJudge(Judge):
             ):
                 if have != want:
                     result.add(Difference(None, f"{subject}: {what}", str(have), str(want)))
+        counted: dict[int, list[int]] = {}
+        for row in self.spectra.values():
+            line = counted.setdefault(row.nb_mol, [0, 0])
+            line[0] += row.transform == TRANSFORM_NAMES[0]
+            line[1] += 1
+        counted_sizes = {size: tuple(line) for size, line in sorted(counted.items())}
+        if compact.size_counts(config) != counted_sizes:  # the ambiguity table is read from these
+            have, want = compact.size_counts(config), counted_sizes
+            result.add(Difference(None, "GroupedShards.sizes (families, groups)", str(have), str(want)))
         progress("groups", 1, 1)
         return result
 

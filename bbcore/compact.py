@@ -288,7 +288,8 @@ class GroupResult:
     """What grouping a shard gives back: counts only (the spectra are in its result folder).
 
     ``risk`` counts the shard's spectral groups by the most atoms differing
-    between two of their molecules: ``{max_diff: [families, groups]}``.
+    between two of their molecules, ``sizes`` by their number of molecules:
+    ``{max_diff or size: [families, groups]}``.
     """
 
     shard: int
@@ -296,6 +297,7 @@ class GroupResult:
     spectra: int
     families: int
     risk: dict[int, list[int]]
+    sizes: dict[int, list[int]]
 
 
 def read_shard(directory: Path | str, shard: int) -> np.ndarray:
@@ -343,11 +345,18 @@ def group_shard(job: GroupJob) -> GroupResult:
     joined = (np.concatenate(column) for column in zip(*parts))
     spectra, transform, canonical, max_diff, sizes, numbers = joined
     _write_result_folder(job, spectra, transform, canonical, sizes, numbers)
-    risk: dict[int, list[int]] = {}
-    for diff in np.unique(max_diff).tolist():
-        alike = max_diff == diff
-        risk[diff] = [int(np.count_nonzero(alike & (transform == 0))), int(np.count_nonzero(alike))]
-    return GroupResult(job.shard, len(records), len(sizes), int(np.count_nonzero(transform == 0)), risk)
+    families = int(np.count_nonzero(transform == 0))
+    counts = _counts_by(max_diff, transform), _counts_by(sizes, transform)
+    return GroupResult(job.shard, len(records), len(sizes), families, *counts)
+
+
+def _counts_by(values: np.ndarray, transform: np.ndarray) -> dict[int, list[int]]:
+    """Spectral groups counted by a value of theirs: ``{value: [families, groups]}``."""
+    counts = {}
+    for value in np.unique(values).tolist():
+        alike = values == value
+        counts[value] = [int(np.count_nonzero(alike & (transform == 0))), int(np.count_nonzero(alike))]
+    return counts
 
 
 def _write_result_folder(
@@ -633,6 +642,7 @@ def _record_shard(directory: Path, config: Config, result: GroupResult) -> None:
         spectra=result.spectra,
         families=result.families,
         risk=json.dumps({str(k): v for k, v in sorted(result.risk.items())}),
+        sizes=json.dumps({str(k): v for k, v in sorted(result.sizes.items())}),
     ).execute()
     shutil.rmtree(shard_folder(directory, result.shard), ignore_errors=True)
 
@@ -665,10 +675,7 @@ def write_result(
             f"the grouped shards of {config.name} are not in {directory}: explore it with the folder it was "
             "grouped into, or reset it"
         )
-    counts = GroupedShard.select(fn.SUM(GroupedShard.spectra), fn.SUM(GroupedShard.families)).where(
-        GroupedShard.config == config.name
-    )
-    spectra_total, families_total = (int(value or 0) for value in counts.tuples().get())
+    spectra_total, families_total = spectra_counts(config)
     total = spectra_total + families_total
     return _write_spectra(folders, config, stop, report, total) and _write_families(
         folders, config, stop, report, spectra_total, total
@@ -824,9 +831,32 @@ def merged(
 
 def risk_counts(config: Config) -> dict[int, tuple[int, int]]:
     """A compact store's spectral groups by atoms differing: ``{max_diff: (families, groups)}``."""
+    return _shard_counts(config, GroupedShard.risk)
+
+
+def size_counts(config: Config) -> dict[int, tuple[int, int]]:
+    """A compact store's spectral groups by size: ``{molecules: (families, groups)}``.
+
+    Summed from the shards' counts: a GROUP BY over A7_B8's 79 M ``Spectrums``
+    rows took about 30 s of its report.
+    """
+    return _shard_counts(config, GroupedShard.sizes)
+
+
+def spectra_counts(config: Config) -> tuple[int, int]:
+    """A compact store's ambiguous spectra and families, from its shards' counts."""
+    query = GroupedShard.select(fn.SUM(GroupedShard.spectra), fn.SUM(GroupedShard.families)).where(
+        GroupedShard.config == config.name
+    )
+    spectra, families = query.tuples().get()
+    return int(spectra or 0), int(families or 0)
+
+
+def _shard_counts(config: Config, column) -> dict[int, tuple[int, int]]:
+    """The shards' JSON counts ``{value: [families, groups]}`` summed."""
     total: dict[int, list[int]] = {}
-    for row in GroupedShard.select(GroupedShard.risk).where(GroupedShard.config == config.name):
-        for key, (families, groups) in json.loads(row.risk).items():
+    for (text,) in GroupedShard.select(column).where(GroupedShard.config == config.name).tuples():
+        for key, (families, groups) in json.loads(text).items():
             line = total.setdefault(int(key), [0, 0])
             line[0] += families
             line[1] += groups

@@ -21,6 +21,7 @@ from bbcore.numbering import atoms_of, binomial_table, molecule_string
 from bbcore.rays import STAT_FIELDS
 from bbcore.render import max_atoms_differing
 from bbcore.store import (
+    COMPACT,
     FULL,
     Configuration,
     Molecule,
@@ -69,13 +70,17 @@ class ConfigState:
 def config_state(config: Config) -> ConfigState:
     """The state of one configuration (not started when unknown)."""
     row = Configuration.get_or_none(Configuration.config == config.name)
-    spectra = Spectrum.select().where(Spectrum.config == config.name)
+    if row is not None and row.complete and row.store == COMPACT:
+        ambiguous, families = compact.spectra_counts(config)  # counted while grouping
+    else:
+        spectra = Spectrum.select().where(Spectrum.config == config.name)
+        ambiguous, families = spectra.count(), spectra.where(Spectrum.transform == "id").count()
     return ConfigState(
         config=config,
         done=stored_count(config),
         complete=bool(row and row.complete),
-        ambiguous=spectra.count(),
-        families=spectra.where(Spectrum.transform == "id").count(),
+        ambiguous=ambiguous,
+        families=families,
         store=row.store if row else FULL,
     )
 

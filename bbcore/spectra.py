@@ -17,9 +17,9 @@ from dataclasses import dataclass
 
 from peewee import chunked, fn
 
-from bbcore import sql
+from bbcore import compact, sql
 from bbcore.config import Config
-from bbcore.store import Spectrum, db, index_exists
+from bbcore.store import Spectrum, config_row, db, index_exists, is_compact
 
 
 def computed_spectrums(config: Config) -> dict[str, tuple[int, str, int]]:
@@ -153,7 +153,13 @@ class AmbiguityLine:
 
 
 def ambiguity_table(config: Config) -> list[AmbiguityLine]:
-    """The spec's ambiguity report, one line per group size (no total line)."""
+    """The spec's ambiguity report, one line per group size (no total line).
+
+    A complete compact store sums its shards' counts (``compact.size_counts``).
+    """
+    if is_compact(config) and config_row(config).complete:
+        counts = compact.size_counts(config)
+        return [AmbiguityLine(size, f, g, size * g) for size, (f, g) in counts.items()]
     query = (
         Spectrum.select(
             Spectrum.nb_mol,

@@ -221,8 +221,9 @@ class Profile(BaseModel):
 class GroupedShard(BaseModel):
     """A shard of a compact exploration whose spectral groups are stored.
 
-    ``risk`` is JSON, ``{max_diff: [families, groups]}``: the shard's groups
-    counted by the most atoms differing between two of their molecules.
+    ``risk`` and ``sizes`` are JSON, ``{value: [families, groups]}``: the
+    shard's groups counted by the most atoms differing between two of their
+    molecules, and by their number of molecules.
     """
 
     config = CharField()
@@ -231,6 +232,7 @@ class GroupedShard(BaseModel):
     spectra = IntegerField()
     families = IntegerField()
     risk = TextField()
+    sizes = TextField()
     dh1 = TextField(default=now)
 
     class Meta:

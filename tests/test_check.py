@@ -284,6 +284,24 @@ def test_a_compact_member_with_another_spectrum_is_named(compact: Path, tmp_path
     assert (44, "spectrum", repr("@&a&@@&@&b@cac@b&@&@")) in named
 
 
+def test_wrong_compact_counts_by_size_are_named(compact: Path, tmp_path: Path, capsys) -> None:
+    """The ambiguity table of a compact store is read from the shards' counts: they must match the rows."""
+    path = damaged_compact(
+        compact, tmp_path, ("UPDATE GroupedShards SET sizes = ? WHERE config = 'A3_B5'", ('{"2": [2, 9]}',))
+    )
+    code, report = compact_report(path, capsys)
+    found = failures(report)
+    assert code == 1 and set(found) == {"groups"}
+    assert found["groups"] == [
+        {
+            "number": None,
+            "what": "GroupedShards.sizes (families, groups)",
+            "stored": "{2: (2, 9)}",
+            "computed": "{2: (2, 8)}",
+        }
+    ]
+
+
 def test_a_wrong_compact_profile_is_named(compact: Path, tmp_path: Path, capsys) -> None:
     path = damaged_compact(
         compact,
