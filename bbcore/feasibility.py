@@ -157,16 +157,24 @@ def size(count: int) -> str:
     raise AssertionError("unreachable")
 
 
-def disk_full_line(config: Config, db_path: Path, done: int, *, command: str | None = None) -> str:
+def disk_full_line(
+    config: Config,
+    db_path: Path,
+    done: int,
+    *,
+    store: str = "full",
+    command: str | None = None,
+    resume: str | None = None,
+) -> str:
     """The one line saying that the disk filled during a run of ``config``: where, roughly
-    how much more the rest of the run needs (``estimate``), and that the same run resumes
-    (``command``, when there is one to give).  What was stored is whole: every range is
-    one transaction."""
+    how much more the rest of the run needs (``estimate`` in its ``store``), and that the
+    same run resumes (``command`` to run again, or ``resume``: the TUI's "press s").  What
+    was stored is whole: every range is one transaction."""
     folder = Path(db_path).resolve().parent
-    needed = estimate(config, done=done).disk
-    again = f"run '{command}' again" if command else "start it again"
+    needed = estimate(config, store=store, done=done).disk
+    again = resume or (f"run '{command}' again to resume" if command else "start it again to resume")
     return (
         f"the disk is full at {folder} ({size(free_space(folder))} free): {config.name} needs about "
         f"{size(needed)} more for its {config.nb_mol - done:,} molecules left. {done:,} are stored "
-        f"and kept; free some space or move {Path(db_path).name} to a larger disk, then {again} to resume"
+        f"and kept; free some space or move {Path(db_path).name} to a larger disk, then {again}"
     )

@@ -40,7 +40,7 @@ from bbcore.compact import default_shard_root, forget_shards
 from bbcore.config import Config, ConfigError, parse_config
 from bbcore.engine import kernels_cached
 from bbcore.explore import ExploreError, Progress, default_store, exploration_lock, explore
-from bbcore.feasibility import refusal
+from bbcore.feasibility import disk_full_line, refusal
 from bbcore.queries import config_state
 from bbcore.store import (
     COMPACT,
@@ -49,10 +49,12 @@ from bbcore.store import (
     config_row,
     default_path,
     ensure_config,
+    is_disk_full,
     is_read_only,
     open_database,
     read_only_message,
     reset_config,
+    stored_count,
 )
 from bbcore.strategy import StrategyBook
 from bbcore.words import plural
@@ -407,14 +409,25 @@ class BlackBoxApp(App[None]):
             )
         except (ExploreError, StoreError) as error:
             self.post_message(ExplorationEnded(config, "error", str(error)))
-        except Exception as error:  # a bug: say so, and keep the app (and the other screens) alive
-            self.log.error(f"exploration of {config} failed: {error!r}")
-            self.post_message(ExplorationEnded(config, "error", f"unexpected error: {error!r}"))
+        except Exception as error:
+            if is_disk_full(error):  # SQLITE_FULL or ENOSPC: the command line's one line
+                self.post_message(ExplorationEnded(config, "full", self.disk_full_line(config)))
+            else:  # a bug: say so, and keep the app (and the other screens) alive
+                self.log.error(f"exploration of {config} failed: {error!r}")
+                self.post_message(ExplorationEnded(config, "error", f"unexpected error: {error!r}"))
         else:
             self.post_message(ExplorationEnded(config, outcome))
         finally:
             if runner is not None:
                 runner.close()
+
+    def disk_full_line(self, config: Config) -> str:
+        """What a run stopped by a full disk says: where, how much more, and that s resumes."""
+        row = config_row(config)
+        store = row.store if row is not None else default_store(config)
+        return disk_full_line(
+            config, self.db_path, stored_count(config), store=store, resume="press s to resume"
+        )
 
     def shard_root(self, config: Config) -> Path:
         """The shard folder of a compact run: the one it started with, else next to the database."""
@@ -456,7 +469,11 @@ class BlackBoxApp(App[None]):
         if message.outcome == "deleted":
             self.notify(f"{config}: its rows are deleted; s explores it again.", title="Exploration")
             return
-        if message.outcome == "error":
+        if message.outcome == "full":
+            self.notify(
+                f"{config} stopped: {message.error}.", title="Exploration", severity="error", timeout=30
+            )
+        elif message.outcome == "error":
             self.notify(
                 f"{config} stopped: {message.error}. What is stored is kept; s resumes.",
                 title="Exploration",

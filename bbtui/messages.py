@@ -31,7 +31,8 @@ class ExplorationProgress(Message):
 
 @dataclass
 class ExplorationEnded(Message):
-    """The exploration worker returned: ``outcome`` is bbcore's, or ``"error"``."""
+    """The exploration worker returned: ``outcome`` is bbcore's, ``"error"``, or ``"full"``
+    (the disk filled: ``error`` is the command line's one line, ending "press s to resume")."""
 
     config: Config
     outcome: str

@@ -444,3 +444,52 @@ async def test_the_groups_screen_follows_a_run_of_its_configuration(tmp_path: Pa
         # Not the figure read when the screen opened: the groups, once the run completes.
         assert app.screen.count == 2
         assert str(summary.render()).startswith("2 groups: one row per family")
+
+
+async def test_a_full_disk_stops_the_run_in_one_line_and_s_resumes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SQLITE_FULL in the third range's transaction (as ``test_cli`` injects it): the panel and the
+    notification say where, how much more and that s resumes, as the command line does, not
+    "unexpected error"; s then completes the run, equal to a clean one."""
+    import sqlite3 as sqlite
+
+    from bbcore.store import db
+
+    commit = explore_module._commit_chunk
+    calls = {"n": 0}
+
+    def filling(config, low, high, count, stamp, write):
+        calls["n"] += 1
+        if calls["n"] != 3:
+            return commit(config, low, high, count, stamp, write)
+
+        def full():
+            write()
+            db.execute_sql("ROLLBACK")  # SQLITE_FULL: SQLite rolls the transaction back
+            raise sqlite.OperationalError("database or disk is full")
+
+        return commit(config, low, high, count, stamp, full)
+
+    monkeypatch.setattr(explore_module, "_commit_chunk", filling)
+    config = parse_config("A3_B5")
+    path = tmp_path / "bb.sqlite"
+    app = BlackBoxApp(path, config, range_size=SMALL_RANGES)
+    async with app.run_test(size=(110, 30)) as pilot:
+        app.screen.query_one("#new-config").focus()
+        await pilot.pause()
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: calls["n"] >= 3 and app.exploring is None)
+        stored = len(molecule_rows(path, "A3_B5"))
+        assert 0 < stored < config.nb_mol
+        error = app.last_error or ""
+        assert error.startswith(f"the disk is full at {tmp_path} (") and error.endswith(
+            "then press s to resume"
+        )
+        assert f"{stored:,} are stored and kept" in error and "unexpected" not in error
+        monkeypatch.setattr(explore_module, "_commit_chunk", commit)
+        await pilot.press("escape", "s")
+        await wait_for(pilot, lambda: app.exploring is None and app.progress.phase == "complete")
+    reference = tmp_path / "reference.sqlite"
+    explore_module.explore(config, reference, range_size=SMALL_RANGES)
+    assert molecule_rows(path, "A3_B5") == molecule_rows(reference, "A3_B5")

@@ -46,6 +46,7 @@ from bbcore.store import (
     FULL,
     STORES,
     Configuration,
+    config_row,
     is_compact,
     is_disk_full,
     reset_config,
@@ -163,7 +164,11 @@ def run_explore(args: argparse.Namespace) -> int:
         if not is_disk_full(error):
             raise
         command = f"bbcore --db {path} explore {config.name}"
-        raise CLIError(disk_full_line(config, path, stored_count(config), command=command)) from None
+        row = config_row(config)
+        store = row.store if row is not None else FULL
+        raise CLIError(
+            disk_full_line(config, path, stored_count(config), store=store, command=command)
+        ) from None
     finally:
         signal.signal(signal.SIGINT, previous)
         printer.close()
