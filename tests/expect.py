@@ -2,7 +2,8 @@
 
 ``bbcore(...)`` runs the real command in a fresh process; ``one_line_error``
 is what every refusal must look like: one line, a non-zero exit, never a
-traceback.  Imported by the test modules that run ``bbcore``; it holds no test.
+traceback; ``disk_full_at`` fills the disk in the middle of a run.  Imported
+by the test modules that run ``bbcore`` (and the TUI's); it holds no test.
 """
 
 from __future__ import annotations
@@ -38,3 +39,34 @@ def one_line_error(status: int, err: str, *words: str) -> None:
     assert "Traceback" not in err
     for word in words:
         assert word in err, err
+
+
+def disk_full_at(monkeypatch, chunk: int) -> dict[str, int]:
+    """Make the ``chunk``-th range's transaction of a full-store run fail as SQLite does when the
+    disk is full; returns the count of transactions tried (``{"n": ...}``).
+
+    SQLite rolls the transaction back itself (SQLITE_FULL), so the block's own rollback then
+    fails ("cannot rollback - no transaction is active") and used to hide the cause.
+    """
+    import sqlite3
+
+    import bbcore.explore as explore_module
+    from bbcore.store import db
+
+    commit = explore_module._commit_chunk
+    calls = {"n": 0}
+
+    def filling(config, low, high, count, stamp, write):
+        calls["n"] += 1
+        if calls["n"] != chunk:
+            return commit(config, low, high, count, stamp, write)
+
+        def full():
+            write()
+            db.execute_sql("ROLLBACK")
+            raise sqlite3.OperationalError("database or disk is full")
+
+        return commit(config, low, high, count, stamp, full)
+
+    monkeypatch.setattr(explore_module, "_commit_chunk", filling)
+    return calls

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from expect import bbcore, one_line_error
+from expect import bbcore, disk_full_at, one_line_error
 
 from bbcore import rays
 from bbcore.cli import build_parser, main
@@ -309,27 +309,12 @@ def test_bbtui_has_a_version():
 def test_a_full_disk_during_explore_says_where_how_much_and_that_the_same_command_resumes(
     tmp_path, capsys, monkeypatch
 ):
-    """SQLITE_FULL injected in the third range's transaction, as SQLite does it: the transaction
-    is rolled back by SQLite itself, so the block's own rollback fails ("cannot rollback - no
-    transaction is active") and hid the cause."""
+    """SQLITE_FULL injected in the third range's transaction, as SQLite does it (``disk_full_at``):
+    the message names the cause, not the failed rollback that followed it."""
     import bbcore.explore as explore_module
 
     commit = explore_module._commit_chunk
-    calls = {"n": 0}
-
-    def filling(config, low, high, count, stamp, write):
-        calls["n"] += 1
-        if calls["n"] != 3:
-            return commit(config, low, high, count, stamp, write)
-
-        def full():
-            write()
-            db.execute_sql("ROLLBACK")  # SQLITE_FULL: SQLite rolls the transaction back
-            raise sqlite3.OperationalError("database or disk is full")
-
-        return commit(config, low, high, count, stamp, full)
-
-    monkeypatch.setattr(explore_module, "_commit_chunk", filling)
+    disk_full_at(monkeypatch, 3)
     path = tmp_path / "bb.sqlite"
     assert main(["--db", str(path), "explore", "A4_B6"]) == 2
     lines = capsys.readouterr().err.splitlines()  # progress lines (not a terminal), then the error

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from expect import disk_full_at
 from pilot import wait_for
 from textual.command import CommandList, CommandPalette
 from textual.widgets import DataTable, Label
@@ -449,29 +450,11 @@ async def test_the_groups_screen_follows_a_run_of_its_configuration(tmp_path: Pa
 async def test_a_full_disk_stops_the_run_in_one_line_and_s_resumes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """SQLITE_FULL in the third range's transaction (as ``test_cli`` injects it): the panel and the
+    """SQLITE_FULL in the third range's transaction (``expect.disk_full_at``): the panel and the
     notification say where, how much more and that s resumes, as the command line does, not
     "unexpected error"; s then completes the run, equal to a clean one."""
-    import sqlite3 as sqlite
-
-    from bbcore.store import db
-
     commit = explore_module._commit_chunk
-    calls = {"n": 0}
-
-    def filling(config, low, high, count, stamp, write):
-        calls["n"] += 1
-        if calls["n"] != 3:
-            return commit(config, low, high, count, stamp, write)
-
-        def full():
-            write()
-            db.execute_sql("ROLLBACK")  # SQLITE_FULL: SQLite rolls the transaction back
-            raise sqlite.OperationalError("database or disk is full")
-
-        return commit(config, low, high, count, stamp, full)
-
-    monkeypatch.setattr(explore_module, "_commit_chunk", filling)
+    calls = disk_full_at(monkeypatch, 3)
     config = parse_config("A3_B5")
     path = tmp_path / "bb.sqlite"
     app = BlackBoxApp(path, config, range_size=SMALL_RANGES)
