@@ -717,9 +717,9 @@ class CompactJudge(Judge):
             line = counted.setdefault(row.nb_mol, [0, 0])
             line[0] += row.transform == TRANSFORM_NAMES[0]
             line[1] += 1
-        counted_sizes = {size: tuple(line) for size, line in sorted(counted.items())}
-        if compact.size_counts(config) != counted_sizes:  # the ambiguity table is read from these
-            have, want = compact.size_counts(config), counted_sizes
+        want = {size: tuple(line) for size, line in sorted(counted.items())}
+        have = compact.size_counts(config)  # the ambiguity table is read from these
+        if have != want:
             result.add(Difference(None, "GroupedShards.sizes (families, groups)", str(have), str(want)))
         progress("groups", 1, 1)
         return result

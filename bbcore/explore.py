@@ -53,7 +53,7 @@ from pathlib import Path
 
 from bbcore import compact, engine, sql, store
 from bbcore.config import Config
-from bbcore.feasibility import refusal
+from bbcore.feasibility import disk_full_line, refusal
 from bbcore.lifeline import die_with_parent
 from bbcore.runner import InlineRunner, LocalRunner, Runner, keep_freed_memory
 from bbcore.spectra import build_spectrums
@@ -398,6 +398,16 @@ def explore(
                 config, path, workers, progress, stop, range_size or compact.RANGE_SIZE, runner, shard_root
             )
         return _explore_full(config, path, workers, progress, stop, range_size or RANGE_SIZE)
+
+
+def full_disk_line(
+    config: Config, path: Path, *, command: str | None = None, resume: str | None = None
+) -> str:
+    """The one line of a run of ``config`` stopped by a full disk (``feasibility.disk_full_line``),
+    from what is stored of it: the CLI gives the ``command`` to run again, the TUI its ``resume``."""
+    row = config_row(config)
+    store = row.store if row is not None else default_store(config)
+    return disk_full_line(config, path, stored_count(config), store=store, command=command, resume=resume)
 
 
 def default_store(config: Config) -> str:

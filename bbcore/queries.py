@@ -21,11 +21,11 @@ from bbcore.numbering import atoms_of, binomial_table, molecule_string
 from bbcore.rays import STAT_FIELDS
 from bbcore.render import max_atoms_differing
 from bbcore.store import (
-    COMPACT,
     FULL,
     Configuration,
     Molecule,
     Spectrum,
+    counted_by_shards,
     has_config_indexes,
     is_compact,
     stored_count,
@@ -70,8 +70,8 @@ class ConfigState:
 def config_state(config: Config) -> ConfigState:
     """The state of one configuration (not started when unknown)."""
     row = Configuration.get_or_none(Configuration.config == config.name)
-    if row is not None and row.complete and row.store == COMPACT:
-        ambiguous, families = compact.spectra_counts(config)  # counted while grouping
+    if counted_by_shards(config):
+        ambiguous, families = compact.spectra_counts(config)
     else:
         spectra = Spectrum.select().where(Spectrum.config == config.name)
         ambiguous, families = spectra.count(), spectra.where(Spectrum.transform == "id").count()

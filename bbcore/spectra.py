@@ -19,7 +19,7 @@ from peewee import chunked, fn
 
 from bbcore import compact, sql
 from bbcore.config import Config
-from bbcore.store import Spectrum, config_row, db, index_exists, is_compact
+from bbcore.store import Spectrum, counted_by_shards, db, index_exists
 
 
 def computed_spectrums(config: Config) -> dict[str, tuple[int, str, int]]:
@@ -157,7 +157,7 @@ def ambiguity_table(config: Config) -> list[AmbiguityLine]:
 
     A complete compact store sums its shards' counts (``compact.size_counts``).
     """
-    if is_compact(config) and config_row(config).complete:
+    if counted_by_shards(config):
         counts = compact.size_counts(config)
         return [AmbiguityLine(size, f, g, size * g) for size, (f, g) in counts.items()]
     query = (

@@ -652,6 +652,13 @@ def is_compact(config: Config) -> bool:
     return row is not None and row.store == COMPACT
 
 
+def counted_by_shards(config: Config) -> bool:
+    """Whether a configuration's spectral groups are counted in its ``GroupedShards`` rows
+    (by size, spectra, families): a complete compact store (``bbcore.compact``)."""
+    row = config_row(config)
+    return row is not None and row.complete and row.store == COMPACT
+
+
 def stored_count(config: Config) -> int:
     """How many molecules of a configuration are stored (from ExploredRanges)."""
     from peewee import fn

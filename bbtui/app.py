@@ -39,8 +39,15 @@ from bbcore.cluster import cluster_address
 from bbcore.compact import default_shard_root, forget_shards
 from bbcore.config import Config, ConfigError, parse_config
 from bbcore.engine import kernels_cached
-from bbcore.explore import ExploreError, Progress, default_store, exploration_lock, explore
-from bbcore.feasibility import disk_full_line, refusal
+from bbcore.explore import (
+    ExploreError,
+    Progress,
+    default_store,
+    exploration_lock,
+    explore,
+    full_disk_line,
+)
+from bbcore.feasibility import refusal
 from bbcore.queries import config_state
 from bbcore.store import (
     COMPACT,
@@ -54,7 +61,6 @@ from bbcore.store import (
     open_database,
     read_only_message,
     reset_config,
-    stored_count,
 )
 from bbcore.strategy import StrategyBook
 from bbcore.words import plural
@@ -411,7 +417,8 @@ class BlackBoxApp(App[None]):
             self.post_message(ExplorationEnded(config, "error", str(error)))
         except Exception as error:
             if is_disk_full(error):  # SQLITE_FULL or ENOSPC: the command line's one line
-                self.post_message(ExplorationEnded(config, "full", self.disk_full_line(config)))
+                line = full_disk_line(config, self.db_path, resume="press s to resume")
+                self.post_message(ExplorationEnded(config, "full", line))
             else:  # a bug: say so, and keep the app (and the other screens) alive
                 self.log.error(f"exploration of {config} failed: {error!r}")
                 self.post_message(ExplorationEnded(config, "error", f"unexpected error: {error!r}"))
@@ -420,14 +427,6 @@ class BlackBoxApp(App[None]):
         finally:
             if runner is not None:
                 runner.close()
-
-    def disk_full_line(self, config: Config) -> str:
-        """What a run stopped by a full disk says: where, how much more, and that s resumes."""
-        row = config_row(config)
-        store = row.store if row is not None else default_store(config)
-        return disk_full_line(
-            config, self.db_path, stored_count(config), store=store, resume="press s to resume"
-        )
 
     def shard_root(self, config: Config) -> Path:
         """The shard folder of a compact run: the one it started with, else next to the database."""

@@ -37,16 +37,15 @@ from bbcore.explore import (
     exploration_lock,
     explore,
     finish,
+    full_disk_line,
     fully_stored,
 )
-from bbcore.feasibility import disk_full_line
 from bbcore.store import (
     COMPACT,
     DATABASE_ERRORS,
     FULL,
     STORES,
     Configuration,
-    config_row,
     is_compact,
     is_disk_full,
     reset_config,
@@ -164,11 +163,7 @@ def run_explore(args: argparse.Namespace) -> int:
         if not is_disk_full(error):
             raise
         command = f"bbcore --db {path} explore {config.name}"
-        row = config_row(config)
-        store = row.store if row is not None else FULL
-        raise CLIError(
-            disk_full_line(config, path, stored_count(config), store=store, command=command)
-        ) from None
+        raise CLIError(full_disk_line(config, path, command=command)) from None
     finally:
         signal.signal(signal.SIGINT, previous)
         printer.close()
