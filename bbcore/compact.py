@@ -81,6 +81,7 @@ from bbcore import engine, sql
 from bbcore.config import Config
 from bbcore.geometry import TRANSFORM_NAMES
 from bbcore.numbering import atoms_of_numbers, binomial_table
+from bbcore.ranges import missing_ranges
 from bbcore.runner import InlineRunner, Runner, check_halt
 from bbcore.store import (
     Configuration,
@@ -578,8 +579,6 @@ def _recorded(config: Config) -> list[tuple[int, int]]:
 
 def _ranges_todo(config: Config, size: int) -> Iterator[tuple[int, int]]:
     """The ranges not traced yet, cut into ranges of at most ``size`` numbers, lazily."""
-    from bbcore.explore import missing_ranges  # explore imports this module
-
     return missing_ranges(config, size)
 
 

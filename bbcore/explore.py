@@ -48,13 +48,14 @@ import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 
 from bbcore import compact, engine, sql, store
 from bbcore.config import Config
 from bbcore.feasibility import disk_full_line, refusal
 from bbcore.lifeline import die_with_parent
+from bbcore.progress import Progress, RunProgressCallback
+from bbcore.ranges import fully_stored, missing_ranges
 from bbcore.runner import InlineRunner, LocalRunner, Runner, keep_freed_memory
 from bbcore.spectra import build_spectrums
 from bbcore.store import (
@@ -93,83 +94,6 @@ PROGRESS_EVERY = 0.25
 
 class ExploreError(Exception):
     """An exploration that cannot run: the message is one line for the user."""
-
-
-@dataclass(frozen=True)
-class Progress:
-    """Where a run stands: sent after each stored range."""
-
-    config: str
-    done: int  # molecules stored, this run and earlier ones
-    total: int
-    elapsed: float  # seconds since this run started
-    rate: float  # molecules stored per second by this run
-    # phase: "exploring", "spectrums" (full); "tracing", "grouping", "writing" (compact); "complete",
-    # "paused".  In the full store's "spectrums" phase, done counts the molecules through the
-    # grouping (estimated, spectra.GroupingMeter) and rate is that phase's own.
-    phase: str
-    unit: str = "molecules"  # what done and total count: molecules; shards when grouping, rows when writing
-
-    @property
-    def fraction(self) -> float:
-        """Done over total, 0..1."""
-        return self.done / self.total if self.total else 1.0
-
-    @property
-    def eta(self) -> float | None:
-        """Seconds left at this run's rate, None before any rate is known."""
-        if self.rate <= 0 or self.unit != "molecules":
-            return None
-        return (self.total - self.done) / self.rate
-
-
-RunProgressCallback = Callable[[Progress], None]
-
-
-INTERVALS_PAGE = 4096
-"""Stored intervals read per query when looking for the missing ones."""
-
-
-def stored_intervals(config: Config) -> Iterator[tuple[int, int]]:
-    """The stored intervals ``(start, stop)`` of canonical numbers, in order, a page at a time.
-
-    Each page is its own query, read whole: rows written between pages
-    (always before the last interval read) are neither seen nor skipped.
-    """
-    after = 0
-    while True:
-        page = list(
-            ExploredRange.select(ExploredRange.start, ExploredRange.stop)
-            .where((ExploredRange.config == config.name) & (ExploredRange.start > after))
-            .order_by(ExploredRange.start)
-            .limit(INTERVALS_PAGE)
-            .tuples()
-        )
-        yield from page
-        if len(page) < INTERVALS_PAGE:
-            return
-        after = page[-1][0]
-
-
-def missing_ranges(config: Config, size: int = RANGE_SIZE) -> Iterator[tuple[int, int]]:
-    """The gaps between stored intervals, cut into ranges of at most ``size`` numbers.
-
-    A generator, never a list: A10_B13 has 5 x 10^11 ranges of 8,192.  Its
-    truth value says nothing: ``fully_stored`` asks whether any is left.
-    """
-    cursor = 1
-    for start, stop in stored_intervals(config):
-        if start > cursor:
-            yield from ((s, min(s + size, start)) for s in range(cursor, start, size))
-        cursor = max(cursor, stop)
-    if cursor <= config.nb_mol:
-        end = config.nb_mol + 1
-        yield from ((s, min(s + size, end)) for s in range(cursor, end, size))
-
-
-def fully_stored(config: Config) -> bool:
-    """Whether every canonical number of ``config`` is in a stored interval."""
-    return next(missing_ranges(config), None) is None
 
 
 # -- the lock ----------------------------------------------------------------

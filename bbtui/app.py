@@ -41,13 +41,13 @@ from bbcore.config import Config, ConfigError, parse_config
 from bbcore.engine import kernels_cached
 from bbcore.explore import (
     ExploreError,
-    Progress,
     default_store,
     exploration_lock,
     explore,
     full_disk_line,
 )
 from bbcore.feasibility import refusal
+from bbcore.progress import Progress
 from bbcore.queries import config_state
 from bbcore.store import (
     COMPACT,

@@ -14,7 +14,7 @@ from typing import Protocol, cast
 from textual.dom import DOMNode
 
 from bbcore.config import Config
-from bbcore.explore import Progress
+from bbcore.progress import Progress
 from bbcore.strategy import StrategyBook
 
 

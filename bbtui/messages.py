@@ -13,8 +13,8 @@ from textual.message import Message
 
 from bbcore.config import Config
 from bbcore.decoder import Answer
-from bbcore.explore import Progress
 from bbcore.game import Game
+from bbcore.progress import Progress
 from bbcore.strategy import StrategyBook
 
 

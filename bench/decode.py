@@ -34,9 +34,9 @@ sys.path.insert(0, str(ROOT))
 
 from bbcore import decode, rays  # noqa: E402
 from bbcore.config import Config, parse_config  # noqa: E402
-from bbcore.explore import keep_freed_memory  # noqa: E402
 from bbcore.game import Game, parse_game  # noqa: E402
 from bbcore.numbering import atoms_of  # noqa: E402
+from bbcore.runner import keep_freed_memory  # noqa: E402
 from bbcore.shots import NEXT_SHOT_BUDGET, next_shots, shot_cost  # noqa: E402
 from bbcore.store import open_database  # noqa: E402
 

@@ -31,7 +31,7 @@ sys.path.insert(0, str(ROOT))
 from decode import numpy_reference  # noqa: E402  (bench/decode.py, the same reference)
 
 from bbcore.config import Config, parse_config  # noqa: E402
-from bbcore.explore import keep_freed_memory  # noqa: E402
+from bbcore.runner import keep_freed_memory  # noqa: E402
 from bbcore.store import open_database  # noqa: E402
 from bbcore.strategy import POLICIES, compute_book, run_policy, spectra_codes  # noqa: E402
 

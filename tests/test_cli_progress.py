@@ -8,7 +8,7 @@ from bbcore import decode
 from bbcore.cli.check import CheckProgress
 from bbcore.cli.common import MoleculesLine, ProgressPrinter
 from bbcore.config import parse_config
-from bbcore.explore import Progress
+from bbcore.progress import Progress
 
 
 class Terminal(io.StringIO):

@@ -23,8 +23,10 @@ from textual.widgets import DataTable, Input, Label
 
 from bbcore import explore as explore_module
 from bbcore import feasibility
+from bbcore import ranges as ranges_module
 from bbcore.config import Config, parse_config
-from bbcore.explore import COMPLETE, PAUSED, ExploreError, explore, fully_stored, missing_ranges
+from bbcore.explore import COMPLETE, PAUSED, RANGE_SIZE, ExploreError, explore
+from bbcore.ranges import fully_stored, missing_ranges
 from bbcore.store import ExploredRange, open_database, stored_count
 from bbtui.app import BlackBoxApp
 
@@ -95,7 +97,7 @@ def test_rough_durations_and_sizes():
 def test_ranges_are_generated_lazily_even_for_a_huge_configuration(tmp_path):
     open_database(tmp_path / "db.sqlite")
     started = time.perf_counter()
-    first = list(itertools.islice(missing_ranges(HUGE), 3))
+    first = list(itertools.islice(missing_ranges(HUGE, RANGE_SIZE), 3))
     assert first == [(1, 8193), (8193, 16385), (16385, 24577)]
     assert not fully_stored(HUGE)
     assert time.perf_counter() - started < 1
@@ -109,16 +111,16 @@ def test_missing_ranges_read_the_stored_intervals_a_page_at_a_time(tmp_path, mon
         ExploredRange.insert(config=config.name, start=start, stop=stop, nb_mol=1).execute()
     expected = [(9, 16), (16, 20), (30, 31), (32, 39), (39, 40)]
     expected += [(s, min(s + 7, 300)) for s in range(101, 300, 7)]
-    monkeypatch.setattr(explore_module, "INTERVALS_PAGE", 2)
+    monkeypatch.setattr(ranges_module, "INTERVALS_PAGE", 2)
     assert list(missing_ranges(config, 7)) == expected
-    assert list(explore_module.stored_intervals(config)) == stored
+    assert list(ranges_module.stored_intervals(config)) == stored
 
 
 def test_a_run_resumed_with_small_pages_equals_an_uninterrupted_one(tmp_path, monkeypatch):
     config = Config(4, 5)
     reference = tmp_path / "reference.sqlite"
     assert explore(config, reference) == COMPLETE
-    monkeypatch.setattr(explore_module, "INTERVALS_PAGE", 3)
+    monkeypatch.setattr(ranges_module, "INTERVALS_PAGE", 3)
     path = tmp_path / "db.sqlite"
     stop = explore_module.threading.Event()
 

@@ -21,7 +21,7 @@ from bbcore import engine
 from bbcore import explore as explore_module
 from bbcore.config import parse_config, validation_error
 from bbcore.engine import kernels_cached
-from bbcore.explore import Progress
+from bbcore.progress import Progress
 from bbtui.app import BlackBoxApp, main
 from bbtui.screens.confirm import ConfirmScreen
 from bbtui.screens.decode import DecodeScreen

@@ -13,9 +13,7 @@ from pathlib import Path
 
 from bbcore import decode, queries
 from bbcore.config import Config, ConfigError, parse_config
-from bbcore.explore import (
-    Progress,
-)
+from bbcore.progress import Progress
 from bbcore.store import (
     Configuration,
     StoreError,

@@ -41,10 +41,10 @@ from bbcore.decoder import (
     shown_phrase,
     source_phrase,
 )
-from bbcore.explore import keep_freed_memory
 from bbcore.game import ABSORBED, REFLECTED, DecodeError, Game, Result, parse_game, parse_guess
 from bbcore.geometry import cell_of
 from bbcore.render import diagram_grid, render_board, side_by_side
+from bbcore.runner import keep_freed_memory
 from bbcore.shots import Ranking, ambiguity, atom_counts, doubtful_cells, heat_token, probabilities
 from bbcore.store import default_path
 from bbcore.strategy import StrategyBook, stored_book

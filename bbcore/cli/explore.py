@@ -33,13 +33,13 @@ from bbcore.explore import (
     ALREADY_COMPLETE,
     COMPLETE,
     ExploreError,
-    Progress,
     exploration_lock,
     explore,
     finish,
     full_disk_line,
-    fully_stored,
 )
+from bbcore.progress import Progress
+from bbcore.ranges import fully_stored
 from bbcore.store import (
     COMPACT,
     DATABASE_ERRORS,

@@ -19,7 +19,8 @@ from textual.widgets import DataTable, Footer, Header, Input, Label
 from textual.widgets.data_table import RowDoesNotExist
 
 from bbcore.config import Config, parse_config, validation_error
-from bbcore.explore import COMPACT_ABOVE, Progress
+from bbcore.explore import COMPACT_ABOVE
+from bbcore.progress import Progress
 from bbcore.queries import ConfigState, config_state, config_states
 from bbcore.store import COMPACT, FULL
 from bbcore.words import article

@@ -16,7 +16,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Label
 
 from bbcore.config import Config
-from bbcore.explore import Progress
+from bbcore.progress import Progress
 from bbcore.queries import config_state, group_count, group_page, group_sizes
 from bbcore.words import plural
 from bbtui.host import Host, host

@@ -8,7 +8,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Label, ProgressBar
 
-from bbcore.explore import Progress
+from bbcore.progress import Progress
 
 
 def duration(seconds: float | None) -> str:
