@@ -55,7 +55,7 @@ from math import comb
 import numpy as np
 from peewee import chunked
 
-from bbcore import compact, engine, rays, sql
+from bbcore import engine, families, rays, sql
 from bbcore.compact import PROFILE_FIELDS
 from bbcore.config import Config
 from bbcore.engine import image_numbers
@@ -647,11 +647,12 @@ class CompactJudge(Judge):
 
     def __init__(self, config: Config, everything: bool) -> None:
         self.config = config
-        self.spectra = {row.spectrum: row for row in Spectrum.select().where(Spectrum.config == config.name)}
+        self.spectra: dict[str, families.SpectrumRow] = {}  # derived from Families (bbcore.families)
         self.member_of: dict[int, list[str]] = {}
-        for spectrum, numbers in compact.spectral_group_numbers(config):
+        for row, numbers in families.spectrum_rows(config):
+            self.spectra[row.spectrum] = row
             for number in numbers:
-                self.member_of.setdefault(number, []).append(spectrum)
+                self.member_of.setdefault(number, []).append(row.spectrum)
         self.profiles = {
             tuple(getattr(row, name) for name in PROFILE_FIELDS): (row.molecules, row.lowest)
             for row in Profile.select().where(Profile.config == config.name)
@@ -718,7 +719,7 @@ class CompactJudge(Judge):
             line[0] += row.transform == TRANSFORM_NAMES[0]
             line[1] += 1
         want = {size: tuple(line) for size, line in sorted(counted.items())}
-        have = compact.size_counts(config)  # the ambiguity table is read from these
+        have = families.size_counts(config)  # the ambiguity table is read from these
         if have != want:
             result.add(Difference(None, "GroupedShards.sizes (families, groups)", str(have), str(want)))
         progress("groups", 1, 1)

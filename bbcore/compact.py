@@ -4,11 +4,11 @@ A full store (``bbcore.explore``) writes a row per molecule.  A compact one
 stores what the readers need and recomputes the rest from molecule numbers:
 
 - the ``Configurations`` row, with ``store = 'compact'`` and its shard count;
-- ``Spectrums`` rows for the ambiguous spectra, with the same columns and
-  family linking as a full store;
-- ``FamilyMolecules``: the molecules of each family's first spectrum (the
-  other spectra of a family are its images by symmetry, and so are their
-  molecules: ``spectrum_numbers``);
+- ``Families``: one row per family of ambiguous spectra (its canonical
+  number, key, size, spectra, first spectrum and that spectrum's molecules,
+  and its ordinals in the groups listing); the spec's ``Spectrums`` rows
+  and each spectrum's molecules are derived from it on read
+  (``bbcore.families``);
 - ``Profiles``: the molecules counted by their 9 profile statistics with the
   lowest number of each (``statistics.statistics_profile`` reads it: the
   distributions and ray records follow), and ``GroupedShards.risk``: the
@@ -44,15 +44,16 @@ How it runs, in three stages, the first two of independent tasks (``bbcore.runne
    molecules or more.  It writes them, sorted, to the shard's result folder
    and returns its counts; the driver records the shard in
    ``GroupedShards`` and deletes the shard's records;
-3. *writing*: the driver merges the results of every shard in key order
-   into ``Spectrums``, then ``FamilyMolecules`` (``write_result``): rows
-   inserted in key order only ever extend a B-tree at its end.  Then the
+3. *writing*: the driver merges the families of every shard by canonical
+   number into ``Families`` (``write_result``), computing their ordinals as
+   it streams (``families.FamilyWriter``): rows inserted in key order only
+   ever extend a B-tree at its end.  The family indexes are built, then the
    configuration is ``complete`` and its shard folder is deleted.
 
 A run stopped at any moment resumes: ranges and shards that are recorded are
 not done again, files of a range that was not recorded (a run killed
 between writing and recording) are deleted before tracing resumes, and the
-writing resumes after the largest key stored.  Memory is
+writing resumes after the last family stored.  Memory is
 bounded by the shard size (``SHARD_RECORDS``) and the range size, disk by the
 records (16 bytes per canonical molecule, about 2 bytes per molecule) and
 the result (A7_B8: 22.8 bytes a molecule at the peak, the database and the
@@ -69,27 +70,31 @@ import json
 import os
 import shutil
 import threading
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from itertools import pairwise
 from pathlib import Path
 
 import numpy as np
-from peewee import fn
 
 from bbcore import engine, sql
 from bbcore.config import Config
-from bbcore.geometry import TRANSFORM_NAMES
-from bbcore.numbering import atoms_of_numbers, binomial_table
+from bbcore.families import (  # noqa: F401 (risk_counts, size_counts, spectra_counts: read through here too)
+    FamilyColumns,
+    FamilyWriter,
+    numbers_dtype,
+    risk_counts,
+    size_counts,
+    spectra_counts,
+)
+from bbcore.numbering import atoms_of_numbers
 from bbcore.ranges import missing_ranges
 from bbcore.runner import InlineRunner, Runner, check_halt
 from bbcore.store import (
     Configuration,
     ExploredRange,
-    FamilyMolecules,
     GroupedShard,
     Profile,
-    Spectrum,
     config_row,
     db,
     now,
@@ -345,7 +350,10 @@ def group_shard(job: GroupJob) -> GroupResult:
         parts.append(settle(job.config, np.empty(0, dtype=np.int64)))
     joined = (np.concatenate(column) for column in zip(*parts))
     spectra, transform, canonical, max_diff, sizes, numbers = joined
-    _write_result_folder(job, spectra, transform, canonical, sizes, numbers)
+    by_number = np.argsort(records["number"] & ~SHARED, kind="stable")
+    canonicals = (records["number"][by_number] & ~SHARED).astype(np.int64)
+    family_keys = records["key"][by_number][np.searchsorted(canonicals, canonical[transform == 0])]
+    _write_result_folder(job, spectra, transform, canonical, max_diff, sizes, numbers, family_keys)
     families = int(np.count_nonzero(transform == 0))
     counts = _counts_by(max_diff, transform), _counts_by(sizes, transform)
     return GroupResult(job.shard, len(records), len(sizes), families, *counts)
@@ -365,32 +373,36 @@ def _write_result_folder(
     spectra: np.ndarray,
     transform: np.ndarray,
     canonical: np.ndarray,
+    max_diff: np.ndarray,
     sizes: np.ndarray,
     numbers: np.ndarray,
+    family_keys: np.ndarray,
 ) -> None:
-    """A grouped shard's result, sorted for the writing stage, in its folder (whole or absent).
+    """A grouped shard's families, sorted by canonical number for the writing stage, in its folder
+    (whole or absent).
 
-    ``spectra.npy`` and its columns are sorted by spectrum; ``families.npy``
-    (the canonical number of each family's first spectrum, the one of
-    transform 0), sorted, with the molecules of that spectrum
-    (``family_sizes.npy``, ``family_numbers.npy``, packed as ``numbers_dtype``).
+    One row a family (its first spectrum, the one of transform 0): c
+    (``families.npy``), its key, size, spectra, max_diff and spectrum, and
+    the molecules of its first spectrum (``family_numbers.npy``, packed as
+    ``numbers_dtype``).  A family's other spectra are derived on read
+    (``bbcore.families``), so they are not written.
     """
     config = job.config
     text = np.ascontiguousarray(spectra).view(f"S{config.positions}").ravel()
-    order = np.argsort(text, kind="stable")
     offsets = np.r_[0, np.cumsum(sizes)].astype(np.int64)
-    family = np.flatnonzero(transform == 0)
-    family = family[np.argsort(canonical[family], kind="stable")]
-    family_sizes = sizes[family]
+    firsts = np.flatnonzero(transform == 0)  # in settle's order, as family_keys
+    present, counts = np.unique(canonical, return_counts=True)
+    by_canonical = np.argsort(canonical[firsts], kind="stable")
+    family = firsts[by_canonical]
     members = (np.arange(offsets[i], offsets[i + 1]) for i in family.tolist())
     family_numbers = numbers[np.concatenate([np.empty(0, np.int64), *members])]
     columns = {
-        "spectra": text[order],
-        "sizes": sizes[order].astype(np.int64),
-        "transform": transform[order].astype(np.int8),
-        "canonical": canonical[order].astype(np.int64),
         "families": canonical[family].astype(np.int64),
-        "family_sizes": family_sizes.astype(np.int64),
+        "family_keys": family_keys[by_canonical].astype(np.uint64),
+        "family_sizes": sizes[family].astype(np.int64),
+        "family_spectra": counts[np.searchsorted(present, canonical[family])].astype(np.int64),
+        "family_max_diff": max_diff[family].astype(np.int64),
+        "family_spectrum": text[family],
         "family_numbers": family_numbers.astype(numbers_dtype(config)),
     }
     final = result_folder(job.directory, job.shard)
@@ -406,11 +418,6 @@ def _write_result_folder(
 def result_folder(directory: Path | str, shard: int) -> Path:
     """The folder of a grouped shard's result, until it is written to the database."""
     return Path(directory) / "results" / f"r{shard:05d}"
-
-
-def numbers_dtype(config: Config) -> np.dtype:
-    """How molecule numbers are packed in ``FamilyMolecules.numbers``: 4 bytes when they fit, else 8."""
-    return np.dtype("<u4") if config.nb_mol <= 1 << 32 else np.dtype("<u8")
 
 
 def settle(config: Config, canonicals: np.ndarray) -> tuple[np.ndarray, ...]:
@@ -653,19 +660,24 @@ WRITE_ROWS = 1 << 17
 """Rows written per transaction in the writing stage (about a second): a pause waits at most that."""
 
 
+RESULT_COLUMNS = ("family_keys", "family_sizes", "family_spectra", "family_max_diff", "family_spectrum")
+"""A grouped shard's columns of one value a family, beside ``families.npy`` (c) and the molecules."""
+
+
 def write_result(
     directory: Path, config: Config, stop: threading.Event, report: Callable[[Step], None]
 ) -> bool:
-    """Stage 3: every grouped shard's result into ``Spectrums`` and ``FamilyMolecules``; True when done.
+    """Stage 3: every grouped shard's families into ``Families``, merged by canonical number; True when done.
 
-    The shards' results are merged in key order (spectrum, then canonical
-    number), so that each table's B-tree only grows at its end: inserting a
-    shard's rows at once, scattered over the whole table, made A6_B8's last
-    shard 2.3 times slower than its first and A7_B8's about 2 minutes a
-    shard.  Each ``WRITE_ROWS`` rows are one transaction; a resumed run
-    starts after the largest key stored, so that nothing is written twice.
-    The result files are read a block at a time (``Column``): the driver's
-    memory does not grow with the configuration.
+    The shards' results are merged in increasing c, the order of the table's
+    primary key (``position``), so that its B-tree only grows at its end:
+    inserting a shard's rows at once, scattered over the whole table, made
+    A6_B8's last shard 2.3 times slower than its first.  ``FamilyWriter``
+    computes the ordinals as it streams; each ``WRITE_ROWS`` families are
+    one transaction, and a resumed run starts after the last position
+    stored.  The result files are read a block at a time (``Column``): the
+    driver's memory does not grow with the configuration.  The family
+    indexes are built at the end, then the configuration is complete.
     """
     shards = config_row(config).shards
     folders = [result_folder(directory, shard) for shard in range(shards)]
@@ -674,58 +686,16 @@ def write_result(
             f"the grouped shards of {config.name} are not in {directory}: explore it with the folder it was "
             "grouped into, or reset it"
         )
-    spectra_total, families_total = spectra_counts(config)
-    total = spectra_total + families_total
-    return _write_spectra(folders, config, stop, report, total) and _write_families(
-        folders, config, stop, report, spectra_total, total
-    )
-
-
-def _write_spectra(
-    folders: list[Path], config: Config, stop: threading.Event, report: Callable[[Step], None], total: int
-) -> bool:
-    """The shards' spectra into ``Spectrums``, merged by spectrum; False when stopped."""
-    spectra = [Column(folder / "spectra.npy") for folder in folders]
-    (last,) = db.execute_sql(sql.LAST_SPECTRUM, (config.name,)).fetchone()
-    starts = [0 if last is None else bisect.bisect_right(keys, last.encode("ascii")) for keys in spectra]
-    done = sum(starts)
-    report(Step(WRITING, done, total))
-    columns = [
-        [Column(folder / f"{name}.npy") for folder in folders] for name in ("sizes", "transform", "canonical")
-    ]
-    names = np.array(TRANSFORM_NAMES, dtype=object)
-    for slices, order, text in merged(spectra, starts, WRITE_ROWS):
-        if stop.is_set():
-            return False
-        sizes, transform, canonical = (
-            np.concatenate([column[s][low:high] for s, low, high in slices])[order] for column in columns
+    if not all((folder / f"{RESULT_COLUMNS[0]}.npy").exists() for folder in folders):
+        raise CompactError(
+            f"the grouped shards of {config.name} were written by an older bbtui: "
+            "reset it and explore it again"
         )
-        rows = zip(
-            [config.name] * len(order),
-            text[order].astype(f"U{config.positions}").tolist(),
-            sizes.tolist(),
-            names[transform].tolist(),
-            canonical.tolist(),
-        )
-        _write_rows(sql.INSERT_SPECTRUMS, rows)
-        done += len(order)
-        report(Step(WRITING, done, total))
-    return True
-
-
-def _write_families(
-    folders: list[Path],
-    config: Config,
-    stop: threading.Event,
-    report: Callable[[Step], None],
-    spectra_total: int,
-    total: int,
-) -> bool:
-    """The shards' families into ``FamilyMolecules``, merged by canonical number; False when stopped."""
+    writer = FamilyWriter(config)
     families = [Column(folder / "families.npy") for folder in folders]
-    (last,) = db.execute_sql(sql.LAST_FAMILY, (config.name,)).fetchone()
-    starts = [0 if last is None else bisect.bisect_right(keys, last) for keys in families]
-    done = spectra_total + sum(starts)
+    starts = [0 if writer.last is None else bisect.bisect_right(keys, writer.last) for keys in families]
+    report(Step(WRITING, writer.position, writer.total))
+    columns = [[Column(folder / f"{name}.npy") for folder in folders] for name in RESULT_COLUMNS]
     members = [Column(folder / "family_numbers.npy") for folder in folders]
     offsets = [
         np.r_[0, np.cumsum(np.load(folder / "family_sizes.npy"))].astype(np.int64) for folder in folders
@@ -733,6 +703,9 @@ def _write_families(
     for slices, order, canonical in merged(families, starts, WRITE_ROWS):
         if stop.is_set():
             return False
+        keys, sizes, spectra, max_diff, text = (
+            np.concatenate([column[s][low:high] for s, low, high in slices])[order] for column in columns
+        )
         blobs = []
         for s, low, high in slices:
             first = offsets[s][low]
@@ -740,10 +713,21 @@ def _write_families(
             blobs += [
                 numbers[a - first : b - first].tobytes() for a, b in pairwise(offsets[s][low : high + 1])
             ]
-        rows = zip([config.name] * len(order), canonical[order].tolist(), [blobs[i] for i in order.tolist()])
-        _write_rows(sql.INSERT_FAMILY_MOLECULES, rows)
-        done += len(order)
-        report(Step(WRITING, done, total))
+        writer.write(
+            FamilyColumns(
+                canonical=canonical[order],
+                key=keys,
+                nb_mol=sizes,
+                spectra=spectra,
+                max_diff=max_diff,
+                spectrum=text.astype(f"U{config.positions}").tolist(),
+                numbers=[blobs[i] for i in order.tolist()],
+            )
+        )
+        report(Step(WRITING, writer.position, writer.total))
+    if stop.is_set():
+        return False
+    writer.finish()
     return True
 
 
@@ -788,13 +772,6 @@ class Column:
         return self[index : index + 1][0]
 
 
-def _write_rows(statement: str, rows: Iterable[tuple]) -> None:
-    """One transaction of the writing stage (through the connection's executemany: peewee's
-    per-row query building would cost more than SQLite here)."""
-    with db.atomic():
-        db.connection().executemany(statement, rows)
-
-
 def merged(
     keys: list, starts: list[int], rows: int
 ) -> Iterator[tuple[list[tuple[int, int, int]], np.ndarray, np.ndarray]]:
@@ -826,90 +803,3 @@ def merged(
                 position[s] += taken
         joined = np.concatenate(parts)
         yield slices, np.argsort(joined, kind="stable"), joined
-
-
-def risk_counts(config: Config) -> dict[int, tuple[int, int]]:
-    """A compact store's spectral groups by atoms differing: ``{max_diff: (families, groups)}``."""
-    return _shard_counts(config, GroupedShard.risk)
-
-
-def size_counts(config: Config) -> dict[int, tuple[int, int]]:
-    """A compact store's spectral groups by size: ``{molecules: (families, groups)}``.
-
-    Summed from the shards' counts: a GROUP BY over A7_B8's 79 M ``Spectrums``
-    rows took about 30 s of its report.
-    """
-    return _shard_counts(config, GroupedShard.sizes)
-
-
-def spectra_counts(config: Config) -> tuple[int, int]:
-    """A compact store's ambiguous spectra and families, from its shards' counts."""
-    query = GroupedShard.select(fn.SUM(GroupedShard.spectra), fn.SUM(GroupedShard.families)).where(
-        GroupedShard.config == config.name
-    )
-    spectra, families = query.tuples().get()
-    return int(spectra or 0), int(families or 0)
-
-
-def _shard_counts(config: Config, column) -> dict[int, tuple[int, int]]:
-    """The shards' JSON counts ``{value: [families, groups]}`` summed."""
-    total: dict[int, list[int]] = {}
-    for (text,) in GroupedShard.select(column).where(GroupedShard.config == config.name).tuples():
-        for key, (families, groups) in json.loads(text).items():
-            line = total.setdefault(int(key), [0, 0])
-            line[0] += families
-            line[1] += groups
-    return {k: (v[0], v[1]) for k, v in sorted(total.items())}
-
-
-def spectrum_numbers(config: Config, spectrum: str) -> list[int]:
-    """The molecules of an ambiguous spectrum of a compact store, by number (empty if not ambiguous).
-
-    A compact store keeps the molecules of each family's first spectrum
-    only (``FamilyMolecules``, by the canonical number of its first
-    molecule): every other spectrum of the family is an image of it, and so
-    are its molecules, by the transform of the spectrum's row.
-    """
-    row = Spectrum.get_or_none((Spectrum.config == config.name) & (Spectrum.spectrum == spectrum))
-    if row is None:
-        return []
-    family = FamilyMolecules.get_or_none(
-        (FamilyMolecules.config == config.name) & (FamilyMolecules.canonical_number == row.canonical_number)
-    )
-    if family is None:
-        return []
-    return images_of(config, unpack_numbers(config, family.numbers), row.transform).tolist()
-
-
-def spectral_group_numbers(config: Config) -> Iterator[tuple[str, list[int]]]:
-    """Every ambiguous spectrum of a compact store with its molecules, by spectrum.
-
-    A spectrum whose family has no molecules stored comes with none (``bbcore check`` says so).
-    """
-    families = {
-        row.canonical_number: unpack_numbers(config, row.numbers)
-        for row in FamilyMolecules.select().where(FamilyMolecules.config == config.name)
-    }
-    rows = (
-        Spectrum.select(Spectrum.spectrum, Spectrum.transform, Spectrum.canonical_number)
-        .where(Spectrum.config == config.name)
-        .order_by(Spectrum.spectrum)
-    )
-    for row in rows:
-        numbers = families.get(row.canonical_number)
-        found = [] if numbers is None else images_of(config, numbers, row.transform).tolist()
-        yield row.spectrum, found
-
-
-def unpack_numbers(config: Config, blob: bytes) -> np.ndarray:
-    """The molecule numbers packed in a ``FamilyMolecules.numbers`` blob."""
-    return np.frombuffer(blob, dtype=numbers_dtype(config)).astype(np.int64)
-
-
-def images_of(config: Config, numbers: np.ndarray, transform: str) -> np.ndarray:
-    """The numbers of these molecules' images by a transform, sorted."""
-    if transform == TRANSFORM_NAMES[0] or not len(numbers):
-        return np.sort(numbers)
-    table = binomial_table(config)
-    images = engine.image_numbers(config, atoms_of_numbers(config, numbers, table), table)
-    return np.sort(images[:, TRANSFORM_NAMES.index(transform)])

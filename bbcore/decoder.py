@@ -115,8 +115,9 @@ class Decoder:
             return answer
         explored = self.source != "compute" and is_explored(self.config)
         source: Source = self.source
-        if source == "auto":
+        if source == "auto" and not (game.complete and _compact_complete(self.config)):
             source = "store" if game.complete and explored else "compute"
+        # else "auto": a full spectrum of a compact store is read from its family when ambiguous
         found = candidates(
             self.config, game, source=source, within=self.within(game), progress=progress, stop=cancelled
         )

@@ -682,6 +682,32 @@ def spectrum_keys(config: Config, atoms: np.ndarray, partner: np.ndarray):
     return keys, orbit, shared
 
 
+def spectra_keys(config: Config, partner: np.ndarray) -> np.ndarray:
+    """The keys (uint64) of spectra given as partner arrays (k, 4W), as ``spectrum_keys`` gives them.
+
+    The smallest hash of the 8 images of each spectrum: the key of any
+    molecule with that spectrum, so a typed spectrum finds its family in a
+    compact store (``bbcore.families``) without tracing anything.  numpy,
+    not numba: a reader asks for one spectrum at a time.
+    """
+    _, source, inverse = _symmetry_tables(config.width)
+    partner = np.asarray(partner, dtype=np.int64).reshape(-1, config.positions)
+    transforms = np.arange(8)[None, :]
+    hashes = np.full((len(partner), 8), _HASH_START, dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        for j in range(config.positions):
+            q = partner[:, source[:, j]]  # (k, 8): partner[m, source[t, j]]
+            code = np.where(q < 0, q + 3, inverse[transforms, np.maximum(q, 0)] + 3).astype(np.uint64)
+            hashes = (hashes ^ code) * _HASH_MULTIPLIER
+            hashes ^= hashes >> np.uint64(29)
+        hashes ^= hashes >> np.uint64(30)
+        hashes *= _MIX_1
+        hashes ^= hashes >> np.uint64(27)
+        hashes *= _MIX_2
+        hashes ^= hashes >> np.uint64(31)
+    return hashes.min(axis=1)
+
+
 def _profile_kernel(partner, length, turns, out):  # pragma: no cover
     """The 9 profile statistics of each traced molecule into ``out`` (numba; see ``ray_profile``)."""
     k, npos = partner.shape

@@ -5,7 +5,10 @@
 - ``molecules``: every column of ``Molecules`` (spec, "Tables"), by number;
   a compact store (``bbcore.compact``) has no such rows: they are computed
   by the engine, batch by batch, the same rows a full store holds;
-- ``spectrums``: every column of ``Spectrums``, by spectrum;
+- ``spectrums``: every column of ``Spectrums``, by spectrum; a compact
+  store keeps one row per family (``bbcore.families``): its rows are
+  derived, in sorted chunks merged from files beside the database when
+  they are many (``derived_spectrums``), the same rows a full store holds;
 - ``report``: the ambiguity report (size, families up to symmetry, spectral
   groups, molecules), one row per group size, then a ``total`` row.
 
@@ -20,19 +23,23 @@ otherwise), so that an export is never a silent fragment.
 from __future__ import annotations
 
 import csv
+import itertools
 import json
 import os
+import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Literal, TextIO
 
 import numpy as np
 
-from bbcore import sql
+from bbcore import families, sql
+from bbcore.compact import Column, merged
 from bbcore.config import Config
 from bbcore.engine import molecules_of_numbers
+from bbcore.geometry import TRANSFORM_NAMES
 from bbcore.statistics import ambiguity_report, iter_report_rows, require_complete
-from bbcore.store import MOLECULE_COLUMNS, config_row, db, is_compact
+from bbcore.store import MOLECULE_COLUMNS, config_row, db, is_compact, opened
 
 Table = Literal["molecules", "spectrums", "report"]
 Format = Literal["csv", "json"]
@@ -65,6 +72,9 @@ def iter_rows(config: Config, table: Table) -> Iterator[Row]:
         return (tuple(row[c] for c in REPORT_COLUMNS) for row in iter_report_rows(report))
     if table == "molecules" and is_compact(config):
         return computed_molecules(config)
+    if table == "spectrums" and is_compact(config):
+        families.require_current(config)  # at once, not at the first row
+        return derived_spectrums(config)
     # Iterating the cursor steps SQLite one row at a time: nothing is fetched ahead.
     return iter(db.execute_sql(SQL[table], (config.name,)))
 
@@ -83,6 +93,83 @@ def computed_molecules(config: Config) -> Iterator[Row]:
     for start in range(1, config.nb_mol + 1, COMPUTED_BATCH):
         numbers = np.arange(start, min(start + COMPUTED_BATCH, config.nb_mol + 1), dtype=np.int64)
         yield from molecules_of_numbers(config, numbers).rows(stamp, stamp)
+
+
+SORT_ROWS = 1 << 21
+"""Derived Spectrums rows sorted at a time in memory (about 100 MB) when a compact store's are exported."""
+SPECTRUM_PARTS = ("spectrum", "nb_mol", "transform", "canonical")
+
+
+def derived_spectrums(config: Config) -> Iterator[Row]:
+    """A compact store's ``Spectrums`` rows, derived from its families, by spectrum.
+
+    The families give their spectra in canonical order; chunks of
+    ``SORT_ROWS`` are sorted by spectrum.  One chunk is yielded as it is;
+    more (A7_B8's 78.8 M rows) are saved in a temporary folder beside the
+    database and merged (``compact.merged``), so memory stays that of a chunk.
+    """
+    chunks = _sorted_chunks(config)
+    first = next(chunks, None)
+    if first is None:
+        return
+    second = next(chunks, None)
+    if second is None:
+        yield from _chunk_rows(config, first, np.arange(len(first["spectrum"])))
+        return
+    folder = opened.path.parent if opened.path is not None else None
+    with tempfile.TemporaryDirectory(prefix=".bbcore-export-", dir=folder) as temporary:
+        parts = []
+        for number, chunk in enumerate(itertools.chain([first, second], chunks)):
+            for name in SPECTRUM_PARTS:
+                np.save(Path(temporary) / f"{number}.{name}.npy", chunk[name])
+            parts.append({name: Column(Path(temporary) / f"{number}.{name}.npy") for name in SPECTRUM_PARTS})
+        spectra = [part["spectrum"] for part in parts]
+        for slices, order, _ in merged(spectra, [0] * len(parts), SORT_ROWS):
+            block = {
+                name: np.concatenate([parts[p][name][low:high] for p, low, high in slices])
+                for name in SPECTRUM_PARTS
+            }
+            yield from _chunk_rows(config, block, order)
+
+
+def _sorted_chunks(config: Config) -> Iterator[dict[str, np.ndarray]]:
+    """The derived rows as column arrays, ``SORT_ROWS`` at a time, each chunk sorted by spectrum."""
+    pending: list[dict[str, np.ndarray]] = []
+    count = 0
+    for batch in families.every_family(config):
+        canonical, text, transform = families.derived(config, [f.canonical_number for f in batch])
+        sizes = dict((f.canonical_number, f.nb_mol) for f in batch)
+        pending.append(
+            {
+                "spectrum": text,
+                "nb_mol": np.array([sizes[c] for c in canonical.tolist()], dtype=np.int64),
+                "transform": transform,
+                "canonical": canonical,
+            }
+        )
+        count += len(text)
+        if count >= SORT_ROWS:
+            yield _sorted(pending)
+            pending, count = [], 0
+    if pending:
+        yield _sorted(pending)
+
+
+def _sorted(parts: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
+    joined = {name: np.concatenate([part[name] for part in parts]) for name in SPECTRUM_PARTS}
+    order = np.argsort(joined["spectrum"], kind="stable")
+    return {name: column[order] for name, column in joined.items()}
+
+
+def _chunk_rows(config: Config, chunk: dict[str, np.ndarray], order: np.ndarray) -> Iterator[Row]:
+    names = np.array(TRANSFORM_NAMES, dtype=object)
+    yield from zip(
+        [config.name] * len(order),
+        chunk["spectrum"][order].astype(f"U{config.positions}").tolist(),
+        chunk["nb_mol"][order].tolist(),
+        names[chunk["transform"][order]].tolist(),
+        chunk["canonical"][order].tolist(),
+    )
 
 
 def write_csv(columns: Iterable[str], rows: Iterable[Row], out: TextIO) -> int:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from bbcore import compact, rays, sql
+from bbcore import families, rays, sql
 from bbcore.config import Config
 from bbcore.engine import EnantiomerBatch, image_numbers, molecules_of_numbers
 from bbcore.geometry import TRANSFORM_NAMES
@@ -71,16 +71,16 @@ def config_state(config: Config) -> ConfigState:
     """The state of one configuration (not started when unknown)."""
     row = Configuration.get_or_none(Configuration.config == config.name)
     if counted_by_shards(config):
-        ambiguous, families = compact.spectra_counts(config)
+        ambiguous, up_to_symmetry = families.spectra_counts(config)
     else:
         spectra = Spectrum.select().where(Spectrum.config == config.name)
-        ambiguous, families = spectra.count(), spectra.where(Spectrum.transform == "id").count()
+        ambiguous, up_to_symmetry = spectra.count(), spectra.where(Spectrum.transform == "id").count()
     return ConfigState(
         config=config,
         done=stored_count(config),
         complete=bool(row and row.complete),
         ambiguous=ambiguous,
-        families=families,
+        families=up_to_symmetry,
         store=row.store if row else FULL,
     )
 
@@ -158,12 +158,13 @@ def molecules_with_spectrum(config: Config, spectrum: str) -> list[MoleculeRecor
     """The molecules whose spectrum is exactly ``spectrum`` (normalised), by number.
 
     From ``Molecules`` in a full store.  A compact store lists the molecules
-    of its ambiguous spectra (``compact.spectrum_numbers``) and the records are
+    of its ambiguous spectra (``families.spectrum_numbers``) and the records are
     computed by the engine, as a full store would hold them; a spectrum of
     one molecule is not stored there, and that molecule is found by decoding.
     """
     if is_compact(config):
-        numbers = compact.spectrum_numbers(config, spectrum) or _decoded_numbers(config, spectrum)
+        found = families.spectrum_numbers(config, spectrum) if counted_by_shards(config) else []
+        numbers = found or _decoded_numbers(config, spectrum)
         return computed_records(config, numbers)
     return [_record(config, row) for row in _with_spectrum(config, spectrum)]
 
@@ -223,6 +224,7 @@ class GroupRow:
 
 
 def _groups_query(config: Config, *, all_rows: bool, size: int | None, order: str):
+    """A full store's groups listing, from its ``Spectrums`` rows (a compact one reads ``Families``)."""
     query = Spectrum.select().where(Spectrum.config == config.name)
     if not all_rows:
         query = query.where(Spectrum.transform == "id")
@@ -234,7 +236,13 @@ def _groups_query(config: Config, *, all_rows: bool, size: int | None, order: st
 
 
 def group_count(config: Config, *, all_rows: bool = False, size: int | None = None) -> int:
-    """How many spectral groups (``id`` rows only unless ``all_rows``), of one size if given."""
+    """How many spectral groups (``id`` rows only unless ``all_rows``), of one size if given.
+
+    A compact store counts them from its shards' counts (``bbcore.families``),
+    complete or not yet.
+    """
+    if is_compact(config):
+        return families.group_count(config, all_rows=all_rows, size=size) if counted_by_shards(config) else 0
     return _groups_query(config, all_rows=all_rows, size=size, order="canonical").count()
 
 
@@ -247,7 +255,21 @@ def group_page(
     size: int | None = None,
     order: str = "canonical",
 ) -> list[GroupRow]:
-    """Page ``page`` (0-based) of the spectral groups, in ``order`` (canonical or size)."""
+    """Page ``page`` (0-based) of the spectral groups, in ``order`` (canonical or size).
+
+    A compact store reads each page by its families' ordinals, a few point
+    queries whatever the page (``families.group_rows``).
+    """
+    if is_compact(config):
+        if not counted_by_shards(config):
+            return []
+        start = page * page_size
+        rows = families.group_rows(
+            config, start, start + page_size, all_rows=all_rows, size=size, order=order
+        )
+        return [
+            GroupRow(config, r.spectrum, r.nb_mol, r.transform, r.canonical_number, r.max_diff) for r in rows
+        ]
     query = _groups_query(config, all_rows=all_rows, size=size, order=order)
     rows = list(query.offset(page * page_size).limit(page_size))
     return [_group_row(config, row) for row in rows]
@@ -270,6 +292,8 @@ def group_at(
 
 def group_sizes(config: Config) -> list[int]:
     """The distinct sizes of the spectral groups, increasing."""
+    if is_compact(config):
+        return families.group_sizes(config) if counted_by_shards(config) else []
     query = (
         Spectrum.select(Spectrum.nb_mol)
         .where(Spectrum.config == config.name)
@@ -280,11 +304,7 @@ def group_sizes(config: Config) -> list[int]:
 
 
 def _group_row(config: Config, row: Spectrum) -> GroupRow:
-    if is_compact(config):
-        numbers = compact.spectrum_numbers(config, row.spectrum)
-        molecules = [molecule_string(config, atoms_of(config, n)) for n in numbers]
-    else:
-        molecules = [m.molecule for m in _with_spectrum(config, row.spectrum)]
+    molecules = [m.molecule for m in _with_spectrum(config, row.spectrum)]
     return GroupRow(
         config, row.spectrum, row.nb_mol, row.transform, row.canonical_number, max_atoms_differing(molecules)
     )

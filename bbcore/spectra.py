@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from peewee import chunked, fn
 
-from bbcore import compact, sql
+from bbcore import families, sql
 from bbcore.config import Config
 from bbcore.store import Spectrum, counted_by_shards, db, index_exists
 
@@ -155,10 +155,10 @@ class AmbiguityLine:
 def ambiguity_table(config: Config) -> list[AmbiguityLine]:
     """The spec's ambiguity report, one line per group size (no total line).
 
-    A complete compact store sums its shards' counts (``compact.size_counts``).
+    A complete compact store sums its shards' counts (``families.size_counts``).
     """
     if counted_by_shards(config):
-        counts = compact.size_counts(config)
+        counts = families.size_counts(config)
         return [AmbiguityLine(size, f, g, size * g) for size, (f, g) in counts.items()]
     query = (
         Spectrum.select(

@@ -78,8 +78,14 @@ def drop_index(name: str) -> str:
 
 
 def drop_indexes(config: Config) -> tuple[str, ...]:
-    """The statements that drop a configuration's partial indexes."""
-    return tuple(drop_index(name) for name in (spectrum_index(config), canonical_index(config)))
+    """The statements that drop a configuration's partial indexes (its molecules' and its families')."""
+    names = (
+        spectrum_index(config),
+        canonical_index(config),
+        family_key_index(config),
+        family_size_index(config),
+    )
+    return tuple(drop_index(name) for name in names)
 
 
 INDEX_EXISTS = "SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = ?"
@@ -231,18 +237,6 @@ def insert_profiles(columns: tuple[str, ...]) -> str:
     return f'INSERT INTO "Profiles" ({", ".join(names)}) VALUES ({", ".join("?" * len(names))})'
 
 
-INSERT_SPECTRUMS = (
-    'INSERT INTO "Spectrums" (config, spectrum, nb_mol, transform, canonical_number) VALUES (?, ?, ?, ?, ?)'
-)
-"""A compact store's ambiguous spectra, by ``executemany``."""
-INSERT_FAMILY_MOLECULES = 'INSERT INTO "FamilyMolecules" (config, canonical_number, numbers) VALUES (?, ?, ?)'
-"""A compact store's families' molecules, by ``executemany``."""
-LAST_SPECTRUM = 'SELECT max(spectrum) FROM "Spectrums" WHERE config = ?'
-"""The largest spectrum stored of a configuration (where a compact store's writing resumes)."""
-LAST_FAMILY = 'SELECT max(canonical_number) FROM "FamilyMolecules" WHERE config = ?'
-"""The largest family stored of a configuration (where a compact store's writing resumes)."""
-
-
 # -- bbcore check ---------------------------------------------------------------
 
 CHECKED_COLUMNS = ("number", "canonical_number", "transform", "molecule", "spectrum")
@@ -272,3 +266,81 @@ COUNT_MOLECULES = f"SELECT COUNT(*) FROM {MOLECULES} WHERE config = ?"
 
 INTEGRITY_CHECK = "PRAGMA integrity_check(20)"
 """SQLite's own check of the whole file: ``ok``, or up to 20 lines of damage."""
+
+
+# -- a compact store's families (bbcore.families) ----------------------------------------
+
+FAMILIES = '"Families"'
+FAMILY_COLUMNS = (
+    "config",
+    "position",
+    "canonical_number",
+    "key",
+    "nb_mol",
+    "spectra",
+    "max_diff",
+    "spectrum",
+    "numbers",
+    "spectra_before",
+    "size_position",
+    "size_spectra_before",
+)
+"""``store.Family``'s columns, in the order ``INSERT_FAMILIES`` and the readers use."""
+INSERT_FAMILIES = (
+    f"INSERT INTO {FAMILIES} ({', '.join(FAMILY_COLUMNS)}) VALUES ({', '.join('?' * len(FAMILY_COLUMNS))})"
+)
+"""A compact store's families, by ``executemany``."""
+
+
+def family_key_index(config: Config) -> str:
+    """The name of a configuration's index of its families by key (a typed spectrum's family)."""
+    return f"Families_{config.name}_key"
+
+
+def family_size_index(config: Config) -> str:
+    """The name of a configuration's index of its families by size_position (the size order)."""
+    return f"Families_{config.name}_size"
+
+
+def create_family_indexes(config: Config) -> tuple[str, ...]:
+    """The statements that build a configuration's family indexes, once its families are all written."""
+    where = f"WHERE config = {config_literal(config)}"
+    return (
+        f'CREATE INDEX IF NOT EXISTS "{family_key_index(config)}" ON {FAMILIES} (key) {where}',
+        f'CREATE INDEX IF NOT EXISTS "{family_size_index(config)}" ON {FAMILIES} (size_position) {where}',
+    )
+
+
+def families_by(config: Config, column: str, condition: str) -> str:
+    """Every column of a configuration's families matching ``condition``, ordered by ``column``.
+
+    ``column`` is position (the primary key), size_position or key (their
+    partial indexes, named: see the module's docstring); ``condition`` on it
+    has its values bound.
+    """
+    index = {"size_position": family_size_index(config), "key": family_key_index(config)}.get(column)
+    table = f'{FAMILIES} INDEXED BY "{index}"' if index else FAMILIES
+    return (
+        f"SELECT {', '.join(FAMILY_COLUMNS)} FROM {table} "
+        f"WHERE config = {config_literal(config)} AND {condition} ORDER BY {column}"
+    )
+
+
+def family_ordinal(config: Config, column: str, before: str) -> str:
+    """``before`` (spectra_before or size_spectra_before) of the family at one ``column`` value (bound)."""
+    index = {"size_position": family_size_index(config)}.get(column)
+    table = f'{FAMILIES} INDEXED BY "{index}"' if index else FAMILIES
+    return f"SELECT {before} FROM {table} WHERE config = {config_literal(config)} AND {column} = ?"
+
+
+LAST_FAMILY_ROW = (
+    f"SELECT position, canonical_number FROM {FAMILIES} WHERE config = ? ORDER BY position DESC LIMIT 1"
+)
+"""The last family written of a configuration (where the writing resumes)."""
+FAMILIES_BY_SIZE = f"SELECT nb_mol, COUNT(*), SUM(spectra) FROM {FAMILIES} WHERE config = ? GROUP BY nb_mol"
+"""The families written so far of a configuration, by size (a resumed writing's running counts)."""
+OLD_FAMILIES = (
+    'SELECT canonical_number, numbers FROM "FamilyMolecules" WHERE config = ? AND canonical_number > ? '
+    "ORDER BY canonical_number LIMIT ?"
+)
+"""A compact store made before Families: its families' molecules, a batch at a time (``families.migrate``)."""

@@ -41,8 +41,9 @@ from typing import Literal
 
 import numpy as np
 
-from bbcore import compact, sql
+from bbcore import sql
 from bbcore.config import Config
+from bbcore.families import risk_counts
 from bbcore.geometry import EAST, NORTH, SOUTH, WEST, Cell, Direction
 from bbcore.numbering import atoms_of, molecule_string
 from bbcore.queries import COMPLETE, EXPLORED, NOT_STARTED, config_state
@@ -141,10 +142,10 @@ def risk_lines(config: Config) -> list[RiskLine]:
     """Spectral groups counted by the most atoms differing between two of their molecules.
 
     Streams the ambiguous molecules group by group (one group in memory).
-    A compact store counted them while grouping (``compact.risk_counts``).
+    A compact store counted them while grouping (``bbcore.families.risk_counts``).
     """
     if is_compact(config):
-        counts = compact.risk_counts(config)
+        counts = risk_counts(config)
         return [RiskLine(d, families, groups) for d, (families, groups) in counts.items()]
     families: dict[int, int] = {}
     groups: dict[int, int] = {}

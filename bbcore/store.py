@@ -8,7 +8,9 @@ can query them with ``sqlite3``:
   transform, the 17 statistics, dh1, dh2; primary key (config, number);
   each complete configuration has its own indexes on spectrum and on
   canonical_number (see ``create_config_indexes``);
-- ``Spectrums``: config, spectrum, nb_mol, transform, canonical_number;
+- ``Spectrums``: config, spectrum, nb_mol, transform, canonical_number (a
+  full store's; a compact store derives them from ``Families``, one row a
+  family: ``bbcore.families``);
 - ``ExploredRanges`` (ours, not the spec's): which ranges of canonical
   molecule numbers are stored.  Each chunk of molecules (about 65,536, cut
   between enantiomer groups) and its row here are written in one
@@ -171,7 +173,10 @@ class Spectrum(BaseModel):
 
 
 class FamilyMolecules(BaseModel):
-    """The molecules of a family's first spectrum, in a compact store (``bbcore.compact``).
+    """The molecules of a family's first spectrum, in a compact store made before ``Families``.
+
+    Read only by ``families.migrate`` (``bbcore migrate``), which moves them
+    into ``Families`` and deletes them with the configuration's Spectrums rows.
 
     A family is an ambiguous spectrum with its images by the 8 symmetries;
     its first spectrum is the one whose first molecule is canonical
@@ -188,6 +193,58 @@ class FamilyMolecules(BaseModel):
     class Meta:
         table_name = "FamilyMolecules"
         primary_key = CompositeKey("config", "canonical_number")
+        without_rowid = True
+
+
+class Family(BaseModel):
+    """A family of ambiguous spectra, once, in a compact store (``bbcore.families``).
+
+    A family is an ambiguous spectrum with its images by the 8 symmetries
+    (1 to 8 spectral groups of the same size).  Every spectrum of a family
+    has the same ``canonical_number`` c in the spec's ``Spectrums`` (the
+    first canonical molecule whose enantiomer group has one of them), so c
+    alone gives them all: trace c's 8 images in increasing number, and the
+    first image with each distinct spectrum gives that spectrum and its
+    transform.  Stored: c, ``key`` (``engine.spectrum_keys``' 64-bit key as
+    a signed integer: how a typed spectrum finds its family), ``nb_mol`` (the
+    molecules of each of its spectra), ``spectra`` (how many spectra, 1 to 8),
+    ``max_diff`` (the most atoms differing between two molecules of one of
+    its groups), ``spectrum`` (the first spectrum: c's own, transform ``id``),
+    ``numbers`` (that spectrum's molecules, packed as ``families.numbers_dtype``;
+    the other spectra's are their images by the spectrum's transform), and
+    the ordinals that make every page of the groups listing a point query:
+    ``position`` (rank by c), ``size_position`` (rank by nb_mol descending,
+    then c), and the spectra of the families before it in each order
+    (``spectra_before``, ``size_spectra_before``).
+
+    For ``sqlite3`` users, a spectrum's group: ``bbcore export CONFIG --table
+    spectrums`` streams the spec's ``Spectrums`` rows derived from these; or
+    find the family of a spectrum you hold with ``bbcore show CONFIG
+    --spectrum S``.  The families themselves read directly::
+
+        SELECT canonical_number, nb_mol, spectra, spectrum FROM Families
+        WHERE config = 'A7_B8' ORDER BY position LIMIT 20;
+    """
+
+    config = CharField()
+    position = IntegerField()
+    canonical_number = IntegerField()
+    key = IntegerField()
+    nb_mol = IntegerField()
+    spectra = IntegerField()
+    max_diff = IntegerField()
+    spectrum = TextField()
+    numbers = BlobField()
+    spectra_before = IntegerField()
+    size_position = IntegerField()
+    size_spectra_before = IntegerField()
+
+    class Meta:
+        table_name = "Families"
+        # Written in position order, so the key's B-tree only grows at its end;
+        # the key and size_position indexes are per configuration, built after
+        # the bulk load (sql.create_family_indexes).
+        primary_key = CompositeKey("config", "position")
         without_rowid = True
 
 
@@ -284,7 +341,17 @@ class Book(BaseModel):
         primary_key = CompositeKey("config", "by")
 
 
-MODELS = (Configuration, Molecule, Spectrum, ExploredRange, Book, FamilyMolecules, Profile, GroupedShard)
+MODELS = (
+    Configuration,
+    Molecule,
+    Spectrum,
+    ExploredRange,
+    Book,
+    FamilyMolecules,
+    Profile,
+    GroupedShard,
+    Family,
+)
 FULL, COMPACT = "full", "compact"
 STORES = (FULL, COMPACT)
 MOLECULE_COLUMNS: tuple[str, ...] = (
@@ -684,7 +751,7 @@ def reset_config(config: Config) -> int:
         Spectrum.delete().where(Spectrum.config == config.name).execute()
         ExploredRange.delete().where(ExploredRange.config == config.name).execute()
         Book.delete().where(Book.config == config.name).execute()
-        for model in (FamilyMolecules, Profile, GroupedShard):
+        for model in (FamilyMolecules, Profile, GroupedShard, Family):
             model.delete().where(model.config == config.name).execute()
         Configuration.delete().where(Configuration.config == config.name).execute()
     return deleted

@@ -16,9 +16,16 @@ For each run, in fresh processes and fresh temporary files:
 
 Then, on the last compact database, each reader in a fresh process:
 ``bbcore report``, ``bbcore groups`` (its first page: the output is cut after
-60 lines) and ``bbcore status``.  With ``--full-db``, the report of the same
-configuration in that full store is compared with the compact one, line for
-line.  The medians and the ratio compact / floor, both measured in this run,
+60 lines), ``bbcore status``, ``bbcore groups --size LARGEST`` and ``bbcore
+decode`` of a stored (ambiguous) spectrum; and, in one process with the
+database open, what the TUI asks on each key (``browse_latencies``): the
+first, next and last page of 35 groups in both orders, every group and
+families only, and a group opened (its row and its molecules), median of 5
+in milliseconds.  With ``--full-db``, the report and the derived
+``Spectrums`` rows (``bbcore export --table spectrums``) of the same
+configuration in that full store are compared with the compact one, line
+for line.  ``--db PATH`` measures the readers of an existing compact
+database, without exploring.  The medians and the ratio compact / floor, both measured in this run,
 are printed; the machine's load average is printed at the start and end.
 """
 
@@ -161,6 +168,82 @@ def timed_reader(db: Path, *words: str) -> float:
     return time.perf_counter() - start
 
 
+BROWSE = """
+import statistics, sys, time
+sys.path.insert(0, sys.argv[3])
+from bbcore import queries
+from bbcore.config import parse_config
+from bbcore.store import open_database
+open_database(sys.argv[1], write=False)
+config = parse_config(sys.argv[2])
+PAGE = 35
+
+def timed(what, call):
+    times = []
+    for _ in range(5):
+        start = time.perf_counter()
+        call()
+        times.append(1000 * (time.perf_counter() - start))
+    print(f"  {what}: {statistics.median(times):.1f} ms")
+
+for all_rows in (False, True):
+    for order in ("canonical", "size"):
+        count = queries.group_count(config, all_rows=all_rows)
+        last = max(0, (count - 1) // PAGE)
+        name = f"{'all' if all_rows else 'families'}, {order} order"
+        timed(f"{name}: count", lambda: queries.group_count(config, all_rows=all_rows))
+        for label, page in (("first", 0), ("next", 1), ("last", last), ("middle", last // 2)):
+            timed(
+                f"{name}: {label} page",
+                lambda: queries.group_page(config, page, PAGE, all_rows=all_rows, order=order),
+            )
+count = queries.group_count(config, all_rows=True)
+
+def open_group():
+    row = queries.group_at(config, count // 2, all_rows=True, order="size")
+    queries.molecules_with_spectrum(config, row.spectrum)
+
+timed("a group opened (its row, its molecules)", open_group)
+largest = max(queries.group_sizes(config))
+timed(
+    f"every group of {largest} molecules (--size)",
+    lambda: queries.group_page(config, 0, 10**6, size=largest),
+)
+print("SPECTRUM", queries.group_at(config, count // 3, all_rows=True).spectrum)
+print("LARGEST", largest)
+"""
+
+
+def browse_latencies(db: Path, name: str) -> tuple[str, int]:
+    """Print what the TUI's keys cost on a compact database; return a stored spectrum, the largest size."""
+    out = subprocess.run(
+        [sys.executable, "-c", BROWSE, str(db), name, str(ROOT)],
+        env=ENV,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    values = {}
+    for line in out.splitlines():
+        if line.startswith(("SPECTRUM", "LARGEST")):
+            key, value = line.split()
+            values[key] = value
+        else:
+            print(line)
+    return values["SPECTRUM"], int(values["LARGEST"])
+
+
+def export_spectrums(db: Path, name: str) -> str:
+    """``bbcore export --table spectrums`` of a configuration."""
+    return subprocess.run(
+        [sys.executable, "-m", "bbcore", "--db", str(db), "export", name, "--table", "spectrums"],
+        env=ENV,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+
+
 def report_text(db: Path, name: str) -> str:
     """``bbcore report`` of a configuration."""
     result = subprocess.run(
@@ -185,14 +268,35 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--full-db", type=Path, help="a full store of the configuration: compare reports")
     parser.add_argument("--keep", type=Path, help="keep the last compact database at this path")
+    parser.add_argument("--db", type=Path, help="measure the readers of this compact database only")
+    parser.add_argument("--no-floor", action="store_true", help="explore without measuring the floor")
     args = parser.parse_args()
     config = parse_config(args.config)
     print(f"{config.name}: {config.nb_mol:,} molecules, {args.workers} workers; load {load()}")
+    if args.db:
+        readers(args.db, config, args.full_db)
+        return
     floors, walls, rss, disks = [], [], [], []
-    folder = Path(tempfile.mkdtemp(prefix="compact-bench-"))
+    folder = Path(tempfile.mkdtemp(prefix="compact-bench-", dir=os.environ.get("BENCH_TMP")))
     db = folder / "compact.sqlite"
     try:
         for run in range(args.runs):
+            if args.no_floor:
+                floors.append(float("nan"))
+                for path in folder.iterdir():
+                    shutil.rmtree(path) if path.is_dir() else path.unlink()
+                command = [sys.executable, "-m", "bbcore", "--db", str(db), "explore", config.name]
+                command += ["--store", "compact", "--workers", str(args.workers)]
+                wall, peak_rss, peak_disk, _ = watched(command, [folder])
+                walls.append(wall)
+                rss.append(peak_rss)
+                disks.append(peak_disk)
+                print(
+                    f"run {run + 1}: compact {wall:.2f} s, peak RSS {peak_rss / 1e6:,.0f} MB, "
+                    f"peak disk {peak_disk / 1e6:,.1f} MB, final db {db.stat().st_size / 1e6:,.1f} MB; "
+                    f"load {load()}"
+                )
+                continue
             out = subprocess.run(
                 [sys.executable, "-c", FLOOR, config.name, str(args.workers), "", str(ROOT)],
                 env=ENV,
@@ -221,17 +325,32 @@ def main() -> None:
             f"peak RSS {max(rss) / 1e6:,.0f} MB, peak disk {max(disks) / 1e6:,.1f} MB "
             f"({max(disks) / config.nb_mol:.2f} bytes a molecule)"
         )
-        for words in (("report", config.name), ("groups", config.name), ("status",)):
-            times = [timed_reader(db, *words) for _ in range(3)]
-            print(f"bbcore {' '.join(words)}: median {statistics.median(times):.2f} s of 3 fresh processes")
-        if args.full_db:
-            same = report_text(db, config.name) == report_text(args.full_db, config.name)
-            print(f"report compact vs {args.full_db}: {'identical' if same else 'DIFFERENT'}")
         if args.keep:
             shutil.copy(db, args.keep)
-        print(f"load {load()}")
+        readers(db, config, args.full_db)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def readers(db: Path, config: Config, full_db: Path | None) -> None:
+    """The readers of a compact database: fresh processes, then the TUI's keys in one process."""
+    print(f"database {db.stat().st_size / 1e6:,.1f} MB")
+    spectrum, largest = browse_latencies(db, config.name)
+    for words in (
+        ("report", config.name),
+        ("groups", config.name),
+        ("status",),
+        ("groups", config.name, "--size", str(largest)),
+        ("decode", config.name, spectrum),
+    ):
+        times = [timed_reader(db, *words) for _ in range(3)]
+        print(f"bbcore {' '.join(words)}: median {statistics.median(times):.2f} s of 3 fresh processes")
+    if full_db:
+        same = report_text(db, config.name) == report_text(full_db, config.name)
+        print(f"report compact vs {full_db}: {'identical' if same else 'DIFFERENT'}")
+        same = export_spectrums(db, config.name) == export_spectrums(full_db, config.name)
+        print(f"Spectrums rows (export) compact vs {full_db}: {'identical' if same else 'DIFFERENT'}")
+    print(f"load {load()}")
 
 
 if __name__ == "__main__":

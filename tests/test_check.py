@@ -251,12 +251,12 @@ def test_a_clean_compact_store_passes(compact: Path, capsys) -> None:
     assert "16 molecules of the spectral groups" in report["checks"][4]["covered"]
 
 
-FAMILY_43 = "UPDATE FamilyMolecules SET numbers = ? WHERE config = 'A3_B5' AND canonical_number = 43"
+FAMILY_43 = "UPDATE Families SET numbers = ? WHERE config = 'A3_B5' AND canonical_number = 43"
 """A3_B5's family of molecule 43: its first spectrum is @&a&@@&@&b@cac@b&@&@, molecules 43 and 752."""
 
 
 def packed(*numbers: int) -> bytes:
-    """Molecule numbers as ``FamilyMolecules.numbers`` packs them for A3_B5."""
+    """Molecule numbers as ``Families.numbers`` packs them for A3_B5."""
     return np.array(numbers, dtype=numbers_dtype(A3_B5)).tobytes()
 
 

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bbcore import compact, engine, queries
+from bbcore import compact, engine, export, families, queries
 from bbcore.config import Config, parse_config
 from bbcore.explore import COMPLETE, PAUSED, ExploreError, explore
 from bbcore.numbering import atoms_of_numbers, binomial_table
@@ -31,19 +31,25 @@ SELECT spectrum, number FROM Molecules WHERE config = ?1 AND spectrum IN
 """
 
 
+def compact_spectrums(path: Path, config: Config) -> list[tuple]:
+    """The spec's Spectrums rows of a compact store, derived from its families (``bbcore export``'s)."""
+    open_database(path)
+    return [row[1:] for row in export.iter_rows(config, "spectrums")]
+
+
 def compact_members(path: Path, config: Config) -> list[tuple[str, int]]:
     """``(spectrum, number)`` of every molecule of an ambiguous spectrum of a compact store, in order."""
     open_database(path)
-    return [(spectrum, n) for spectrum, numbers in compact.spectral_group_numbers(config) for n in numbers]
+    return sorted((row.spectrum, n) for row, numbers in families.spectrum_rows(config) for n in numbers)
 
 
 def groups(path: Path, config: Config, store: str) -> tuple[list[tuple], list[tuple]]:
     """The Spectrums rows and the molecules of each ambiguous spectrum, from the file."""
-    with sqlite3.connect(path) as connection:
-        spectrums = connection.execute(SPECTRUMS, (config.name,)).fetchall()
-        if store == "full":
+    if store == "full":
+        with sqlite3.connect(path) as connection:
+            spectrums = connection.execute(SPECTRUMS, (config.name,)).fetchall()
             return spectrums, connection.execute(FULL_MEMBERS, (config.name,)).fetchall()
-    return spectrums, compact_members(path, config)
+    return compact_spectrums(path, config), compact_members(path, config)
 
 
 def explore_both(tmp_path: Path, config: Config, **compact_options) -> tuple[Path, Path]:
@@ -172,7 +178,7 @@ def kill_at(target, counted=lambda *args: True):
         return target(*args, **kwargs)
     return wrapper
 
-compact.WRITE_ROWS = 40  # A4_B6's 764 spectra in about 20 transactions, its 100 families in 3
+compact.WRITE_ROWS = 8  # A4_B6's 100 families in about 13 transactions
 if point == "tracing":  # a range traced and written, not recorded
     compact._record_range = kill_at(compact._record_range)
 elif point == "spilling":  # a shard file half written, not renamed
@@ -181,11 +187,11 @@ elif point == "profiles":  # every range traced, the profiles being stored (in t
     compact.sql.insert_profiles = kill_at(compact.sql.insert_profiles)
 elif point == "grouping":  # a shard grouped, its result written, not recorded
     compact._record_shard = kill_at(compact._record_shard)
-elif point == "writing":  # every shard grouped, some spectra written
-    compact._write_rows = kill_at(compact._write_rows)
-elif point == "families":  # every spectrum written, some families
-    families = lambda statement, rows: statement == compact.sql.INSERT_FAMILY_MOLECULES
-    compact._write_rows = kill_at(compact._write_rows, families)
+elif point == "writing":  # every shard grouped, some families written
+    compact.FamilyWriter.write = kill_at(compact.FamilyWriter.write)
+elif point == "indexes":  # every family written, one of its two indexes built
+    indexing = lambda statement, *args: statement.startswith('CREATE INDEX IF NOT EXISTS "Families_')
+    compact.db.execute_sql = kill_at(compact.db.execute_sql, indexing)
 
 def main():
     explore(parse_config(name), path, store="compact", range_size=700, workers=workers)
@@ -200,10 +206,11 @@ def result_of(path: Path, config: Config) -> dict[str, list[tuple]]:
     with sqlite3.connect(path) as connection:
         query = lambda sql: connection.execute(sql, (config.name,)).fetchall()  # noqa: E731
         return {
-            "spectrums": query(SPECTRUMS),
-            "families": query(
-                "SELECT canonical_number, numbers FROM FamilyMolecules WHERE config = ? ORDER BY 1"
-            ),
+            "families": query("SELECT * FROM Families WHERE config = ? ORDER BY position"),
+            "indexes": connection.execute(
+                "SELECT name, sql FROM sqlite_master WHERE tbl_name = 'Families' AND name LIKE ? ORDER BY 1",
+                (f"Families_{config.name}_%",),
+            ).fetchall(),
             "profiles": query("SELECT * FROM Profiles WHERE config = ? ORDER BY 2, 3, 4, 5, 6, 7, 8, 9, 10"),
             "shards": query(
                 "SELECT shard, records, spectra, families, risk FROM GroupedShards "
@@ -228,7 +235,7 @@ def clean_a4_b6(tmp_path_factory) -> dict[str, list[tuple]]:
 @pytest.mark.slow
 @pytest.mark.parametrize(
     "point, count",
-    [("tracing", 5), ("spilling", 7), ("profiles", 1), ("grouping", 2), ("writing", 3), ("families", 2)],
+    [("tracing", 5), ("spilling", 7), ("profiles", 1), ("grouping", 2), ("writing", 3), ("indexes", 2)],
 )
 def test_killed_at_any_phase_resumes_to_the_clean_result(tmp_path, clean_a4_b6, point, count):
     config = Config(4, 6)
@@ -239,13 +246,13 @@ def test_killed_at_any_phase_resumes_to_the_clean_result(tmp_path, clean_a4_b6, 
     open_database(path)
     assert not queries.config_state(config).complete
     grouped = {row[0] for row in result_of(path, config)["shards"]}
-    assert len(grouped) == {"grouping": 1, "writing": 4, "families": 4}.get(point, 0)
+    assert len(grouped) == {"grouping": 1, "writing": 4, "indexes": 4}.get(point, 0)
     stored = result_of(path, config)
     if point == "writing":
-        assert 0 < len(stored["spectrums"]) < len(clean_a4_b6["spectrums"]) and not stored["families"]
-    if point == "families":
-        assert stored["spectrums"] == clean_a4_b6["spectrums"]
         assert 0 < len(stored["families"]) < len(clean_a4_b6["families"])
+    if point == "indexes":
+        assert stored["families"] == clean_a4_b6["families"]
+        assert len(stored["indexes"]) == 1 < len(clean_a4_b6["indexes"])
     regrouped: list[int] = []
     original = compact.group_shard
 
@@ -293,7 +300,7 @@ def test_pause_and_resume_give_the_clean_result(tmp_path, clean_a4_b6, monkeypat
     config = Config(4, 6)
     path = tmp_path / "db.sqlite"
     start_compact(path, config, 4)
-    monkeypatch.setattr(compact, "WRITE_ROWS", 40)
+    monkeypatch.setattr(compact, "WRITE_ROWS", 8)
     phases = []
     for phase in ("tracing", "grouping", "writing"):
         stop = threading.Event()

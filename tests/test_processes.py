@@ -198,7 +198,7 @@ COMPACT_CONFIG = Config(5, 8)
 that a kill after the first stored range lands while tracing (A4_B8's 3 tasks could all be stored
 between two looks)."""
 COMPACT_RANGES = math.ceil(COMPACT_CONFIG.nb_mol / compact.RANGE_SIZE)
-COMPACT_TABLES = ("Spectrums", "FamilyMolecules", "Profiles", "GroupedShards")
+COMPACT_TABLES = ("Families", "Profiles", "GroupedShards")
 
 
 def compact_rows(path: Path) -> dict[str, list[tuple]]:
