@@ -146,19 +146,16 @@ def refusal(
 
 
 def duration(seconds: float) -> str:
-    """A rough duration: ``under a second``, ``40 s``, ``12 min``, ``5.2 hours``, ``3 days``,
-    ``2,300 years``.
+    """A rough duration: ``40 s``, ``12 min``, ``5.2 hours``, ``3 days``, ``2,300 years``.
 
-    Never ``0 s``: an estimate is a promise, so seconds are rounded up, and less
-    than one is ``under a second`` (a cluster's thousands of threads can make it so).
+    Seconds are rounded up, so that an estimate never promises ``0 s`` (issue #21:
+    10^20 workers once made A10_B13 "about 0 s"): under a second is ``1 s``.
     """
     for unit, length in (("years", 365.25 * 86400), ("days", 86400), ("hours", 3600), ("min", 60)):
         if seconds >= 2 * length:
             value = seconds / length
             return f"{value:,.0f} {unit}" if value >= 10 else f"{value:.1f} {unit}"
-    if seconds < 1:
-        return "under a second"
-    return f"{math.ceil(seconds)} s"
+    return f"{max(math.ceil(seconds), 1)} s"
 
 
 def size(count: int) -> str:
