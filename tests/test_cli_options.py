@@ -273,6 +273,16 @@ def test_a_command_error_points_to_the_command_help(tmp_path):
     assert "'bbcore --help'" not in err
 
 
+def test_db_is_taken_after_the_command_as_its_help_says(capsys, explored, tmp_path, monkeypatch):
+    monkeypatch.setenv("BBTUI_DB", str(tmp_path / "elsewhere.sqlite"))
+    assert main(["--db", str(explored), "status"]) == 0
+    before = capsys.readouterr().out
+    assert main(["status", "--db", str(explored)]) == 0
+    assert capsys.readouterr().out == before and f"database: {explored}" in before
+    for name, command in commands(build_parser()).items():
+        assert "--db PATH" in command.format_help(), name
+
+
 GAME = "-H" + "-" * 14
 """A2_B4's game with only position 2 shot, absorbed: it starts with '-'."""
 

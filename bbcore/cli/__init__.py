@@ -41,16 +41,15 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=f"database: --db PATH, else $BBTUI_DB, else {default_path()}",
     )
     parser.add_argument("--version", action="version", version=f"bbcore {__version__}")
-    parser.add_argument(
-        "--db",
-        type=Path,
-        default=None,
-        metavar="PATH",
-        help="SQLite database file (default: $BBTUI_DB or ~/.local/share/bbtui/blackbox.sqlite)",
-    )
+    database_help = "SQLite database file (default: $BBTUI_DB or ~/.local/share/bbtui/blackbox.sqlite)"
+    parser.add_argument("--db", type=Path, default=None, metavar="PATH", help=database_help)
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for module in (explore, browse, stats, decode, strategy, check):
         module.register(subparsers)
+    # --db after the command too (``bbcore status --db X``): since a command's errors
+    # point to its own --help, that help names it.  SUPPRESS keeps one given before.
+    for command in commands(parser).values():
+        command.add_argument("--db", type=Path, default=argparse.SUPPRESS, metavar="PATH", help=database_help)
     return parser
 
 

@@ -35,12 +35,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "show",
         help="molecules as board diagrams with their statistics",
         description="Show molecules by number, by a range of numbers, or by spectrum. "
-        "Numbers work on unexplored configurations too (computed).",
+        "Numbers work on unexplored configurations too (computed). A range is shown as it is "
+        "made: '--from 1 | head' stops at once.",
     )
     add_config_argument(p)
-    p.add_argument("numbers", type=molecule_number, nargs="*", metavar="N", help="molecule numbers")
-    p.add_argument("--from", dest="first", type=molecule_number, metavar="A", help="first number")
-    p.add_argument("--to", dest="last", type=molecule_number, metavar="B", help="last number")
+    p.add_argument(
+        "numbers", type=molecule_number, nargs="*", metavar="N", help="molecule numbers, 1 to the last"
+    )
+    p.add_argument("--from", dest="first", type=molecule_number, metavar="A", help="first number (default 1)")
+    p.add_argument(
+        "--to",
+        dest="last",
+        type=molecule_number,
+        metavar="B",
+        help="last number (default: the last molecule)",
+    )
     p.add_argument("--spectrum", metavar="S", help="the molecules with this full spectrum")
     p.add_argument(
         "--ray", type=positive_int, metavar="P", help="draw the path of the ray shot from position P"
