@@ -221,15 +221,18 @@ def _stage(connection, rows: list[tuple]) -> None:
 def _worker_init(parent: int, halt, write_turn) -> None:
     """Worker initialiser: end with the parent (``bbcore.lifeline``), tune malloc.
 
-    Workers ignore Ctrl-C: the parent receives it and pauses the run, which
-    lets the ranges under way finish and be stored.  ``write_turn`` is a lock
+    Workers ignore Ctrl-C and SIGTERM: the parent receives it and pauses the
+    run, which lets the ranges under way finish and be stored (a worker killed
+    by ``timeout``'s SIGTERM to the whole group left multiprocessing's
+    "leaked semaphore" warnings).  ``write_turn`` is a lock
     the workers take around each write transaction: SQLite's own busy handler
     polls, sleeping up to 100 ms between tries, and a worker woke long after
     the other had committed (the writer sat idle for a third of an A4_B8 run).
     """
     global _worker_halt, _write_turn
     die_with_parent(parent)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    for number in (signal.SIGINT, signal.SIGTERM):  # a whole process group gets them (Ctrl-C, timeout)
+        signal.signal(number, signal.SIG_IGN)
     _worker_halt = halt
     _write_turn = write_turn
     keep_freed_memory()

@@ -24,6 +24,7 @@ the run's own progress gives the real ETA.
 
 from __future__ import annotations
 
+import math
 import os
 import shutil
 from dataclasses import dataclass
@@ -87,9 +88,15 @@ class Estimate:
         return f"about {duration(self.seconds)} and {size(self.disk)} of disk"
 
 
+def cores() -> int:
+    """This machine's cores: a local run's default workers, and the most it takes
+    (``bbcore explore --workers``: more processes than cores only share them)."""
+    return os.cpu_count() or 1
+
+
 def estimate(config: Config, store: str = "full", workers: int | None = None, done: int = 0) -> Estimate:
     """The time and disk of exploring what is left of ``config`` (``done`` molecules are stored)."""
-    workers = workers or os.cpu_count() or 1
+    workers = workers or cores()
     molecules = max(config.nb_mol - done, 0)
     seconds = molecules / (RATES[store] * workers)
     disk = int(molecules * BYTES_PER_MOLECULE[store](config))
@@ -139,12 +146,16 @@ def refusal(
 
 
 def duration(seconds: float) -> str:
-    """A rough duration: ``40 s``, ``12 min``, ``5.2 hours``, ``3 days``, ``2,300 years``."""
+    """A rough duration: ``40 s``, ``12 min``, ``5.2 hours``, ``3 days``, ``2,300 years``.
+
+    Seconds are rounded up, so that an estimate never promises ``0 s`` (issue #21:
+    10^20 workers once made A10_B13 "about 0 s"): under a second is ``1 s``.
+    """
     for unit, length in (("years", 365.25 * 86400), ("days", 86400), ("hours", 3600), ("min", 60)):
         if seconds >= 2 * length:
             value = seconds / length
             return f"{value:,.0f} {unit}" if value >= 10 else f"{value:.1f} {unit}"
-    return f"{seconds:.0f} s"
+    return f"{max(math.ceil(seconds), 1)} s"
 
 
 def size(count: int) -> str:

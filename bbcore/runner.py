@@ -135,7 +135,7 @@ class LocalRunner:
 
     At most ``workers + 1`` tasks are submitted at a time, so that a stop
     drops the queue at once and the jobs are never all materialised in the
-    pool.  Workers ignore Ctrl-C (the driver pauses the run instead) and
+    pool.  Workers ignore Ctrl-C and SIGTERM (the driver pauses the run instead) and
     keep freed memory for reuse (``keep_freed_memory``), and end with the
     process that started them, even on SIGKILL (``bbcore.lifeline``).
     """
@@ -217,12 +217,13 @@ def keep_freed_memory() -> None:
 
 
 def _worker_init(parent: int, halt) -> None:
-    """A worker ends with its parent (``bbcore.lifeline``), ignores Ctrl-C, keeps freed memory,
+    """A worker ends with its parent (``bbcore.lifeline``), ignores Ctrl-C and SIGTERM, keeps freed memory,
     and watches ``halt`` (``check_halt``)."""
     global _halt
     from bbcore.lifeline import die_with_parent
 
     die_with_parent(parent)
     _halt = halt
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    for number in (signal.SIGINT, signal.SIGTERM):  # the driver pauses the run on either
+        signal.signal(number, signal.SIG_IGN)
     keep_freed_memory()

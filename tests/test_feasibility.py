@@ -91,6 +91,17 @@ def test_rough_durations_and_sizes():
     assert feasibility.size(1.2e15) == "1.2 PB"
 
 
+def test_an_estimate_never_promises_0_s(tmp_path, monkeypatch):
+    assert feasibility.duration(0) == "1 s"
+    assert feasibility.duration(0.4) == "1 s"
+    assert feasibility.duration(40.2) == "41 s"  # rounded up: an estimate is a promise
+    # Issue #21: 10^20 workers made A10_B13 "about 0 s" (the CLI now refuses them; a
+    # cluster's threads go through the same estimate).
+    monkeypatch.setattr(feasibility, "free_space", lambda path: 10**9)
+    line = feasibility.refusal(HUGE, tmp_path / "db.sqlite", workers=10**20)
+    assert "would take about 1 s and 1.8 EB of disk with 100000000000000000000 workers" in line
+
+
 # -- ranges, lazily ----------------------------------------------------------------
 
 

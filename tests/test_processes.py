@@ -1,4 +1,5 @@
-"""No process outlives a killed explorer: ``kill -9`` of ``bbcore explore`` or of ``bbtui``.
+"""No process outlives a killed explorer: ``kill -9`` of ``bbcore explore`` or of ``bbtui``;
+SIGTERM (``timeout``, systemd) pauses ``bbcore explore`` as Ctrl-C does.
 
 Each explorer runs in a session of its own (``start_new_session``), so
 every process it starts (the workers, multiprocessing's resource tracker)
@@ -215,9 +216,17 @@ def compact_rows(path: Path) -> dict[str, list[tuple]]:
         return found
 
 
-def test_killing_a_compact_explorer_ends_its_workers_and_resume_equals_a_clean_run(tmp_path):
-    clean = tmp_path / "clean.sqlite"
+@pytest.fixture(scope="module")
+def compact_clean_run(tmp_path_factory) -> dict[str, list[tuple]]:
+    """COMPACT_CONFIG explored in the compact store without interruption."""
+    clean = tmp_path_factory.mktemp("compact") / "clean.sqlite"
     assert explore(COMPACT_CONFIG, clean, store="compact") == COMPLETE
+    return compact_rows(clean)
+
+
+def test_killing_a_compact_explorer_ends_its_workers_and_resume_equals_a_clean_run(
+    tmp_path, compact_clean_run
+):
     path = tmp_path / "db.sqlite"
     command = [sys.executable, "-m", "bbcore", "--db", str(path), "explore", COMPACT_CONFIG.name]
     process = subprocess.Popen(
@@ -231,4 +240,70 @@ def test_killing_a_compact_explorer_ends_its_workers_and_resume_equals_a_clean_r
     assert stored_ranges(path, COMPACT_CONFIG) < COMPACT_RANGES  # killed while tracing
     result = subprocess.run(command, capture_output=True, text=True, env=ENV, timeout=300)
     assert result.returncode == 0, result.stderr
-    assert compact_rows(path) == compact_rows(clean)
+    assert compact_rows(path) == compact_clean_run
+
+
+# -- SIGTERM pauses as Ctrl-C does -----------------------------------------------------
+
+
+def terminate_and_check_paused(process: subprocess.Popen, path: Path, config: Config) -> None:
+    """Once workers are storing ranges, send SIGTERM as ``timeout`` does (to the explorer, then to
+    its whole process group: the workers too): the run pauses as on Ctrl-C, and nothing survives.
+
+    Issue #20: the workers died of it and multiprocessing's resource tracker warned of
+    "leaked semaphore objects"; the explorer died without storing what was under way.
+    """
+    session = process.pid
+    try:
+        wait_until(
+            lambda: (
+                sum("multiprocessing" in cmd for _, cmd in session_processes(session)) >= 3
+                and stored_ranges(path, config) > 0
+            ),
+            90,
+            "the workers and the resource tracker to start and store a range",
+        )
+        os.kill(process.pid, signal.SIGTERM)
+        os.killpg(session, signal.SIGTERM)
+        out, err = process.communicate(timeout=120)
+        wait_until(lambda: not session_processes(session), 10, "the explorer's children to end")
+    finally:
+        for pid, _ in session_processes(session):  # a failed test leaves nothing either
+            os.kill(pid, signal.SIGKILL)
+    assert process.returncode == 130, err  # as for Ctrl-C
+    assert "leaked semaphore" not in err and "Traceback" not in err and "Error" not in err, err
+    assert "SIGTERM: pausing: storing what is under way" in err
+    assert out.startswith(f"{config.name} paused at ") and out.count("\n") == 1, out
+
+
+def test_sigterm_pauses_a_full_explorer_and_resume_equals_a_clean_run(tmp_path, clean_run):
+    path = tmp_path / "db.sqlite"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "bbcore", "--db", str(path), "explore", CONFIG.name, "--workers", "2"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=ENV,
+        start_new_session=True,
+    )
+    terminate_and_check_paused(process, path, CONFIG)
+    resume_and_compare(path, clean_run)
+
+
+def test_sigterm_pauses_a_compact_explorer_and_resume_equals_a_clean_run(tmp_path, compact_clean_run):
+    path = tmp_path / "db.sqlite"
+    command = [sys.executable, "-m", "bbcore", "--db", str(path), "explore", COMPACT_CONFIG.name]
+    process = subprocess.Popen(
+        [*command, "--store", "compact", "--workers", "2"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=ENV,
+        start_new_session=True,
+    )
+    terminate_and_check_paused(process, path, COMPACT_CONFIG)
+    assert stored_ranges(path, COMPACT_CONFIG) < COMPACT_RANGES  # paused while tracing
+    result = subprocess.run(command, capture_output=True, text=True, env=ENV, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert f"{COMPACT_CONFIG.name} complete" in result.stdout
+    assert compact_rows(path) == compact_clean_run

@@ -41,42 +41,71 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=f"database: --db PATH, else $BBTUI_DB, else {default_path()}",
     )
     parser.add_argument("--version", action="version", version=f"bbcore {__version__}")
-    parser.add_argument(
-        "--db",
-        type=Path,
-        default=None,
-        metavar="PATH",
-        help="SQLite database file (default: $BBTUI_DB or ~/.local/share/bbtui/blackbox.sqlite)",
-    )
+    database_help = "SQLite database file (default: $BBTUI_DB or ~/.local/share/bbtui/blackbox.sqlite)"
+    parser.add_argument("--db", type=Path, default=None, metavar="PATH", help=database_help)
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for module in (explore, browse, stats, decode, strategy, check):
         module.register(subparsers)
+    # --db after the command too (``bbcore status --db X``): since a command's errors
+    # point to its own --help, that help names it.  SUPPRESS keeps one given before.
+    for command in commands(parser).values():
+        command.add_argument("--db", type=Path, default=argparse.SUPPRESS, metavar="PATH", help=database_help)
     return parser
 
 
+def commands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    """Each command's own parser, by name (what ``bbcore COMMAND --help`` describes)."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return dict(action.choices)
+    return {}
+
+
 def parse_arguments(parser: argparse.ArgumentParser, argv: list[str] | None) -> argparse.Namespace:
-    """``parse_args``, except that a game's words may also follow the options.
+    """``parse_args``, except that a command's words (a game, molecule numbers) may also follow
+    its options, and ``--`` ends the options wherever it is.
 
     Python 3.11's argparse gives a ``nargs="*"`` positional its words only where
-    they first appear: ``decode A4_B8 --guess 1 GAME`` left GAME unrecognized.
-    Words left over (not options) are added to the command's ``game``.
+    they first appear: ``decode A4_B8 --guess 1 GAME`` left GAME unrecognized, and
+    ``decode A4_B8 --json -- -H---`` left ``--`` and the game unrecognized (a
+    trailing ``--`` too).  Words left over are given to the command's list of
+    words, through its type; what is left after that is an error of the
+    command, whose hint names the command's own ``--help``.
     """
     args, extra = parser.parse_known_args(argv)
-    # A game may start with "-" (not shot): a word of one dash and more than one more
-    # character is no option of ours (they all start with "--"), so it is the game's.
-    unknown = [word for word in extra if word.startswith("-") and word != "-" and not _game_word(word)]
-    if not isinstance(getattr(args, "game", None), list):
-        unknown = extra
+    command = commands(parser)[args.command]
+    before, after = extra, []
+    if "--" in extra:  # argparse left it: every word after it is a word, never an option
+        cut = extra.index("--")
+        before, after = extra[:cut], extra[cut + 1 :]
+    words = next((a for a in command._actions if not a.option_strings and a.nargs == "*"), None)
+    unknown = [word for word in before if _option_word(word, words)]
+    if words is None:
+        unknown = before + after
     if unknown:
-        parser.error(f"unrecognized arguments: {' '.join(unknown)}")
-    if extra:
-        args.game += extra
+        command.error(f"unrecognized arguments: {' '.join(unknown)}")
+    if words is not None and (before or after):
+        values = getattr(args, words.dest) or []
+        for word in before + after:
+            try:
+                values.append(words.type(word) if words.type else word)
+            except (argparse.ArgumentTypeError, TypeError, ValueError) as error:
+                command.error(f"argument {words.metavar or words.dest}: {error}")
+        setattr(args, words.dest, values)
     return args
 
 
-def _game_word(word: str) -> bool:
-    """Whether a word that starts with ``-`` reads as part of a game, not as an option."""
-    return len(word) > 2 and not word.startswith("--")
+def _option_word(word: str, words: argparse.Action | None) -> bool:
+    """Whether a word left over before ``--`` reads as an option rather than one of the command's words.
+
+    A game may start with "-" (not shot): a word of one dash and more than one more
+    character is no option of ours (they all start with "--"), so it is the game's.
+    """
+    if not word.startswith("-") or word == "-":
+        return False
+    if words is not None and words.dest == "game":
+        return len(word) <= 2 or word.startswith("--")
+    return not word[1:].isdigit()  # -5: a number, refused by the words' own type
 
 
 def main(argv: list[str] | None = None) -> int:

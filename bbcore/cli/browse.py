@@ -9,8 +9,8 @@ from bbcore import queries
 from bbcore.cli.common import (
     CLIError,
     add_config_argument,
-    emit,
     emit_lines,
+    molecule_number,
     open_store,
     positive_int,
     require_complete,
@@ -35,12 +35,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "show",
         help="molecules as board diagrams with their statistics",
         description="Show molecules by number, by a range of numbers, or by spectrum. "
-        "Numbers work on unexplored configurations too (computed).",
+        "Numbers work on unexplored configurations too (computed). A range is shown as it is "
+        "made: '--from 1 | head' stops at once.",
     )
     add_config_argument(p)
-    p.add_argument("numbers", type=positive_int, nargs="*", metavar="N", help="molecule numbers")
-    p.add_argument("--from", dest="first", type=positive_int, metavar="A", help="first number")
-    p.add_argument("--to", dest="last", type=positive_int, metavar="B", help="last number")
+    p.add_argument(
+        "numbers", type=molecule_number, nargs="*", metavar="N", help="molecule numbers, 1 to the last"
+    )
+    p.add_argument("--from", dest="first", type=molecule_number, metavar="A", help="first number (default 1)")
+    p.add_argument(
+        "--to",
+        dest="last",
+        type=molecule_number,
+        metavar="B",
+        help="last number (default: the last molecule)",
+    )
     p.add_argument("--spectrum", metavar="S", help="the molecules with this full spectrum")
     p.add_argument(
         "--ray", type=positive_int, metavar="P", help="draw the path of the ray shot from position P"
@@ -97,43 +106,73 @@ def molecule_block(record: queries.MoleculeRecord, ray_position: int | None, sto
 
 
 def wanted_numbers(args: argparse.Namespace, config: Config) -> Iterator[int]:
-    """The molecule numbers asked for: listed ones, then the --from/--to range."""
+    """The molecule numbers asked for: listed ones, then the --from/--to range, one at a time.
+
+    ``checked_numbers`` has checked them: a range is never listed, so that
+    ``--to 10**22`` costs nothing before it is refused.
+    """
     yield from args.numbers
     if args.first is not None or args.last is not None:
-        first = args.first or 1
-        last = args.last or config.nb_mol
-        if first > last:
-            raise CLIError(f"--from {first} is after --to {last}")
-        yield from range(first, last + 1)
+        yield from range(args.first or 1, (args.last or config.nb_mol) + 1)
+
+
+def checked_numbers(args: argparse.Namespace, config: Config) -> None:
+    """Raise CLIError, naming the number typed, unless every number asked for is one of ``config``'s.
+
+    Checked before anything is built or read: each listed number, and the ends of
+    the range (never the numbers between them).
+    """
+    last_molecule = config.nb_mol
+    for number in args.numbers:
+        if number > last_molecule:
+            raise CLIError(f"{config.name} has molecules 1..{last_molecule:,}, not {number}")
+    for option, number in (("--from", args.first), ("--to", args.last)):
+        if number is not None and number > last_molecule:
+            raise CLIError(
+                f"{config.name} has molecules 1..{last_molecule:,}: {option} {number} is past the last"
+            )
+    if args.first is not None and args.last is not None and args.first > args.last:
+        raise CLIError(f"--from {args.first} is after --to {args.last}")
 
 
 def run_show(args: argparse.Namespace) -> int:
-    """Print molecules as boards with their statistics."""
+    """Print molecules as boards with their statistics, one after the other as they are made."""
     config: Config = args.config
     if args.ray is not None and args.ray > config.positions:
-        raise CLIError(f"--ray must be a position in 1..{config.positions} for {config.name}")
-    numbers = list(wanted_numbers(args, config)) if args.numbers or args.first or args.last else []
-    for n in numbers:
-        if n > config.nb_mol:
-            raise CLIError(f"{config.name} has molecules 1..{config.nb_mol:,}, not {n:,}")
-    if not numbers and args.spectrum is None:
+        raise CLIError(f"{config.name} has positions 1..{config.positions}: --ray {args.ray} is not one")
+    checked_numbers(args, config)
+    ranged = args.first is not None or args.last is not None
+    if not args.numbers and not ranged and args.spectrum is None:
         raise CLIError("say which molecules: numbers, --from/--to, or --spectrum")
     stored = False
     if args.spectrum is not None or store_exists(args):
         open_store(args)
         stored = Configuration.get_or_none(Configuration.config == config.name) is not None
-    blocks: list[str] = []
+    found: list[queries.MoleculeRecord] = []
     if args.spectrum is not None:
         require_complete(config)
         spectrum = checked_spectrum(config, args.spectrum)
         found = queries.molecules_with_spectrum(config, spectrum)
         if not found:
             raise CLIError(f"no molecule of {config.name} has the spectrum {spectrum}")
-        blocks += [molecule_block(r, args.ray, True) for r in found]
-    for n in numbers:
-        record = queries.molecule_record(config, n) if stored else queries.computed_record(config, n)
-        blocks.append(molecule_block(record, args.ray, stored and record_is_stored(config, n)))
-    emit("\n\n".join(blocks))
+
+    def records() -> Iterator[tuple[queries.MoleculeRecord, bool]]:
+        """Each molecule asked for, with whether it is read from the store; made as it is shown."""
+        for record in found:
+            yield record, True
+        for n in wanted_numbers(args, config):
+            if stored:
+                yield queries.molecule_record(config, n), record_is_stored(config, n)
+            else:
+                yield queries.computed_record(config, n), False
+
+    def lines() -> Iterator[str]:
+        for index, (record, from_store) in enumerate(records()):
+            if index:
+                yield ""
+            yield from molecule_block(record, args.ray, from_store).splitlines()
+
+    emit_lines([], lines())
     return 0
 
 

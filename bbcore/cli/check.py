@@ -19,6 +19,7 @@ from bbcore.cli.common import (
     CONFIG_HELP,
     CLIError,
     StatusLine,
+    WholeNumber,
     clock,
     config_arg,
     open_store,
@@ -72,7 +73,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help=f"of those, molecules re-traced by the reference rays.py (default {check.REFERENCE_SAMPLE:,})",
     )
     parser.add_argument(
-        "--seed", type=int, default=check.SEED, help=f"seed of the samples (default {check.SEED})"
+        "--seed",
+        type=WholeNumber(0),
+        default=check.SEED,
+        help=f"seed of the samples, 0 or more (default {check.SEED})",
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.set_defaults(handler=run_check)

@@ -71,15 +71,47 @@ def add_ranking_argument(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def positive_int(text: str) -> int:
-    """argparse type: an integer >= 1."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a number >= 1, got {value}")
-    return value
+LARGEST_INTEGER = 2**63 - 1
+"""The largest whole number an option takes: SQLite's largest integer (a larger one
+raised OverflowError in the middle of a query) and numpy's."""
+
+
+class WholeNumber:
+    """argparse type: a whole number in ``minimum..maximum`` (``maximum`` None: no bound).
+
+    Every numeric option of ``bbcore`` has one, so that a bad number is a
+    one-line error naming the option and the text typed, before any work
+    starts.  ``maximum`` is None only where the command itself checks the
+    number against the configuration before building anything (molecule
+    numbers, which may pass 64 bits).
+    """
+
+    def __init__(self, minimum: int = 1, maximum: int | None = LARGEST_INTEGER) -> None:
+        self.minimum = minimum
+        self.maximum = maximum
+        self.__name__ = "whole number"  # argparse's word for this type in its own messages
+
+    def __call__(self, text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            shown = text if len(text) <= 40 else text[:37] + "..."
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {shown!r}") from None
+        if value < self.minimum:
+            raise argparse.ArgumentTypeError(f"expected a number >= {self.minimum}, got {value}")
+        if self.maximum is not None and value > self.maximum:
+            raise argparse.ArgumentTypeError(f"expected a number <= {self.maximum:,}, got {value}")
+        return value
+
+    def __repr__(self) -> str:
+        return f"WholeNumber({self.minimum}, {self.maximum})"
+
+
+positive_int = WholeNumber(1)
+"""argparse type: a whole number from 1 to ``LARGEST_INTEGER``."""
+
+molecule_number = WholeNumber(1, None)
+"""argparse type: a molecule number (1 or more), checked against the configuration by the command."""
 
 
 def format_table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:

@@ -26,6 +26,7 @@ from bbcore import decode
 from bbcore.cli.common import (
     CLIError,
     MoleculesLine,
+    WholeNumber,
     add_config_argument,
     add_ranking_argument,
     open_store,
@@ -84,10 +85,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument(
         "--limit",
-        type=int,
+        type=WholeNumber(0),
         default=None,
         metavar="N",
-        help=f"candidates listed (default: {BOARDS_SHOWN} boards, every molecule with --json)",
+        help=f"candidates listed, 0 for none, only the counts (default: {BOARDS_SHOWN} boards, "
+        "every molecule with --json)",
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.set_defaults(handler=run_decode)
@@ -112,8 +114,6 @@ def database_exists(args: argparse.Namespace) -> bool:
 def run_decode(args: argparse.Namespace) -> int:
     """``bbcore decode CONFIG [GAME | -]``."""
     config: Config = args.config
-    if args.limit is not None and args.limit < 0:
-        raise CLIError(f"--limit must be 0 or more, got {args.limit}")
     # Decoding allocates the same few MB batch after batch: keep them instead of
     # faulting fresh pages in every time (see bbcore.explore).
     keep_freed_memory()

@@ -2,9 +2,9 @@
 
 ``explore``, ``reset``, ``spectrums``, ``status``, ``show`` and ``groups``.
 Progress goes to stderr: one line redrawn in place on a terminal, a line
-every 10% otherwise (logs, CI).  Ctrl-C during ``explore`` pauses: the
-ranges under way are stored, then the command says how far it got and
-exits with status 130; running it again resumes.
+every 10% otherwise (logs, CI).  Ctrl-C or SIGTERM during ``explore``
+pauses: the ranges under way are stored, then the command says how far it
+got and exits with status 130; running it again resumes.
 """
 
 from __future__ import annotations
@@ -20,13 +20,13 @@ from bbcore import queries
 from bbcore.cli.common import (
     CLIError,
     ProgressPrinter,
+    WholeNumber,
     add_config_argument,
     format_table,
     open_store,
-    positive_int,
     require_stored,
 )
-from bbcore.cluster import CLUSTER_ENV
+from bbcore.cluster import CLUSTER_ENV, cluster_address
 from bbcore.compact import default_shard_root, forget_shards
 from bbcore.config import Config
 from bbcore.explore import (
@@ -38,6 +38,7 @@ from bbcore.explore import (
     finish,
     full_disk_line,
 )
+from bbcore.feasibility import cores
 from bbcore.progress import Progress
 from bbcore.ranges import fully_stored
 from bbcore.store import (
@@ -66,10 +67,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_config_argument(p)
     p.add_argument(
         "--workers",
-        type=positive_int,
+        type=WholeNumber(1, None),  # checked against the cores by run_explore, for a local run only
         default=None,
         metavar="N",
-        help="worker processes (default: all cores)",
+        help=f"worker processes, 1 to this machine's cores ({cores()}; the default); "
+        "not with --cluster, whose workers are its own",
     )
     p.add_argument(
         "--store",
@@ -130,21 +132,39 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(handler=run_status)
 
 
+PAUSE_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+"""What pauses a run: Ctrl-C, and SIGTERM (``timeout``, systemd, a batch scheduler), the same
+way: the ranges under way are stored, the workers stop (they ignore both signals:
+``bbcore.explore``'s and ``bbcore.runner``'s worker initialisers), one line, status 130.
+A second Ctrl-C aborts; a second SIGTERM does not (``timeout`` sends two at once: one to
+the command, one to its process group), SIGKILL does, safely (every range is a transaction)."""
+
+
 def run_explore(args: argparse.Namespace) -> int:
-    """Explore (or resume) a configuration; Ctrl-C pauses it."""
+    """Explore (or resume) a configuration; Ctrl-C or SIGTERM pauses it."""
     config: Config = args.config
+    if args.workers is not None and args.workers > cores() and cluster_address(args.cluster) is None:
+        raise CLIError(
+            f"--workers {args.workers}: this machine has {plural(cores(), 'core')}, "
+            f"so a run takes 1 to {cores()} worker processes (all of them without --workers)"
+        )
     path = open_store(args, create=True, write=True)
     stop = threading.Event()
     printer = ProgressPrinter()
 
     def pause(signum, frame) -> None:
         if stop.is_set():
-            raise KeyboardInterrupt
+            if signum == signal.SIGINT:
+                raise KeyboardInterrupt
+            return  # timeout sends SIGTERM to the command and to its group: the same request twice
         stop.set()
-        sys.stderr.write("\npausing: storing what is under way (Ctrl-C again to abort)\n")
+        if signum == signal.SIGINT:
+            sys.stderr.write("\npausing: storing what is under way (Ctrl-C again to abort)\n")
+        else:
+            sys.stderr.write("\nSIGTERM: pausing: storing what is under way (Ctrl-C or SIGKILL aborts)\n")
 
     runner = connect_cluster(args, path)
-    previous = signal.signal(signal.SIGINT, pause)
+    previous = {number: signal.signal(number, pause) for number in PAUSE_SIGNALS}
     try:
         status = explore(
             config,
@@ -165,7 +185,8 @@ def run_explore(args: argparse.Namespace) -> int:
         command = f"bbcore --db {path} explore {config.name}"
         raise CLIError(full_disk_line(config, path, command=command)) from None
     finally:
-        signal.signal(signal.SIGINT, previous)
+        for number, handler in previous.items():
+            signal.signal(number, handler)
         printer.close()
         if runner is not None:
             runner.close()
@@ -194,7 +215,7 @@ def connect_cluster(args: argparse.Namespace, path: Path):
     full`` or ``--workers`` with it is an error.  ``bbcore.cluster`` imports
     dask only here, when a cluster is asked for.
     """
-    from bbcore.cluster import DaskRunner, cluster_address
+    from bbcore.cluster import DaskRunner
 
     address = cluster_address(args.cluster)
     if address is None:
