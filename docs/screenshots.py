@@ -27,8 +27,9 @@ from textual.pilot import Pilot
 
 from bbcore.config import Config, parse_config
 from bbcore.decode import candidates
-from bbcore.explore import Progress, explore
+from bbcore.explore import explore
 from bbcore.game import parse_game
+from bbcore.progress import Progress
 from bbcore.queries import group_page
 from bbcore.store import close_database, open_database
 from bbtui.app import BlackBoxApp

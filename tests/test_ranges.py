@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bbcore.config import Config
-from bbcore.explore import INTERVALS_PAGE, fully_stored, missing_ranges, stored_intervals
+from bbcore.ranges import INTERVALS_PAGE, fully_stored, missing_ranges, stored_intervals
 from bbcore.store import ExploredRange, db, ensure_config, open_database
 
 SMALL = Config(3, 4)  # 560 molecules
