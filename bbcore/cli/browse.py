@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import argparse
-from collections.abc import Iterator
+import itertools
+from collections.abc import Iterable, Iterator
 
 from bbcore import queries
 from bbcore.cli.common import (
     CLIError,
     add_config_argument,
-    emit,
     emit_lines,
     open_store,
     positive_int,
@@ -96,27 +96,30 @@ def molecule_block(record: queries.MoleculeRecord, ray_position: int | None, sto
     return "\n".join(lines)
 
 
-def wanted_numbers(args: argparse.Namespace, config: Config) -> Iterator[int]:
-    """The molecule numbers asked for: listed ones, then the --from/--to range."""
-    yield from args.numbers
-    if args.first is not None or args.last is not None:
-        first = args.first or 1
-        last = args.last or config.nb_mol
-        if first > last:
-            raise CLIError(f"--from {first} is after --to {last}")
-        yield from range(first, last + 1)
+def wanted_numbers(args: argparse.Namespace, config: Config) -> Iterable[int]:
+    """The molecule numbers asked for: listed ones, then the --from/--to range.
+
+    Checked at once, and never listed: a range of A30_B13 (1.7 x 10^33
+    molecules) is read as it is shown.
+    """
+    first = args.first or 1
+    last = args.last or config.nb_mol
+    for n in [*args.numbers, first, last]:
+        if n > config.nb_mol:
+            raise CLIError(f"{config.name} has molecules 1..{config.nb_mol:,}, not {n:,}")
+    if first > last:
+        raise CLIError(f"--from {first} is after --to {last}")
+    ranged = args.first is not None or args.last is not None
+    return itertools.chain(args.numbers, range(first, last + 1) if ranged else ())
 
 
 def run_show(args: argparse.Namespace) -> int:
-    """Print molecules as boards with their statistics."""
+    """Print molecules as boards with their statistics, each as soon as it is made."""
     config: Config = args.config
     if args.ray is not None and args.ray > config.positions:
         raise CLIError(f"--ray must be a position in 1..{config.positions} for {config.name}")
-    numbers = list(wanted_numbers(args, config)) if args.numbers or args.first or args.last else []
-    for n in numbers:
-        if n > config.nb_mol:
-            raise CLIError(f"{config.name} has molecules 1..{config.nb_mol:,}, not {n:,}")
-    if not numbers and args.spectrum is None:
+    numbers = wanted_numbers(args, config)
+    if not (args.numbers or args.first or args.last) and args.spectrum is None:
         raise CLIError("say which molecules: numbers, --from/--to, or --spectrum")
     stored = False
     if args.spectrum is not None or store_exists(args):
@@ -130,11 +133,24 @@ def run_show(args: argparse.Namespace) -> int:
         if not found:
             raise CLIError(f"no molecule of {config.name} has the spectrum {spectrum}")
         blocks += [molecule_block(r, args.ray, True) for r in found]
-    for n in numbers:
-        record = queries.molecule_record(config, n) if stored else queries.computed_record(config, n)
-        blocks.append(molecule_block(record, args.ray, stored and record_is_stored(config, n)))
-    emit("\n\n".join(blocks))
+    numbered = (
+        molecule_block(
+            queries.molecule_record(config, n) if stored else queries.computed_record(config, n),
+            args.ray,
+            stored and record_is_stored(config, n),
+        )
+        for n in numbers
+    )
+    emit_lines([], separated(itertools.chain(blocks, numbered)))
     return 0
+
+
+def separated(blocks: Iterable[str]) -> Iterator[str]:
+    """The lines of text blocks, a blank line between two blocks."""
+    for i, block in enumerate(blocks):
+        if i:
+            yield ""
+        yield from block.splitlines()
 
 
 def store_exists(args: argparse.Namespace) -> bool:
