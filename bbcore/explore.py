@@ -7,12 +7,12 @@ each chunk, with the ``ExploredRanges`` row naming the interval of canonical
 numbers it covers, is one ``BEGIN IMMEDIATE`` transaction.  So a run can be
 stopped at any moment (Ctrl-C, ``kill -9``, power loss): every group is
 stored whole or not at all, and the next run computes exactly the intervals
-that are missing.  Before writing, a chunk checks that no stored interval
-overlaps it, so that no interval is ever stored twice (workers also end
-with their parent, even on SIGKILL: ``bbcore.lifeline``).  Chunks, not
-ranges, bound a transaction because canonical molecules are dense among low
-numbers (a range of 8,192 numbers of A4_B8 can hold 59,000 molecules) and
-absent among high ones.
+that are missing (``bbcore.ranges``).  Before writing, a chunk checks that
+no stored interval overlaps it, so that no interval is ever stored twice
+(workers also end with their parent, even on SIGKILL: ``bbcore.lifeline``).
+Chunks, not ranges, bound a transaction because canonical molecules are
+dense among low numbers (a range of 8,192 numbers of A4_B8 can hold 59,000
+molecules) and absent among high ones.
 
 Ranges are computed in worker processes (``spawn``, all cores by default),
 and each worker writes its own transactions.  A worker binds its rows into
@@ -54,6 +54,7 @@ from bbcore import compact, engine, sql, store
 from bbcore.config import Config
 from bbcore.feasibility import disk_full_line, refusal
 from bbcore.lifeline import die_with_parent
+from bbcore.numbering import fits_int64
 from bbcore.progress import Progress, RunProgressCallback
 from bbcore.ranges import fully_stored, missing_ranges
 from bbcore.runner import InlineRunner, LocalRunner, Runner, keep_freed_memory
@@ -85,7 +86,6 @@ transaction starts by rereading the key's pages: A4_B8's writes summed to
 IN_PROCESS_BELOW = 150_000
 """Configurations smaller than this are explored in the calling process:
 starting worker processes would cost more than it saves."""
-MAX_MOLECULES = 2**62
 WORKER_BUSY_TIMEOUT_MS = 600_000
 """Workers wait for each other's write transactions as long as it takes."""
 PROGRESS_EVERY = 0.25
@@ -303,7 +303,7 @@ def explore(
     An in-process run writes through the calling thread's connection; worker
     processes open their own.
     """
-    if config.nb_mol >= MAX_MOLECULES:
+    if not fits_int64(config):  # its numbers could not even be stored
         raise ExploreError(f"{config.name} has {config.nb_mol:,} molecules: too many to explore")
     if store is not None and store not in STORES:
         raise ExploreError(f"unknown store {store!r}: choose one of {', '.join(STORES)}")

@@ -18,6 +18,7 @@ from math import comb
 import numpy as np
 
 from bbcore.config import Config
+from bbcore.geometry import TRANSFORM_NAMES, transform_atoms
 from bbcore.words import article
 
 Atoms = tuple[int, ...]
@@ -53,6 +54,17 @@ def atoms_of(config: Config, number: int) -> Atoms:
     return tuple(m - 1 - d for d in complement)
 
 
+def image_numbers_of(config: Config, number: int) -> tuple[int, ...]:
+    """The numbers of the 8 images of molecule ``number``, in the spec's transform order.
+
+    Python integers, so any configuration: one molecule's enantiomer group,
+    canonical number and transform (``min``, ``index``) without the int64
+    batch path (``engine.image_numbers``, checked against this).
+    """
+    atoms = atoms_of(config, number)
+    return tuple(number_of(config, transform_atoms(config, atoms, t)) for t in TRANSFORM_NAMES)
+
+
 def molecule_string(config: Config, atoms: Iterable[int]) -> str:
     """The W*W-character string of a molecule: ``O`` atom, ``-`` empty."""
     board = [EMPTY] * config.cells
@@ -71,16 +83,41 @@ def atoms_from_string(config: Config, molecule: str) -> Atoms:
     return atoms
 
 
-# Vectorised versions for the fast engine: int64 arrays, configurations
-# whose molecule count fits in int64 only.
+# Vectorised versions for the fast engine: int64 arrays, for configurations
+# whose molecule count fits (``fits_int64``).  The scalar functions above take
+# Python integers, so every configuration has its numbers (A84_B13 has about
+# 4.6 x 10^49 molecules); the batch paths refuse the others in one line.
+
+INT64_LIMIT = 2**62
+"""Configurations with fewer molecules than this are numbered in int64 batches:
+numbers, ranks and their sums stay clear of 2^63 - 1."""
+
+
+class NumbersTooLarge(OverflowError):
+    """Batch work asked of a configuration whose numbers do not fit int64: one line for the user."""
+
+
+def fits_int64(config: Config) -> bool:
+    """Whether the molecule numbers of ``config`` fit the int64 batch paths."""
+    return config.nb_mol < INT64_LIMIT
 
 
 def binomial_table(config: Config) -> np.ndarray:
-    """``table[x, i] = C(x, i)`` for x in 0..W*W and i in 0..N, as int64."""
+    """``table[x, i] = C(x, i)`` for x in 0..W*W and i in 0..N, as int64, capped at C(W*W, N).
+
+    Only entries below the molecule count are ever looked up (the terms of a
+    rank, and the searches for one), so the cap changes no answer; it keeps
+    configurations with many atoms (A160_B13: C(169, 84) ~ 4.6 x 10^49 in column
+    84, but only C(169, 9) ~ 2.5 x 10^14 molecules) inside int64.
+    """
     m, n = config.cells, config.atoms
-    if config.nb_mol >= 2**62:
-        raise OverflowError(f"{config.name} has too many molecules for 64-bit numbers")
-    return np.array([[comb(x, i) for i in range(n + 1)] for x in range(m + 1)], dtype=np.int64)
+    if not fits_int64(config):
+        raise NumbersTooLarge(
+            f"{config.name} has {config.nb_mol:,} molecules: too many for 64-bit numbers "
+            f"(batch work needs fewer than 2^62)"
+        )
+    cap = config.nb_mol
+    return np.array([[min(comb(x, i), cap) for i in range(n + 1)] for x in range(m + 1)], dtype=np.int64)
 
 
 def numbers_of(config: Config, atoms: np.ndarray, table: np.ndarray | None = None) -> np.ndarray:

@@ -25,7 +25,7 @@ from typing import Literal
 
 from bbcore.config import Config
 from bbcore.decode import candidates
-from bbcore.game import ABSORBED, REFLECTED, Game, Result
+from bbcore.game import ABSORBED, REFLECTED, DecodeError, Game, Result
 from bbcore.numbering import atoms_of, molecule_string, number_of
 from bbcore.rays import Ray, spectrum, trace
 from bbcore.statistics import POINTS_PER_WRONG_ATOM
@@ -54,14 +54,15 @@ class Judgement:
     ``wrong`` atoms of the guess are not in the hidden molecule; the guess
     is ``right`` when it is the hidden molecule or gives its spectrum
     (``same_spectrum``); ``group`` is how many molecules give the hidden
-    spectrum (1 when it is unique).
+    spectrum (1 when it is unique, None when they are too many to count
+    without exploring: A30_B13).
     """
 
     guess: tuple[int, ...]
     wrong: tuple[int, ...]
     right: bool
     same_spectrum: bool
-    group: int
+    group: int | None
     penalty: int
     message: str
 
@@ -153,7 +154,7 @@ class Match:
         group = group_size(self.config, self.atoms)
         if not wrong:
             message = "Right: that is the hidden molecule."
-            if group > 1:
+            if group is not None and group > 1:
                 message += (
                     f" Its spectrum is shared by {group} molecules: no ray could tell them apart, "
                     f"and any of them counts as right."
@@ -161,8 +162,8 @@ class Match:
         elif same:
             message = (
                 f"Right: your molecule (number {number_of(self.config, cells):,}) is not the hidden "
-                f"one, but gives the same spectrum; the {group} molecules of that spectral group "
-                f"count as right, as in Tatham's Black Box."
+                f"one, but gives the same spectrum; the {'' if group is None else f'{group} '}molecules "
+                f"of that spectral group count as right, as in Tatham's Black Box."
             )
         else:
             message = (
@@ -185,13 +186,20 @@ class Match:
         self.revealed = True
 
 
-def group_size(config: Config, atoms: Iterable[int]) -> int:
-    """How many molecules give the spectrum of the molecule with these atoms."""
+def group_size(config: Config, atoms: Iterable[int]) -> int | None:
+    """How many molecules give the spectrum of the molecule with these atoms.
+
+    None when they are too many to count without exploring the configuration
+    (``decode.DIRECT_LIMIT``): a game of A30_B13 is judged all the same.
+    """
     full = Game.empty(config.width)
     for position in range(1, config.positions + 1):
         if full.result(position) is None:
             full = full.with_result(position, ray_result(trace(config.width, tuple(atoms), position)))
-    return candidates(config, full, source="auto").count
+    try:
+        return candidates(config, full, source="auto").count
+    except DecodeError:
+        return None
 
 
 def new_seed() -> int:

@@ -15,9 +15,9 @@ import numpy as np
 
 from bbcore import families, rays, sql
 from bbcore.config import Config
-from bbcore.engine import EnantiomerBatch, image_numbers, molecules_of_numbers
+from bbcore.engine import EnantiomerBatch, molecules_of_numbers
 from bbcore.geometry import TRANSFORM_NAMES
-from bbcore.numbering import atoms_of, binomial_table, molecule_string
+from bbcore.numbering import atoms_of, fits_int64, image_numbers_of, molecule_string
 from bbcore.rays import STAT_FIELDS
 from bbcore.render import max_atoms_differing
 from bbcore.store import (
@@ -122,14 +122,16 @@ def _record(config: Config, row: Molecule) -> MoleculeRecord:
 
 
 def computed_record(config: Config, number: int) -> MoleculeRecord:
-    """A molecule computed with the reference implementation (no database needed)."""
+    """A molecule computed with the reference implementation (no database needed).
+
+    Python integers throughout, so that any configuration has its molecules,
+    A84_B13's 4.6 x 10^49 included.
+    """
     atoms = atoms_of(config, number)
-    table = binomial_table(config)
-    canonical = int(image_numbers(config, np.array([atoms]), table)[0].min())
+    canonical = min(image_numbers_of(config, number))
     canonical_atoms = atoms_of(config, canonical)
     # The first transform, in the spec's order, taking the canonical molecule here.
-    images = image_numbers(config, np.array([canonical_atoms]), table)[0].tolist()
-    transform = TRANSFORM_NAMES[images.index(number)]
+    transform = TRANSFORM_NAMES[image_numbers_of(config, canonical).index(number)]
     return MoleculeRecord(
         config,
         number,
@@ -142,16 +144,19 @@ def computed_record(config: Config, number: int) -> MoleculeRecord:
 
 
 def molecule_record(config: Config, number: int) -> MoleculeRecord:
-    """Molecule ``number``: from the store when stored, else computed."""
-    row = Molecule.get_or_none((Molecule.config == config.name) & (Molecule.number == number))
+    """Molecule ``number``: from the store when stored, else computed.
+
+    A configuration whose numbers pass int64 is never stored (nor could
+    SQLite hold its numbers): it is computed without asking.
+    """
+    where = (Molecule.config == config.name) & (Molecule.number == number)
+    row = Molecule.get_or_none(where) if fits_int64(config) else None
     return _record(config, row) if row else computed_record(config, number)
 
 
 def enantiomers(config: Config, number: int) -> list[MoleculeRecord]:
     """The enantiomer group of a molecule (1, 2, 4 or 8 molecules), by number."""
-    atoms = np.array([atoms_of(config, number)])
-    images = sorted(set(image_numbers(config, atoms, binomial_table(config))[0].tolist()))
-    return [molecule_record(config, n) for n in images]
+    return [molecule_record(config, n) for n in sorted(set(image_numbers_of(config, number)))]
 
 
 def molecules_with_spectrum(config: Config, spectrum: str) -> list[MoleculeRecord]:

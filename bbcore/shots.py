@@ -26,6 +26,7 @@ from bbcore.decode import Candidates, MoleculesDone, Stop, check_box, tick
 from bbcore.engine import ABSORBED_CODE, REFLECTED_CODE, trace_batch
 from bbcore.game import ABSORBED, REFLECTED, DecodeError, Game, Result
 from bbcore.geometry import cell_of
+from bbcore.numbering import fits_int64
 
 NEXT_SHOT_BUDGET: Final = 24_000_000
 """Rays (candidates x positions not shot) above which a caller should not rank next shots.
@@ -44,7 +45,9 @@ def atom_counts(cands: Candidates) -> np.ndarray:
     """For each cell, shape (W, W), how many candidates have an atom there."""
     config = cands.config
     if cands.atoms is None:
-        counts = np.full(config.cells, comb(config.cells - 1, config.atoms - 1), dtype=np.int64)
+        each = comb(config.cells - 1, config.atoms - 1)
+        # Python integers (an object array) where the count passes int64: A30_B13 and the like.
+        counts = np.full(config.cells, each, dtype=np.int64 if fits_int64(config) else object)
     else:
         counts = np.bincount(cands.atoms.ravel(), minlength=config.cells).astype(np.int64)
     return counts.reshape(config.width, config.width)

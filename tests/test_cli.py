@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import json
 import os
+import select
 import sqlite3
 import subprocess
 import sys
+from math import comb
 from pathlib import Path
 
 import pytest
-from expect import bbcore, disk_full_at, one_line_error
+from expect import BBCORE, bbcore, disk_full_at, one_line_error
 
 from bbcore import rays
 from bbcore.cli import build_parser, main
@@ -360,3 +363,81 @@ def test_a_resume_into_grouping_prints_the_grouping_progress(tmp_path, capsys, m
     assert all(" mol/s  elapsed " in line and "ETA ?" not in line for line in midway[1:]), grouping
     assert grouping[-1].startswith("A4_B5 spectrums: 12,650/12,650 (100.0%)")
     assert not any(" 0 mol/s" in line for line in lines)
+
+
+# -- numbers past 64 bits ------------------------------------------------------------
+
+A30_B13 = Config(30, 13)
+
+
+def test_show_the_first_and_last_molecule_of_a30_b13(tmp_path):
+    """A30_B13 has C(169, 30) ~ 1.7 x 10^33 molecules: its first and last are drawn, computed."""
+    last = A30_B13.nb_mol
+    result = bbcore("--db", str(tmp_path / "none.sqlite"), "show", "A30_B13", "1", str(last))
+    assert result.returncode == 0 and result.stderr == "", result.stderr
+    first_block, last_block = result.stdout.split("\n\n")
+    for block, number, atoms, canonical in (
+        (first_block, "1", range(30), "canonical 1 (id)"),
+        (last_block, f"{last:,}", range(169 - 30, 169), "canonical 1 (rot180)"),
+    ):
+        heading, *board = block.splitlines()
+        spectrum = rays.spectrum(A30_B13, atoms)
+        assert heading == f"A30_B13 #{number}  {canonical}  spectrum {spectrum}  (computed, not stored)"
+        assert sum(line.count("O") for line in board[:15]) == 30
+        absorbed = rays.statistics(A30_B13, range(30))["absorbed_number"]  # the same up to symmetry
+        assert f"absorbed  {absorbed:2d}" in block
+    assert not (tmp_path / "none.sqlite").exists()
+
+
+def test_show_streams_a_range_of_a30_b13(tmp_path):
+    """``--from 1`` alone (to the last molecule) is shown as it is made, never listed first:
+    the reader gets boards at once and may stop reading."""
+    process = subprocess.Popen(
+        [*BBCORE, "--db", str(tmp_path / "none.sqlite"), "show", "A30_B13", "--from", "1"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    try:
+        # A command that listed the range first would never write: wait 60 s at most.
+        ready, _, _ = select.select([process.stdout], [], [], 60)
+        assert ready, "no board within 60 s"
+        lines = [process.stdout.readline() for _ in range(40)]
+        assert lines[0].startswith("A30_B13 #1  ")
+        assert any(line.startswith("A30_B13 #2  ") for line in lines)
+        process.stdout.close()  # the reader goes away, as ``| head`` does
+        assert process.wait(timeout=60) == 0
+        assert "Traceback" not in process.stderr.read()
+    finally:
+        process.kill()
+        process.wait()
+        process.stderr.close()
+
+
+def test_decode_a30_b13_with_no_ray_and_a_guess_by_number(tmp_path):
+    """Every molecule is a candidate: counted, a heat map of 30/169 = 18 %, the guess judged."""
+    last = A30_B13.nb_mol
+    db_option = ("--db", str(tmp_path / "none.sqlite"))
+    text = bbcore(*db_option, "decode", "A30_B13", "--guess", str(last))
+    assert text.returncode == 0, text.stderr
+    assert f"so do {last - 1:,} other molecules" in text.stdout
+    assert " 18 18 18 " in text.stdout
+    report = json.loads(bbcore(*db_option, "decode", "A30_B13", "--guess", "1", "--json").stdout)
+    assert report["count"] == comb(169, 30) and report["every_molecule"]
+    assert report["atom_counts"][0][0] == comb(168, 29)
+    assert report["probabilities"][12][12] == pytest.approx(30 / 169)
+
+
+@pytest.mark.parametrize(
+    "args, words",
+    [
+        (["show", "A30_B13", str(A30_B13.nb_mol + 1)], [f"molecules 1..{A30_B13.nb_mol:,}, not"]),
+        (["show", "A84_B13", "--from", "5", "--to", "4"], ["--from 5 is after --to 4"]),
+        (["decode", "A30_B13", "--guess", str(A30_B13.nb_mol + 1)], ["bad guess", f"1..{A30_B13.nb_mol:,}"]),
+        (["decode", "A84_B13", "@" + "." * 51], ["too many to decode without exploring"]),
+        (["explore", "A30_B13"], [f"A30_B13 has {A30_B13.nb_mol:,} molecules: too many to explore"]),
+    ],
+)
+def test_huge_numbers_one_line_errors(tmp_path, args, words):
+    one_line_error(*failure(bbcore("--db", str(tmp_path / "x.sqlite"), *args)), *words)

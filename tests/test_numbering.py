@@ -7,13 +7,21 @@ from math import comb
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from bbcore.config import Config, parse_config
+from bbcore.config import MAX_WIDTH, MIN_WIDTH, Config, parse_config
+from bbcore.engine import image_numbers
+from bbcore.geometry import TRANSFORM_NAMES, transform_atoms
 from bbcore.numbering import (
+    NumbersTooLarge,
     atoms_from_string,
     atoms_of,
     atoms_of_numbers,
     atoms_of_range,
+    binomial_table,
+    fits_int64,
+    image_numbers_of,
     molecule_string,
     number_of,
     numbers_of,
@@ -163,3 +171,147 @@ def test_atoms_from_string_rejects_bad_strings(molecule):
     """Wrong length, foreign characters or the wrong number of atoms are an error."""
     with pytest.raises(ValueError, match="A2_B4"):
         atoms_from_string(A2_B4, molecule)
+
+
+# -- numbers past 64 bits: every valid configuration ------------------------------
+
+HUGE_CONFIGS = [
+    Config(n, w) for w in range(MIN_WIDTH, MAX_WIDTH + 1) for n in range(1, w * w) if comb(w * w, n) >= 2**63
+]
+"""Every valid configuration whose molecule count passes int64 (A14_B13 .. A155_B13, A17_B12, ...)."""
+A30_B13, A84_B13 = Config(30, 13), Config(84, 13)
+
+
+def lexicographic_number(m: int, atoms: tuple[int, ...]) -> int:
+    """The spec's number of sorted ``atoms`` among the C(m, n) molecules, counted with math.comb.
+
+    1 + how many combinations come before it: at each atom, those that put a
+    smaller cell there, after the same earlier atoms.  Independent of the
+    complement trick that ``numbering`` uses.
+    """
+    n = len(atoms)
+    before, previous = 0, -1
+    for i, cell in enumerate(atoms):
+        before += sum(comb(m - 1 - v, n - 1 - i) for v in range(previous + 1, cell))
+        previous = cell
+    return before + 1
+
+
+def test_the_huge_configurations_are_the_ones_past_int64():
+    """A84_B13 and A85_B13 have the most molecules of all (C(169, 84), about 4.6 x 10^49)."""
+    counts = {c.name: c.nb_mol for c in HUGE_CONFIGS}
+    assert "A30_B13" in counts and "A13_B13" not in counts  # C(169, 13) ~ 9.18 x 10^18 < 2^63
+    assert max(counts.values()) == counts["A84_B13"] == counts["A85_B13"] == comb(169, 84)
+    assert all(not fits_int64(c) for c in HUGE_CONFIGS)
+
+
+@pytest.mark.parametrize(
+    "config",
+    [A84_B13, Config(85, 13), A30_B13, Config(14, 13), Config(155, 13), Config(17, 12), Config(13, 13)],
+)
+def test_first_and_last_molecule_of_huge_configurations(config):
+    """Molecule 1 is itertools' first combination, molecule C(W*W, N) its last, both ways."""
+    m, n = config.cells, config.atoms
+    first = next(itertools.combinations(range(m), n))
+    last = tuple(range(m - n, m))  # the lexicographically greatest set of n cells
+    assert config.nb_mol == comb(m, n) == lexicographic_number(m, last)
+    assert atoms_of(config, 1) == first and number_of(config, first) == 1
+    assert atoms_of(config, config.nb_mol) == last and number_of(config, last) == config.nb_mol
+    with pytest.raises(ValueError, match=f"1..{config.nb_mol:,}, not {config.nb_mol + 1:,}"):
+        atoms_of(config, config.nb_mol + 1)
+
+
+@pytest.mark.parametrize("config", [A84_B13, A30_B13, Config(17, 12)])
+def test_huge_configurations_follow_itertools_order(config):
+    """The first 500 molecules, and the block of every molecule sharing a prefix deep in the
+    order, are numbered consecutively in itertools.combinations order."""
+    m, n = config.cells, config.atoms
+    for number, atoms in enumerate(itertools.islice(itertools.combinations(range(m), n), 500), start=1):
+        assert atoms_of(config, number) == atoms
+        assert number_of(config, atoms) == number
+    prefix = tuple(range(m - n - 6, m - 9))  # n - 3 atoms; 3 more among the last 9 cells
+    block = [prefix + rest for rest in itertools.combinations(range(prefix[-1] + 1, m), 3)]
+    start = lexicographic_number(m, block[0])
+    assert len(block) == comb(9, 3) and start > 2**63
+    for number, atoms in enumerate(block, start=start):
+        assert number_of(config, atoms) == number
+        assert atoms_of(config, number) == atoms
+
+
+def test_the_last_molecules_come_in_lexicographic_order():
+    """A30_B13's last 300 numbers: strictly increasing atoms, ending on its last cells."""
+    config = A30_B13
+    tail = [atoms_of(config, number) for number in range(config.nb_mol - 299, config.nb_mol + 1)]
+    assert all(a < b for a, b in itertools.pairwise(tail))
+    assert tail[-1] == tuple(range(169 - 30, 169))
+    assert [lexicographic_number(169, a) for a in tail[::37]] == list(
+        range(config.nb_mol - 299, config.nb_mol + 1)
+    )[::37]
+
+
+@settings(max_examples=150, deadline=None)
+@given(data=st.data())
+def test_huge_round_trips(data):
+    """Random huge configurations: number -> atoms -> number, and atoms -> number -> atoms,
+    against the math.comb count."""
+    config = data.draw(st.sampled_from(HUGE_CONFIGS), label="config")
+    number = data.draw(st.integers(1, config.nb_mol), label="number")
+    atoms = atoms_of(config, number)
+    assert len(atoms) == config.atoms and list(atoms) == sorted(set(atoms))
+    assert 0 <= atoms[0] and atoms[-1] < config.cells
+    assert number_of(config, atoms) == number == lexicographic_number(config.cells, atoms)
+    cells = tuple(sorted(data.draw(st.permutations(range(config.cells)), label="cells")[: config.atoms]))
+    assert atoms_of(config, number_of(config, cells)) == cells
+
+
+@pytest.mark.parametrize("config", [A84_B13, A30_B13, Config(13, 13)])
+def test_batch_paths_refuse_huge_configurations_in_one_line(config):
+    """The int64 paths refuse a configuration whose numbers do not fit, in one line."""
+    for call in (
+        lambda: binomial_table(config),
+        lambda: atoms_of_numbers(config, np.array([1])),
+        lambda: numbers_of(config, np.array([range(config.atoms)])),
+        lambda: atoms_of_range(config, 1, 3),
+    ):
+        with pytest.raises(
+            NumbersTooLarge, match=f"^{config.name} has {config.nb_mol:,} molecules"
+        ) as raised:
+            call()
+        assert "\n" not in str(raised.value)
+
+
+@pytest.mark.parametrize("name", ["A168_B13", "A167_B13", "A160_B13", "A136_B12"])
+def test_batch_paths_take_every_configuration_that_fits(name):
+    """Many atoms: C(169, 84) is in the binomial table's columns although A160_B13 has only
+    C(169, 9) molecules; the capped table numbers them all the same."""
+    config = parse_config(name)
+    assert fits_int64(config)
+    if config.nb_mol <= 20_000:
+        expected = np.array(list(itertools.combinations(range(config.cells), config.atoms)))
+        numbers = np.arange(1, config.nb_mol + 1)
+    else:
+        numbers = np.unique(np.random.default_rng(3).integers(1, config.nb_mol + 1, size=300))
+        numbers[[0, -1]] = 1, config.nb_mol
+        expected = np.array([atoms_of(config, int(k)) for k in numbers])
+    np.testing.assert_array_equal(atoms_of_numbers(config, numbers), expected)
+    np.testing.assert_array_equal(numbers_of(config, expected), numbers)
+
+
+@pytest.mark.parametrize("name", ["A2_B4", "A3_B4", "A4_B5", "A9_B4", "A3_B6"])
+def test_image_numbers_of_agrees_with_the_engine(name):
+    """The scalar images (any configuration) against ``engine.image_numbers`` over a whole configuration."""
+    config = parse_config(name)
+    numbers = np.arange(1, config.nb_mol + 1)
+    batch = image_numbers(config, atoms_of_numbers(config, numbers), binomial_table(config))
+    assert [image_numbers_of(config, int(k)) for k in numbers] == [tuple(row) for row in batch.tolist()]
+
+
+def test_image_numbers_of_a_huge_molecule():
+    """A30_B13's first molecule fills the top rows: its half-turn is the last molecule."""
+    images = image_numbers_of(A30_B13, 1)
+    assert images[0] == 1 and A30_B13.nb_mol in images
+    assert images[TRANSFORM_NAMES.index("rot180")] == A30_B13.nb_mol
+    assert all(
+        number_of(A30_B13, transform_atoms(A30_B13, atoms_of(A30_B13, 1), t)) == k
+        for t, k in zip(TRANSFORM_NAMES, images)
+    )

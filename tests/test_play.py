@@ -8,7 +8,7 @@ from bbcore import rays
 from bbcore.config import Config
 from bbcore.game import ABSORBED
 from bbcore.numbering import atoms_of
-from bbcore.play import Match, PlayError, chosen_match, group_size, hard_match, random_match
+from bbcore.play import Match, PlayError, chosen_match, group_size, hard_match, random_match, ray_result
 from bbcore.store import open_database
 
 A2_B4, A3_B4 = Config(2, 4), Config(3, 4)
@@ -70,3 +70,16 @@ def test_hard_draws_from_the_spectral_groups_of_an_explored_configuration(store)
     for number in numbers:
         assert group_size(A3_B4, atoms_of(A3_B4, number)) == 2
     assert not any(hard_match(A2_B4, [7], seed=seed).number != 7 for seed in range(5))  # no group
+
+
+def test_a_game_of_a_configuration_past_64_bits():
+    """A30_B13 (1.7 x 10^33 molecules): drawn, shot and judged, its spectral group too large to count."""
+    a30_b13 = Config(30, 13)
+    assert random_match(a30_b13, 42).number == random_match(a30_b13, 42).number
+    match = chosen_match(a30_b13, a30_b13.nb_mol)  # atoms in the last 30 cells
+    assert match.atoms == tuple(range(169 - 30, 169))
+    assert match.shoot(1) == ray_result(rays.trace(a30_b13.width, match.atoms, 1))
+    judged = match.judge(range(169 - 30, 169))
+    assert judged.right and judged.group is None and judged.message == "Right: that is the hidden molecule."
+    wrong = chosen_match(a30_b13, a30_b13.nb_mol).judge(range(30))
+    assert not wrong.right and len(wrong.wrong) == 30 and "30 atoms misplaced" in wrong.message

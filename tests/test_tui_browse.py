@@ -236,3 +236,31 @@ def test_group_screen_snapshot(explored: Path, snap_compare) -> None:
         await pilot.wait_for_scheduled_animations()
 
     assert snap_compare(app, terminal_size=(80, 24), run_before=open_group)
+
+
+async def test_molecule_of_a_configuration_past_64_bits(explored: Path) -> None:
+    """A30_B13 (1.7 x 10^33 molecules, never stored) beside a real database: its last molecule,
+    its enantiomer group and its canonical molecule, computed with Python integers."""
+    a30_b13 = parse_config("A30_B13")
+    last = a30_b13.nb_mol
+    app = BlackBoxApp(explored, A4_B4)
+    async with app.run_test(size=(140, 50)) as pilot:
+        await pilot.press("m")
+        screen = app.screen
+        assert isinstance(screen, MoleculeScreen)
+        config_input = screen.query_one("#molecule-config", Input)
+        config_input.value = ""
+        config_input.focus()
+        await pilot.press(*"A30_B13", "enter")
+        await pilot.press(*str(last + 1))
+        assert f"1..{last:,}" in text_of(app, "#molecule-message")
+        await pilot.press("backspace", "backspace", *str(last)[-2:], "enter")
+        await wait_for(pilot, lambda: screen.record is not None)
+        top_rows = "-" * (169 - 30) + "O" * 30  # the last molecule: atoms in the last 30 cells
+        assert screen.query_one("#molecule-board Board", Board).molecule == top_rows
+        about = text_of(app, "#molecule-about")
+        assert f"A30_B13 molecule #{last:,}" in about and "canonical #1, transform rot180" in about
+        assert screen.enantiomer_numbers[0] == 1 and screen.enantiomer_numbers[-1] == last
+        await pilot.press("c")
+        await wait_for(pilot, lambda: screen.number == 1)
+        assert screen.query_one("#molecule-board Board", Board).molecule == top_rows[::-1]

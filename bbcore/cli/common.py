@@ -13,6 +13,7 @@ from pathlib import Path
 
 from bbcore import decode, queries
 from bbcore.config import Config, ConfigError, parse_config
+from bbcore.numbering import NumbersTooLarge
 from bbcore.progress import Progress
 from bbcore.store import (
     Configuration,
@@ -25,7 +26,7 @@ class CLIError(Exception):
     """A user error with a one-line message."""
 
 
-USER_ERRORS: tuple[type[Exception], ...] = (CLIError, ConfigError, StoreError)
+USER_ERRORS: tuple[type[Exception], ...] = (CLIError, ConfigError, StoreError, NumbersTooLarge)
 
 
 class OneLineParser(argparse.ArgumentParser):
