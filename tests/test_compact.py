@@ -322,12 +322,14 @@ def test_pause_and_resume_give_the_clean_result(tmp_path, clean_a4_b6, monkeypat
 
 @pytest.fixture(scope="module")
 def both_a4_b6(tmp_path_factory) -> tuple[Path, Path]:
-    """A4_B6 explored full and compact (2 shards)."""
+    """A4_B6 explored full and compact (2 shards, its 100 families written 16 at a time)."""
     tmp_path = tmp_path_factory.mktemp("both")
     full, small = tmp_path / "full.sqlite", tmp_path / "compact.sqlite"
     assert explore(Config(4, 6), full, store="full") == COMPLETE
     start_compact(small, Config(4, 6), 2)
-    assert explore(Config(4, 6), small, store="compact") == COMPLETE
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(compact, "WRITE_ROWS", 16)
+        assert explore(Config(4, 6), small, store="compact") == COMPLETE
     return full, small
 
 
@@ -441,3 +443,112 @@ def test_a_column_reads_what_numpy_saved(tmp_path):
     column = compact.Column(tmp_path / "t.npy")
     assert len(column) == 3 and column[1] == b"CD&" and column[1:].tolist() == [b"CD&", b"EFa"]
     assert column[3:].tolist() == [] and column[-1] == b"EFa"
+
+
+# -- one row per family: every listing, a typed spectrum, the export, an older file ------------
+
+
+def every_listing(path: Path, config: Config) -> dict:
+    """Every page (7 groups) of every order and filter, the sizes and a few groups by index."""
+    open_database(path)
+    seen: dict = {"sizes": queries.group_sizes(config)}
+    for all_rows in (False, True):
+        for order in ("canonical", "size"):
+            for size in (None, *seen["sizes"], 999):
+                count = queries.group_count(config, all_rows=all_rows, size=size)
+                pages = [
+                    queries.group_page(config, page, 7, all_rows=all_rows, size=size, order=order)
+                    for page in range(count // 7 + 2)
+                ]
+                ends = [
+                    queries.group_at(config, index, all_rows=all_rows, size=size, order=order)
+                    for index in (-1, 0, count // 2, count - 1, count)
+                ]
+                seen[all_rows, order, size] = (count, pages, ends)
+    return seen
+
+
+@pytest.mark.slow
+def test_every_page_of_every_listing_is_the_full_stores(both_a4_b6):
+    full, small = both_a4_b6
+    expected = every_listing(full, Config(4, 6))
+    assert every_listing(small, Config(4, 6)) == expected
+    count, pages, _ = expected[True, "size", None]
+    assert count == 764 and sum(len(page) for page in pages) == 764  # not vacuous
+
+
+def test_a_typed_spectrum_has_the_key_of_its_molecules():
+    config = Config(4, 5)
+    atoms, _ = engine.canonical_molecules(config, 1, config.nb_mol + 1)
+    partner, _, _ = engine.trace_batch(config, atoms)
+    keys, _, _ = engine.spectrum_keys(config, atoms, partner)
+    assert engine.spectra_keys(config, partner).tolist() == keys.tolist()
+    # and of its images: every molecule of a group, canonical or not, gives the same key
+    batch = engine.explore_range(config, 1, 2000)
+    images = np.array([families.partner_of(config, s.tobytes().decode()) for s in batch.spectrum])
+    canonical_keys = dict(zip(engine.canonical_molecules(config, 1, config.nb_mol + 1)[1].tolist(), keys))
+    assert engine.spectra_keys(config, images).tolist() == [
+        canonical_keys[c] for c in batch.canonical_number.tolist()
+    ]
+
+
+def test_a_compact_export_sorted_in_chunks_is_the_full_stores(both_a4_b6, monkeypatch, capsys):
+    full, small = both_a4_b6
+    monkeypatch.setattr(export, "SORT_ROWS", 50)  # A4_B6's 764 rows in 16 files, merged
+    assert cli(capsys, small, "export", "A4_B6", "--table", "spectrums") == cli(
+        capsys, full, "export", "A4_B6", "--table", "spectrums"
+    )
+    assert not list(small.parent.glob(".bbcore-export-*"))
+
+
+def test_a_stored_spectrum_of_a_compact_store_is_read_from_its_family(both_a4_b6, capsys):
+    full, small = both_a4_b6
+    spectrum = groups(full, Config(4, 6), "full")[0][-1][0]
+    first = cli(capsys, small, "decode", "A4_B6", spectrum).splitlines()[0]
+    assert "read from the explored A4_B6" in first
+
+
+OLD_FILE = Path(__file__).parent / "data" / "compact_before_families.sqlite"
+"""A4_B5 and A3_B4 explored compact by the release before Families (Spectrums rows, FamilyMolecules)."""
+
+
+def test_a_compact_file_of_the_previous_layout_is_migrated_in_place(tmp_path, capsys):
+    from bbcore.cli import main
+
+    old, fresh = tmp_path / "old.sqlite", tmp_path / "fresh.sqlite"
+    old.write_bytes(OLD_FILE.read_bytes())
+    assert main(["--db", str(old), "groups", "A4_B5"]) == 2
+    assert "run 'bbcore migrate'" in capsys.readouterr().err
+    interrupted = []
+
+    def stop_after_the_first_batch(done: int, total: int) -> None:
+        if done and not interrupted:
+            interrupted.append(done)
+            raise KeyboardInterrupt
+
+    open_database(old)
+    config = Config(4, 5)
+    with pytest.raises(KeyboardInterrupt), pytest.MonkeyPatch.context() as patch:
+        patch.setattr(families, "MIGRATE_BATCH", 10)
+        families.migrate(config, stop_after_the_first_batch)
+    assert interrupted == [10] and families.needs_migration(config)
+    assert cli(capsys, old, "migrate").splitlines() == [
+        "A3_B4: 1 family migrated",
+        "A4_B5: 43 families migrated",
+    ]
+    assert cli(capsys, old, "migrate").endswith("nothing to migrate\n")
+    for name in ("A4_B5", "A3_B4"):
+        assert explore(parse_config(name), fresh, store="compact") == COMPLETE
+    with sqlite3.connect(old) as connection:
+        assert connection.execute("SELECT COUNT(*) FROM Spectrums").fetchone() == (0,)
+        assert connection.execute("SELECT COUNT(*) FROM FamilyMolecules").fetchone() == (0,)
+    for name in ("A4_B5", "A3_B4"):
+        assert (
+            result_of(old, parse_config(name))["families"] == result_of(fresh, parse_config(name))["families"]
+        )
+        assert (
+            result_of(old, parse_config(name))["indexes"] == result_of(fresh, parse_config(name))["indexes"]
+        )
+    assert every_listing(old, config) == every_listing(fresh, config)
+    for words in (["report", "A4_B5"], ["export", "A4_B5", "--table", "spectrums"], ["groups", "A3_B4"]):
+        assert cli(capsys, old, *words) == cli(capsys, fresh, *words)

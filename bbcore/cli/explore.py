@@ -1,6 +1,6 @@
 """The ``bbcore`` commands that run and inspect explorations.
 
-``explore``, ``reset``, ``spectrums``, ``status``, ``show`` and ``groups``.
+``explore``, ``reset``, ``spectrums``, ``migrate``, ``status``, ``show`` and ``groups``.
 Progress goes to stderr: one line redrawn in place on a terminal, a line
 every 10% otherwise (logs, CI).  Ctrl-C or SIGTERM during ``explore``
 pauses: the ranges under way are stored, then the command says how far it
@@ -16,7 +16,7 @@ import threading
 import time
 from pathlib import Path
 
-from bbcore import queries
+from bbcore import families, queries
 from bbcore.cli.common import (
     CLIError,
     ProgressPrinter,
@@ -121,6 +121,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     add_config_argument(p)
     p.set_defaults(handler=run_spectrums)
+
+    p = subparsers.add_parser(
+        "migrate",
+        help="bring compact stores made by an older bbtui to this layout",
+        description="Move every compact configuration of the file that an older bbtui stored "
+        "(one Spectrums row per ambiguous spectrum, and FamilyMolecules) into Families, one row "
+        "per family, in place, with progress; their readers refuse them until then. Stopped at "
+        "any moment, it resumes where it stopped when run again.",
+    )
+    p.set_defaults(handler=run_migrate)
 
     p = subparsers.add_parser(
         "status",
@@ -296,6 +306,38 @@ def run_spectrums(args: argparse.Namespace) -> int:
         raise CLIError(str(error)) from None
     print(f"{config.name}: {count:,} ambiguous spectra")
     return 0
+
+
+def run_migrate(args: argparse.Namespace) -> int:
+    """Migrate every compact configuration stored by an older bbtui."""
+    path = open_store(args, write=True)
+    configs = [c for c in (state.config for state in queries.config_states()) if families.needs_migration(c)]
+    if not configs:
+        print(f"{path}: nothing to migrate")
+        return 0
+    for config in configs:
+        try:
+            with exploration_lock(path, config):
+                count = _migrate(config)
+        except ExploreError as error:
+            raise CLIError(str(error)) from None
+        print(f"{config.name}: {plural(count, 'family', 'families')} migrated")
+    return 0
+
+
+def _migrate(config: Config) -> int:
+    """Migrate one configuration, its progress on stderr (``families.migrate``)."""
+    printer, started = ProgressPrinter(), time.monotonic()
+
+    def moved(done: int, total: int) -> None:
+        elapsed = time.monotonic() - started
+        rate = done / elapsed if elapsed > 0 else 0.0
+        printer(Progress(config.name, done, total, elapsed, rate, "migrating", "families"))
+
+    try:
+        return families.migrate(config, moved)
+    finally:
+        printer.close()
 
 
 def run_status(args: argparse.Namespace) -> int:
