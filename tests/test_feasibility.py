@@ -93,12 +93,13 @@ def test_rough_durations_and_sizes():
 
 
 def test_ranges_are_generated_lazily_even_for_a_huge_configuration(tmp_path):
+    """A generator, never a list of A10_B13's 5 x 10^11 ranges (``bench/ranges.py`` times it)."""
     open_database(tmp_path / "db.sqlite")
-    started = time.perf_counter()
-    first = list(itertools.islice(missing_ranges(HUGE), 3))
+    ranges = missing_ranges(HUGE)
+    assert not isinstance(ranges, (list, tuple))
+    first = list(itertools.islice(ranges, 3))
     assert first == [(1, 8193), (8193, 16385), (16385, 24577)]
     assert not fully_stored(HUGE)
-    assert time.perf_counter() - started < 1
 
 
 def test_missing_ranges_read_the_stored_intervals_a_page_at_a_time(tmp_path, monkeypatch):
