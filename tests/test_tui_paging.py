@@ -201,8 +201,9 @@ async def test_statistics_next_plot_goes_round_every_distribution(explored: Path
 
 
 async def test_strategy_tree_cursor_stops_at_the_root_and_the_last_node(
-    explored: Path, tmp_path: Path
+    tmp_path: Path, policy_summary
 ) -> None:
+    """And the figures and the plots beside the tree are the book's, played out by brute force."""
     app = BlackBoxApp(tmp_path / "book.sqlite", parse_config("A3_B4"))
     async with app.run_test(size=(140, 50)) as pilot:
         await pilot.press("escape", "b")
@@ -217,3 +218,16 @@ async def test_strategy_tree_cursor_stops_at_the_root_and_the_last_node(
         await pilot.press(*["down"] * (len(children) + 1))  # one past the last outcome: stays on it
         assert tree.cursor_node is children[-1]
         assert sum(screen.book.node(c.data).count for c in children) == 560
+        expected = policy_summary(parse_config("A3_B4"), "remaining")
+        assert text_of(app, "#strategy-figures").splitlines()[:3] == [
+            f"First shot: position {expected['first_shot']}",
+            f"rays    mean {expected['rays']['mean']:.3f}, max {expected['rays']['max']}",
+            f"points  mean {expected['points']['mean']:.3f}, max {expected['points']['max']}",
+        ]
+        for what in ("rays", "points"):
+            plot = screen.query_one(f"#strategy-{what}", BarPlot)
+            histogram = {int(k): n for k, n in expected[what]["histogram"].items()}
+            keys = range(min(histogram), max(histogram) + 1)
+            assert plot.title == f"molecules by {what}"
+            assert [int(k) for k in plot.labels] == list(keys)
+            assert list(plot.values) == [histogram.get(k, 0) for k in keys]
