@@ -291,12 +291,29 @@ class BlackBoxApp(App[None]):
         )
 
     def open_molecule(self, config: Config, number: int) -> None:
-        """The Molecule screen on molecule ``number`` of ``config``."""
-        self.push_screen(MoleculeScreen(config, number))
+        """The Molecule screen on molecule ``number`` of ``config``: back to it if it is open.
+
+        Like a browser's history: a group's ``o`` and a molecule's ``s`` take
+        turns without piling up screens, and escape retraces the way.
+        """
+        self.show_screen(
+            MoleculeScreen,
+            lambda: MoleculeScreen(config, number),
+            lambda screen: (
+                getattr(screen, "config", None) == config and getattr(screen, "number", None) == number
+            ),
+        )
 
     def open_group(self, config: Config, spectrum: str) -> None:
-        """The molecules of ``config`` sharing ``spectrum``, side by side."""
-        self.push_screen(GroupScreen(config, spectrum=spectrum))
+        """The molecules of ``config`` sharing ``spectrum``, side by side: back to a screen
+        showing that group if one is open (a list's group screen on it too)."""
+        self.show_screen(
+            GroupScreen,
+            lambda: GroupScreen(config, spectrum=spectrum),
+            lambda screen: (
+                getattr(screen, "config", None) == config and getattr(screen, "spectrum", None) == spectrum
+            ),
+        )
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         """The screens in the command palette, then Textual's own commands."""

@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from bbcore import engine, rays, strategy
 from bbcore.config import Config
 from bbcore.explore import explore as explore_configuration
+from bbcore.game import ABSORBED, REFLECTED
 from bbcore.geometry import TRANSFORM_NAMES, transform_atoms
 from bbcore.numbering import atoms_of, molecule_string, number_of
 from bbcore.store import db, open_database
@@ -268,6 +269,96 @@ def _brute_record(config: Config, ray_class: str, measure: str) -> tuple[rays.Ra
 def brute_record() -> Callable[[Config, str, str], tuple[rays.Ray, int, int]]:
     """``brute_record(config, ray_class, measure)``: (ray, molecules reaching it, lowest number)."""
     return _brute_record
+
+
+@cache
+def _policy_spectra(config: Config) -> tuple[tuple[object, ...], ...]:
+    """Each molecule's result at each position: ``@``, ``&`` or the 1-based exit."""
+    spectra = []
+    for number in range(1, config.nb_mol + 1):
+        traced = rays.trace_all(config, atoms_of(config, number))
+        spectra.append(
+            tuple(
+                ABSORBED if r.result == "absorbed" else REFLECTED if r.result == "reflected" else r.exit
+                for r in traced
+            )
+        )
+    return tuple(spectra)
+
+
+def _policy_line(config: Config, number: int, by: str) -> tuple[list[tuple[int, object]], int, int]:
+    """Play the strategy book's policy (``bbcore.strategy``'s docstring) against one molecule,
+    plainly, from the reference rays: its shots (position, result), rays, points."""
+    spectra = _policy_spectra(config)
+    hidden = spectra[number - 1]
+    candidates = list(range(config.nb_mol))
+    known: set[int] = set()
+    line: list[tuple[int, object]] = []
+    points = 0
+    while len({spectra[m] for m in candidates}) > 1:
+        best, best_key = None, None
+        for position in range(1, config.positions + 1):
+            if position in known:
+                continue
+            counts = Counter(spectra[m][position - 1] for m in candidates)
+            n = len(candidates)
+            remaining = sum(c * c for c in counts.values()) / n
+            information = -sum(c / n * math.log2(c / n) for c in counts.values())
+            figures = (round(remaining, 9), -round(information, 9))
+            key = (figures if by == "remaining" else figures[::-1]) + (position,)
+            if best_key is None or key < best_key:
+                best, best_key = position, key
+        assert best is not None
+        result = hidden[best - 1]
+        candidates = [m for m in candidates if spectra[m][best - 1] == result]
+        known.add(best)
+        if isinstance(result, int):
+            known.add(result)
+            points += 2
+        else:
+            points += 1
+        line.append((best, result))
+    return line, len(line), points
+
+
+@cache
+def _policy_summary(config: Config, by: str) -> dict:
+    """The book's figures by brute force, in the layout of ``StrategyBook.summary()``."""
+    played = {n: _policy_line(config, n, by) for n in range(1, config.nb_mol + 1)}
+    figures = {}
+    for what, column in (("rays", 1), ("points", 2)):
+        values = [result[column] for result in played.values()]
+        figures[what] = {
+            "mean": sum(values) / len(values),
+            "max": max(values),
+            "histogram": {str(k): n for k, n in sorted(Counter(values).items())},
+        }
+    firsts = {line[0][0] for line, _, _ in played.values() if line}
+    assert len(firsts) <= 1  # every molecule's line starts with the same shot
+    hardest = sorted(played, key=lambda n: (-played[n][1], -played[n][2], n))[: strategy.HARDEST]
+    return {
+        "config": config.name,
+        "by": by,
+        "molecules": config.nb_mol,
+        "first_shot": firsts.pop() if firsts else None,
+        **figures,
+        "hardest": hardest,
+    }
+
+
+@pytest.fixture(scope="session")
+def policy_summary() -> Callable[[Config, str], dict]:
+    """``policy_summary(config, by)``: the strategy book's summary (first shot, mean, maximum and
+    histogram of rays and of points, hardest molecules) computed by brute force (cached)."""
+    return _policy_summary
+
+
+@pytest.fixture(scope="session")
+def policy_line() -> Callable[[Config, int, str], tuple[list[tuple[int, object]], int, int]]:
+    """``policy_line(config, number, by)``: the book's policy played against one molecule by
+    brute force, (its shots as (position, result), rays, points), for figures computed
+    independently of ``bbcore.strategy``."""
+    return _policy_line
 
 
 @pytest.fixture(autouse=True)

@@ -662,7 +662,9 @@ def test_a_full_ambiguous_spectrum_leaves_atoms_in_doubt():
     shots, skipped = ranked_shots(A3_B4, fewer, decode.candidates(A3_B4, fewer))
     assert skipped is None and [s.position for s in shots] == [position]
     assert not shots[0].splits
-    assert ambiguity(cands, shots, skipped) is not None
+    assert ambiguity(cands, shots, skipped) == (
+        f"No ray left can tell these 2 molecules apart: the game is ambiguous. Atoms in doubt: {doubt}."
+    )
     assert ambiguity(cands, [], "next shots not ranked: ...") is None
 
 

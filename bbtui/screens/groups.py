@@ -194,8 +194,10 @@ class GroupsScreen(Screen):
         )
 
     def action_page(self, step: int) -> None:
-        """The next (1) or previous (-1) page."""
-        self.load(self.first + step * self.page_size)
+        """The next (1) or previous (-1) page; past either end nothing moves (not even the cursor)."""
+        first = self.first + step * self.page_size
+        if 0 <= first < self.count:
+            self.load(first)
 
     def action_first(self) -> None:
         """The first page."""

@@ -124,9 +124,16 @@ typed): `e` Explore, `g` Groups, `d` Decode, `m` Molecule, `t` Statistics,
 `P` Play, `b` the strategy Book.  The footer shows the keys of the screen
 and of the focused widget; these and the rest are here and in the command
 palette.  `?` this help, `ctrl+p` the command palette (screens, theme),
-`escape` back, `ctrl+q` quit (a running exploration is paused first and
-resumes where it stopped next time).  On a board, `x` hides the ray and `#`
+`escape` back to the screen before (out of an input first), `ctrl+q` quit
+(a running exploration is paused first and resumes where it stopped next
+time).  On a board, `x` hides the ray and `#`
 shows the position numbers.
+
+Screens do not pile up: going to a screen that is already open (the same
+molecule, the same spectral group, a screen's key) goes back to it, as a
+browser's history does, so `escape` retraces the way you came: from a
+group, `o` a molecule then `s` its group again is one `escape` from the
+group's list, however many times it is repeated.
 """
 
 
