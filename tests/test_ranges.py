@@ -71,7 +71,7 @@ def missing(config: Config, intervals: list[tuple[int, int]], size: int = 100) -
 
 def test_nothing_stored_leaves_every_molecule(database):
     assert missing(SMALL, []) == [(s, min(s + 100, 561)) for s in range(1, 561, 100)]
-    assert list(missing_ranges(SMALL)) == [(1, 561)]  # one range of the default size (8,192)
+    assert list(missing_ranges(SMALL, 8192)) == [(1, 561)]  # one range of a full run's size
     assert not fully_stored(SMALL)
 
 
