@@ -243,8 +243,8 @@ def _groups_query(config: Config, *, all_rows: bool, size: int | None, order: st
 def group_count(config: Config, *, all_rows: bool = False, size: int | None = None) -> int:
     """How many spectral groups (``id`` rows only unless ``all_rows``), of one size if given.
 
-    A compact store counts them from its shards' counts (``bbcore.families``),
-    complete or not yet.
+    A complete compact store counts them from its shards' counts
+    (``bbcore.families``); one still being explored lists none yet.
     """
     if is_compact(config):
         return families.group_count(config, all_rows=all_rows, size=size) if counted_by_shards(config) else 0
