@@ -56,10 +56,11 @@ def worker_peak(pid: int) -> int:
 
 
 def spectra(path: Path, config: str) -> list[tuple]:
-    """The ambiguous spectra found, to check that both runs agree."""
+    """The families found (one row each, ``store.Family``), to check that both runs agree."""
     with sqlite3.connect(path) as connection:
         return connection.execute(
-            'SELECT spectrum, nb_mol, canonical_number FROM "Spectrums" WHERE config = ? ORDER BY spectrum',
+            'SELECT canonical_number, spectrum, nb_mol, spectra FROM "Families" '
+            "WHERE config = ? ORDER BY position",
             (config,),
         ).fetchall()
 

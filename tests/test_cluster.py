@@ -192,7 +192,7 @@ CONFIG = Config(4, 7)
 """211,876 molecules."""
 SMALL_RANGES = 8192
 """26 tracing tasks for A4_B7 (the default range holds it whole)."""
-TABLES = ("Configurations", "Spectrums", "FamilyMolecules", "Profiles", "GroupedShards", "ExploredRanges")
+TABLES = ("Configurations", "Families", "Profiles", "GroupedShards", "ExploredRanges")
 
 
 def compact_tables(path: Path, ranges: bool = True) -> dict[str, list[tuple]]:
@@ -232,7 +232,7 @@ def local_run(tmp_path_factory) -> Path:
     """CONFIG explored compact by the local pool."""
     path = tmp_path_factory.mktemp("local") / "local.sqlite"
     assert explore(CONFIG, path, store="compact") == COMPLETE
-    assert compact_tables(path)["Spectrums"]
+    assert compact_tables(path)["Families"]
     return path
 
 

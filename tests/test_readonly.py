@@ -151,7 +151,7 @@ def test_an_older_file_is_read_as_it_is(finished: Path, home: Path, tmp_path: Pa
     connection = sqlite3.connect(older)
     for column in ("store", "shards", "shard_root"):
         connection.execute(f'ALTER TABLE Configurations DROP COLUMN "{column}"')
-    for table in ("FamilyMolecules", "Profiles", "GroupedShards"):
+    for table in ("FamilyMolecules", "Profiles", "GroupedShards", "Families"):
         connection.execute(f'DROP TABLE "{table}"')
     connection.commit()
     connection.close()
