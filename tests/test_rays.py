@@ -301,3 +301,55 @@ def test_spectrum_matches_rays(random_molecules, data):
     assert stats["reflected_number"] == spectrum.count("&")
     assert stats["reflected_edge"] + stats["reflected_deep"] == stats["reflected_number"]
     assert 2 * stats["out_number"] + spectrum.count("@") + spectrum.count("&") == config.positions
+
+
+def test_one_central_atom_statistics_by_hand():
+    """One atom in the middle of a 5 x 5 box, counted by hand: the 4 rays of its row and column
+    are absorbed after 2 cells; the 8 of the rows and columns beside it turn once and come out
+    after 3 cells (4 pairs); the 8 of the edges cross 5 cells (4 pairs); none is reflected, so
+    every reflected figure, the maxima too, is 0."""
+    stats = rays.statistics(Config(1, 5), (cell(5, 3, 3),))
+    assert stats == {
+        **dict.fromkeys(rays.STAT_FIELDS, 0),
+        "absorbed_number": 4,
+        "absorbed_max_length": 2,
+        "absorbed_tot_length": 8,
+        "out_number": 8,
+        "out_max_length": 5,
+        "out_max_turns": 1,
+        "out_tot_length": 4 * 5 + 4 * 3,
+        "out_tot_turns": 4,
+    }
+
+
+def test_a_full_box_has_no_ray_out():
+    """Every cell but one full (A3_B2): no ray comes out, so the out figures are all 0."""
+    stats = rays.statistics(Config(3, 2), (0, 1, 2))
+    assert {k: v for k, v in stats.items() if k.startswith("out_")} == dict.fromkeys(
+        [k for k in rays.STAT_FIELDS if k.startswith("out_")], 0
+    )
+    assert stats["absorbed_number"] + stats["reflected_number"] == 8
+
+
+RIGHT, LEFT, UP, DOWN = (0, 1), (0, -1), (-1, 0), (1, 0)  # (line, column) steps, written out
+
+
+def test_path_headings_by_hand():
+    """Each cell's heading in and out: a turn is where they differ; an out ray leaves its last
+    cell towards its exit, an absorbed one keeps its heading, a ray reflected at the edge has
+    no cell."""
+    atom = (cell(5, 3, 3),)
+    turning = rays.trace(5, atom, 2)  # in along row 2, turns north at (2, 2), out at the top
+    assert turning.path == ((2, 1), (2, 2), (1, 2))
+    assert rays.path_headings(5, turning) == [(RIGHT, RIGHT), (RIGHT, UP), (UP, UP)]
+    absorbed = rays.trace(5, atom, 3)
+    assert rays.path_headings(5, absorbed) == [(RIGHT, RIGHT), (RIGHT, RIGHT)]
+    across = rays.trace(5, atom, 11)  # from the right along row 5, straight out at the left
+    assert rays.path_headings(5, across) == [(LEFT, LEFT)] * 5
+    down = rays.trace(5, atom, 16)  # from the top along column 5
+    assert rays.path_headings(5, down) == [(DOWN, DOWN)] * 5
+    edge = rays.trace(3, [cell(3, 2, 1)], 1)
+    assert edge.result == "reflected" and rays.path_headings(3, edge) == []
+    deep = rays.trace(3, [cell(3, 1, 3), cell(3, 3, 3)], 2)  # reflected in (2, 2), back out
+    assert deep.path == ((2, 1), (2, 2))
+    assert rays.path_headings(3, deep) == [(RIGHT, RIGHT), (RIGHT, RIGHT)]
