@@ -22,6 +22,7 @@ from bbcore.numbering import (
     binomial_table,
     fits_int64,
     image_numbers_of,
+    molecule_batches,
     molecule_string,
     number_of,
     numbers_of,
@@ -315,3 +316,51 @@ def test_image_numbers_of_a_huge_molecule():
         number_of(A30_B13, transform_atoms(A30_B13, atoms_of(A30_B13, 1), t)) == k
         for t, k in zip(TRANSFORM_NAMES, images)
     )
+
+
+def test_number_of_names_the_cells_it_needs():
+    with pytest.raises(ValueError) as error:
+        number_of(A2_B4, (0, 16))
+    assert str(error.value) == "A2_B4 needs 2 distinct cells in 0..15, got [0, 16]"
+
+
+def test_binomial_table_holds_every_count_and_refuses_64_bit_overflow():
+    """``table[x, i] = C(x, i)`` for x in 0..W*W, i in 0..N; a configuration of 2^62 molecules
+    or more (A20_B9 has 4.7 x 10^18) is refused, one just under (A19_B9) is not."""
+    config = Config(3, 4)
+    table = binomial_table(config)
+    assert table.shape == (17, 4) and table.dtype == np.int64
+    assert table.tolist() == [[comb(x, i) for i in range(4)] for x in range(17)]
+    assert 2**62 <= Config(20, 9).nb_mol < 2**63
+    with pytest.raises(
+        OverflowError, match="A20_B9 has 4,694,436,188,839,116,720 molecules: too many for 64-bit"
+    ):
+        binomial_table(Config(20, 9))
+    assert binomial_table(Config(19, 9))[81, 19] == comb(81, 19)
+
+
+@pytest.mark.parametrize("name", ["A1_B2", "A3_B2", "A2_B4", "A4_B4", "A3_B5"])
+@pytest.mark.parametrize("size", [1, 2, 7, 100, 10**6])
+def test_molecule_batches_are_itertools_combinations_in_batches(name, size):
+    """Every molecule once, in number order, as uint8 cells, in batches of at most ``size``
+    (and one batch when they all fit)."""
+    config = parse_config(name)
+    batches = list(molecule_batches(config, size))
+    assert all(batch.dtype == np.uint8 and 0 < len(batch) <= size for batch in batches)
+    rows = [tuple(row) for batch in batches for row in batch.tolist()]
+    assert rows == list(itertools.combinations(range(config.cells), config.atoms))
+    if size >= config.nb_mol:
+        assert len(batches) == 1
+    if size < config.nb_mol:
+        assert len(batches) >= config.nb_mol // size
+    assert len(list(molecule_batches(config, config.nb_mol))) == 1  # exactly enough room: one batch
+
+
+@pytest.mark.parametrize("size", [1, 3, 50, 10**6])
+def test_molecule_batches_among_some_cells(size):
+    """Only the molecules whose atoms are all among ``cells``, in number order."""
+    config = Config(3, 5)
+    cells = [0, 2, 3, 7, 11, 12, 18, 24]
+    rows = [tuple(row) for batch in molecule_batches(config, size, cells) for row in batch.tolist()]
+    assert rows == list(itertools.combinations(cells, 3))
+    assert [number_of(config, row) for row in rows] == sorted(number_of(config, row) for row in rows)

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from bbcore import rays
 from bbcore.config import Config
-from bbcore.geometry import EAST, NORTH, SOUTH, WEST, cell_of, entry, position_at
+from bbcore.geometry import EAST, NORTH, SOUTH, WEST, cell_of, entry, move_cursor, position_at
 from bbcore.numbering import atoms_of
 
 A2_B4 = Config(2, 4)
@@ -96,16 +96,18 @@ def test_positions_are_the_perimeter(width):
 
 @pytest.mark.parametrize("position", [0, 17, -3])
 def test_entry_rejects_bad_positions(position):
-    """Positions outside 1..4W are an error."""
-    with pytest.raises(ValueError):
+    """Positions outside 1..4W are an error that says the range."""
+    with pytest.raises(ValueError) as error:
         entry(4, position)
+    assert str(error.value) == f"position must be in 1..16, got {position}"
 
 
 @pytest.mark.parametrize("cell", [(0, 0), (5, 5), (2, 2), (0, 5)])
 def test_position_at_rejects_corners_and_inside(cell):
     """Corners and cells inside the box have no position."""
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError) as error:
         position_at(4, cell)
+    assert str(error.value) == f"{cell} is not a perimeter cell of a 4 x 4 box"
 
 
 # The worked example.
@@ -353,3 +355,22 @@ def test_path_headings_by_hand():
     deep = rays.trace(3, [cell(3, 1, 3), cell(3, 3, 3)], 2)  # reflected in (2, 2), back out
     assert deep.path == ((2, 1), (2, 2))
     assert rays.path_headings(3, deep) == [(RIGHT, RIGHT), (RIGHT, RIGHT)]
+
+
+@pytest.mark.parametrize("width", [2, 3, 5])
+def test_the_cursor_walks_the_ring_of_positions(width):
+    """Each side's own arrow (down the left side, right along the bottom, up the right side,
+    left along the top) goes to the next position, round the corners; the opposite arrow to
+    the one before; an arrow out of the box moves nothing; an arrow into the box turns a corner
+    only from the end of a side (onto the adjacent side's end), and mid-side moves nothing."""
+    last = 4 * width
+    sides = [(DOWN, RIGHT), (RIGHT, UP), (UP, LEFT), (LEFT, DOWN)]  # (along, into the box)
+    for position in range(1, last + 1):
+        along, into = sides[(position - 1) // width]
+        index = (position - 1) % width
+        after, before = position % last + 1, (position - 2) % last + 1
+        assert move_cursor(width, position, along) == after, (position, along)
+        assert move_cursor(width, position, (-along[0], -along[1])) == before, position
+        assert move_cursor(width, position, (-into[0], -into[1])) == position, position
+        inward = after if index == width - 1 else before if index == 0 else position
+        assert move_cursor(width, position, into) == inward, position
