@@ -51,6 +51,7 @@ from bbcore.explore import (
 )
 from bbcore.feasibility import refusal
 from bbcore.queries import config_state
+from bbcore.shots import Ranking
 from bbcore.store import (
     COMPACT,
     StoreError,
@@ -64,7 +65,7 @@ from bbcore.store import (
     read_only_message,
     reset_config,
 )
-from bbcore.strategy import StrategyBook
+from bbcore.strategy import StrategyBook, StrategyError, book, stored_book
 from bbcore.words import plural
 from bbtui.messages import ExplorationEnded, ExplorationProgress
 from bbtui.screens.decode import DecodeScreen
@@ -206,6 +207,23 @@ class BlackBoxApp(App[None]):
             )
             self.notify(why, title="Read-only", severity="error", timeout=10)
         return self.read_only
+
+    def strategy_book(self, config: Config, by: Ranking) -> StrategyBook:
+        """The stored book of ``config``, else computed (and stored); in a worker thread.
+
+        A read-only session (``--read-only``) only reads: computing a book
+        takes a core for seconds to minutes, which a served visitor must not
+        start.  StrategyError says so when none is stored.
+        """
+        if self.read_only_asked:
+            found = stored_book(config, by)
+            if found is None:
+                raise StrategyError(
+                    f"no {by} book of {config} is stored, and this read-only session (--read-only) "
+                    "does not compute one"
+                )
+            return found
+        return book(config, by)[0]
 
     def watch_config(self) -> None:
         """The Groups key depends on the configuration."""

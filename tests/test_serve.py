@@ -16,8 +16,11 @@ these tests on a workstation, and fails them in CI (``$CI`` set), where
 
 from __future__ import annotations
 
+import base64
 import hashlib
+import http.client
 import os
+import shutil
 import signal
 import socket
 import sqlite3
@@ -28,12 +31,16 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
+from pilot import text_of, wait_for
 from proctree import session_processes, stored_ranges, wait_until
 
 from bbcore.config import Config
 from bbcore.store import close_database, open_database
+from bbtui.app import BlackBoxApp
+from bbtui.screens.strategy import StrategyScreen
 from bbtui.settings import resume_target
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -260,9 +267,33 @@ def test_read_only_the_same_keys_leave_the_database_unchanged(tmp_path, browser)
     assert not complete(db, SMALL)
 
 
+def websocket_handshake(url: str, origin: str) -> int:
+    """The HTTP status the server answers a websocket opened from a page of ``origin``."""
+    address = urlsplit(url)
+    connection = http.client.HTTPConnection(address.hostname, address.port, timeout=30)
+    try:
+        connection.request(
+            "GET",
+            "/ws",
+            headers={
+                "Upgrade": "websocket",
+                "Connection": "Upgrade",
+                "Sec-WebSocket-Key": base64.b64encode(os.urandom(16)).decode(),
+                "Sec-WebSocket-Version": "13",
+                "Origin": origin,
+            },
+        )
+        return connection.getresponse().status
+    finally:
+        connection.close()
+
+
 def test_one_more_tab_than_max_sessions_gets_a_message_not_an_app(tmp_path, browser):
     db = tmp_path / "served.sqlite"
     with serving(db, "--max-sessions", "1") as served:
+        # A page of another site may not open a session in the visitor's browser.
+        assert websocket_handshake(served.url, origin="http://elsewhere.example") == 403
+        assert served.apps() == []
         first = Tab(browser, served.url)
         first.wait_for_app()
         second = Tab(browser, served.url)
@@ -282,6 +313,7 @@ def test_serve_refuses_bad_options_in_one_line(tmp_path):
         (["--port", "70000"], "expected a port from 1 to 65535"),
         (["--max-sessions", "0"], "expected a number >= 1"),
         (["--read-only"], "no database at"),
+        (["--host", "192.0.2.1"], "cannot serve on 192.0.2.1:8000"),  # not this machine's address
     ):
         result = subprocess.run(
             [sys.executable, "-m", "bbtui.app", "--serve", "--db", str(tmp_path / "none.sqlite"), *options],
@@ -292,7 +324,33 @@ def test_serve_refuses_bad_options_in_one_line(tmp_path):
         )
         assert result.returncode == 2, result
         assert expected in result.stderr and "Traceback" not in result.stderr
+        reachable = "anyone who can reach this port can use the app" in result.stderr
+        assert reachable is ("--host" in options)
     result = subprocess.run(
         [sys.executable, "-m", "bbtui.app", "--port", "8000"], capture_output=True, text=True, timeout=60
     )
     assert result.returncode == 2 and "--port goes with --serve" in result.stderr
+
+
+@pytest.mark.parametrize("read_only", [True, False])
+async def test_a_read_only_session_computes_no_book_and_explores_nothing(explored, tmp_path, read_only):
+    """What every session of ``bbtui --serve --read-only`` is: ``bbtui --read-only`` (and,
+    as the control, the same keys without it compute and store the book)."""
+    db = tmp_path / "copy.sqlite"
+    shutil.copy(explored, db)
+    before = hashlib.sha256(db.read_bytes()).hexdigest()
+    app = BlackBoxApp(db, SMALL, read_only=read_only)
+    async with app.run_test(size=(120, 40)) as pilot:
+        assert app.read_only is read_only
+        assert app.sub_title.startswith("read-only session") is read_only
+        await pilot.press("b")
+        await wait_for(pilot, lambda: isinstance(app.screen, StrategyScreen))
+        if read_only:
+            await wait_for(pilot, lambda: "does not compute one" in text_of(app, "#strategy-message"))
+            app.start_exploration(Config(2, 3))
+            assert app.exploring is None
+            await wait_for(pilot, lambda: any("(--read-only)" in note.message for note in app._notifications))
+        else:
+            await wait_for(pilot, lambda: app.screen.book is not None)
+    close_database()
+    assert (hashlib.sha256(db.read_bytes()).hexdigest() == before) is read_only
