@@ -9,7 +9,9 @@ and posts its progress as messages, so every screen stays usable during a
 run and ``ctrl+q`` pauses the run cleanly before quitting.  A database this user
 cannot write (a shared or published file, a read-only mount) opens
 read-only: every browsing screen works, the exploration keys are off, the
-header says why, and a start says in one line what to do.
+header says why, and a start says in one line what to do.  ``--read-only``
+opens any file so, and computes no strategy book either.  ``bbtui --serve``
+serves the app to web browsers, each tab an app of its own (``bbtui.serve``).
 
 Screens: Explore (the home screen), Groups, Group, Decode, Molecule,
 Statistics, Play, Strategy and Help; the global keys and the command
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import signal
 import sys
 import threading
 import time
@@ -50,6 +53,7 @@ from bbcore.explore import (
     full_disk_line,
 )
 from bbcore.feasibility import refusal
+from bbcore.lifeline import die_with_parent
 from bbcore.queries import config_state
 from bbcore.shots import Ranking
 from bbcore.store import (
@@ -599,6 +603,8 @@ def build_parser() -> argparse.ArgumentParser:
         "computing a strategy book are off",
     )
     parser.add_argument("--version", action="version", version=f"bbtui {__version__}")
+    # A session's app of bbtui --serve: it quits (pausing its run) when that server process ends.
+    parser.add_argument("--served-by", type=positive_int, default=None, help=argparse.SUPPRESS)
     web = parser.add_argument_group(
         "serving in a web browser (needs the [web] extra: pip install 'bbtui[web]')",
         "bbtui --serve runs a web server; each browser tab that opens it gets an app of its own "
@@ -659,6 +665,8 @@ def main(argv: list[str] | None = None) -> int:
     given = [name for name in ("host", "port", "max_sessions") if getattr(args, name) is not None]
     if given:
         parser.error(f"--{given[0].replace('_', '-')} goes with --serve")
+    if args.served_by:
+        die_with_parent(args.served_by, signal.SIGTERM)  # Textual's web driver quits on SIGTERM
     try:
         config = parse_config(args.config) if args.config else None
         app = BlackBoxApp(args.db, config, cluster=cluster_address(args.cluster), read_only=args.read_only)

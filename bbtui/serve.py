@@ -36,6 +36,7 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import logging
+import os
 import shlex
 import signal
 import sys
@@ -87,9 +88,10 @@ def session_command(
     """The shell command that runs one session's app: this bbtui, on this database.
 
     ``exec`` replaces the shell by the app, so the process the server
-    started, signals and waits for is the app itself.
+    started, signals and waits for is the app itself; ``--served-by`` has
+    it quit (pausing its run) if the server is killed without a word.
     """
-    argv = [sys.executable, "-m", "bbtui.app", "--db", str(db_path)]
+    argv = [sys.executable, "-m", "bbtui.app", "--db", str(db_path), "--served-by", str(os.getpid())]
     if read_only:
         argv.append("--read-only")
     if cluster:

@@ -118,10 +118,17 @@ class Served:
         """The pids of the sessions' app processes running now."""
         return [pid for pid, command in session_processes(self.process.pid) if APP in command]
 
-    def stop(self) -> list[tuple[int, str]]:
-        """SIGTERM the server alone, wait for it; what of its session is still alive after."""
-        self.process.send_signal(signal.SIGTERM)
-        assert self.process.wait(90) == 0, self.output.read_text()
+    def stop(self, signum: int = signal.SIGTERM) -> list[tuple[int, str]]:
+        """Signal the server alone, wait for it; what of its session is still alive after.
+
+        After SIGTERM the server has ended its sessions itself; after SIGKILL
+        they end by themselves (``--served-by``), pausing their runs first.
+        """
+        self.process.send_signal(signum)
+        assert self.process.wait(90) == (0 if signum == signal.SIGTERM else -signum), self.output.read_text()
+        deadline = time.monotonic() + (0.5 if signum == signal.SIGTERM else 60)
+        while time.monotonic() < deadline and session_processes(self.process.pid):
+            time.sleep(0.1)
         time.sleep(0.5)  # an orphan would still be there; a reaped child is gone at once
         return session_processes(self.process.pid)
 
@@ -233,7 +240,8 @@ def test_a_browser_tab_explores_a_configuration_and_the_stop_leaves_nothing(tmp_
     assert f"bbtui: serving {db} on {served.url.rstrip('/')}" in served.output.read_text()
 
 
-def test_stopping_the_server_pauses_and_stores_a_running_exploration(tmp_path, browser):
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGKILL], ids=["SIGTERM", "SIGKILL"])
+def test_stopping_the_server_pauses_and_stores_a_running_exploration(tmp_path, browser, signum):
     db = tmp_path / "served.sqlite"
     with serving(db) as served:
         tab = Tab(browser, served.url)
@@ -241,7 +249,7 @@ def test_stopping_the_server_pauses_and_stores_a_running_exploration(tmp_path, b
         tab.type(LONG.name, "Enter")
         wait_until(lambda: stored_ranges(db, LONG) > 0, 120, f"{LONG}'s first ranges stored")
         running = session_processes(served.process.pid)
-        assert served.stop() == [], f"left running; before the stop: {running}"
+        assert served.stop(signum) == [], f"left running; before the stop: {running}"
         log = served.output.read_text()
     assert "did not quit" not in log and "killing" not in log, log
     assert not complete(db, LONG)
