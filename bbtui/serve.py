@@ -49,6 +49,8 @@ from aiohttp import WSMsgType, web
 from textual_serve.app_service import AppService
 from textual_serve.server import Server, to_int
 
+from bbcore.words import plural
+
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8000
 DEFAULT_MAX_SESSIONS = 4
@@ -103,11 +105,12 @@ def session_command(
 
 def full_message(max_sessions: int) -> bytes:
     """What a tab over the limit shows in its terminal instead of an app."""
-    line = (
-        f"bbtui: all {max_sessions} sessions of this server are in use "
-        f"(--max-sessions {max_sessions}). Close another bbtui tab, then reload this page."
+    lines = (
+        f"bbtui: every session of this server is in use ({plural(max_sessions, 'session')} "
+        f"at most, --max-sessions {max_sessions}).",
+        "Close another bbtui tab, then reload this page.",
     )
-    return f"\x1b[2J\x1b[H\x1b[1m{line}\x1b[0m\r\n".encode()
+    return ("\x1b[2J\x1b[H\x1b[1m" + "\r\n".join(lines) + "\x1b[0m\r\n").encode()
 
 
 class Session(AppService):
@@ -118,7 +121,16 @@ class Session(AppService):
         """Whether its app process has ended (a session still starting counts as running)."""
         return self._process is not None and self._process.returncode is not None
 
+    ending: asyncio.Task[None] | None = None
+    """The one ending of this session: its tab's handler and the server's stop both ask for it."""
+
     async def end(self) -> None:
+        """End the app (``quit``), once, even if the handler that asked is cancelled meanwhile."""
+        if self.ending is None:
+            self.ending = asyncio.create_task(self.quit())
+        await asyncio.shield(self.ending)
+
+    async def quit(self) -> None:
         """Ask the app to quit (it pauses a run first); terminate, then kill, one that hangs."""
         process = self._process
         if process is None:
@@ -279,7 +291,7 @@ def serve(
     url_host = f"[{host}]" if ":" in host else host
     banner = (
         f"bbtui: serving {db_path}{' read-only' if read_only else ''} on http://{url_host}:{port} "
-        f"({max_sessions} browser session{'s' if max_sessions != 1 else ''} at most); Ctrl-C stops"
+        f"({plural(max_sessions, 'browser session')} at most); Ctrl-C stops"
     )
     command = session_command(db_path.resolve(), read_only=read_only, config=config, cluster=cluster)
     server = BbtuiServer(command, host=host, port=port, max_sessions=max_sessions, banner=banner)
