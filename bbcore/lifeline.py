@@ -39,25 +39,35 @@ ORPHAN_EXIT_STATUS = 70
 """Exit status of a worker that ended because its parent was gone."""
 
 
-def die_with_parent(parent: int) -> None:
+def die_with_parent(parent: int, signum: int = signal.SIGKILL) -> None:
     """End this process when process ``parent`` ends (call it first thing in a worker).
 
     ``parent`` is the pid the worker was started by, passed down as an
     argument: ``os.getppid()`` read in the worker could already be init's.
+    ``signum`` is what this process gets then: SIGKILL (a worker), or a
+    signal it ends cleanly on (SIGTERM: a session's app of ``bbtui --serve``
+    pauses its run and quits, as on ctrl+q, when the server is killed).
     """
     if sys.platform.startswith("linux"):
         try:
             libc = ctypes.CDLL(None, use_errno=True)
-            libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+            libc.prctl(PR_SET_PDEATHSIG, signum, 0, 0, 0)
         except (OSError, AttributeError):
             pass  # the watchdog below still works
     if os.getppid() != parent:  # gone before prctl took effect
-        os._exit(ORPHAN_EXIT_STATUS)
-    threading.Thread(target=_watch, args=(parent,), name="bbcore-lifeline", daemon=True).start()
+        _orphaned(signum)
+    threading.Thread(target=_watch, args=(parent, signum), name="bbcore-lifeline", daemon=True).start()
 
 
-def _watch(parent: int) -> None:
+def _watch(parent: int, signum: int) -> None:
     """Poll the parent id; end the process once it is no longer ``parent``."""
     while os.getppid() == parent:
         time.sleep(POLL_SECONDS)
-    os._exit(ORPHAN_EXIT_STATUS)
+    _orphaned(signum)
+
+
+def _orphaned(signum: int) -> None:
+    """End at once (SIGKILL), or send this process ``signum`` to end by itself."""
+    if signum == signal.SIGKILL:
+        os._exit(ORPHAN_EXIT_STATUS)
+    os.kill(os.getpid(), signum)

@@ -9,7 +9,9 @@ and posts its progress as messages, so every screen stays usable during a
 run and ``ctrl+q`` pauses the run cleanly before quitting.  A database this user
 cannot write (a shared or published file, a read-only mount) opens
 read-only: every browsing screen works, the exploration keys are off, the
-header says why, and a start says in one line what to do.
+header says why, and a start says in one line what to do.  ``--read-only``
+opens any file so, and computes no strategy book either.  ``bbtui --serve``
+serves the app to web browsers, each tab an app of its own (``bbtui.serve``).
 
 Screens: Explore (the home screen), Groups, Group, Decode, Molecule,
 Statistics, Play, Strategy and Help; the global keys and the command
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import signal
 import sys
 import threading
 import time
@@ -31,10 +34,12 @@ from pathlib import Path
 from textual import work
 from textual.app import App, SystemCommand
 from textual.binding import Binding
+from textual.messages import ExitApp
 from textual.reactive import reactive
 from textual.screen import Screen
 
 from bbcore import __version__
+from bbcore.cli.common import positive_int
 from bbcore.cluster import cluster_address
 from bbcore.compact import default_shard_root, forget_shards
 from bbcore.config import Config, ConfigError, parse_config
@@ -47,8 +52,10 @@ from bbcore.explore import (
     full_disk_line,
 )
 from bbcore.feasibility import refusal
+from bbcore.lifeline import die_with_parent
 from bbcore.progress import Progress
 from bbcore.queries import config_state
+from bbcore.shots import Ranking
 from bbcore.store import (
     COMPACT,
     StoreError,
@@ -62,7 +69,7 @@ from bbcore.store import (
     read_only_message,
     reset_config,
 )
-from bbcore.strategy import StrategyBook
+from bbcore.strategy import StrategyBook, StrategyError, book, stored_book
 from bbcore.words import plural
 from bbtui.messages import ExplorationEnded, ExplorationProgress
 from bbtui.screens.decode import DecodeScreen
@@ -116,6 +123,7 @@ class BlackBoxApp(App[None]):
         workers: int | None = None,
         range_size: int | None = None,
         cluster: str | None = None,
+        read_only: bool = False,
     ) -> None:
         """Open the database (StoreError if unusable) and select ``config``.
 
@@ -123,9 +131,12 @@ class BlackBoxApp(App[None]):
         database must always be explored with the same range size.
         ``cluster`` is a Dask scheduler's address (``bbcore.cluster``): runs
         then go there, in the compact store, as ``bbcore explore --cluster``.
+        ``read_only`` opens even a writable file read-only (``bbtui --read-only``,
+        every session of ``bbtui --serve --read-only``): nothing is explored,
+        reset or computed for a book.
         """
         super().__init__()
-        self.db_path = open_database(db_path)
+        self.db_path = open_database(db_path, write=False if read_only else None)
         # Large explorations spawn worker processes, and multiprocessing starts its
         # resource tracker with our stderr: start it now, while stderr is still the
         # terminal's, not Textual's capture (whose fileno() is -1).
@@ -138,10 +149,13 @@ class BlackBoxApp(App[None]):
         self.progress_at = time.monotonic()
         self.last_error: str | None = None
         self.quitting = False
+        self.quit_now = False
         self.books: dict[tuple[Config, str], StrategyBook] = {}
         """Strategy books read or computed, by (configuration, policy), shared by the screens."""
         self.read_only = is_read_only()
         """A file this user cannot write opens read-only: browsing works, exploring is off."""
+        self.read_only_asked = read_only
+        """Read-only because asked (``--read-only``), not because of the file."""
         self.sub_title = self.home_subtitle()
         self.meter = RateMeter()
         """The running exploration's smoothed rate (``bbtui.widgets.progress``)."""
@@ -180,6 +194,8 @@ class BlackBoxApp(App[None]):
 
     def home_subtitle(self) -> str:
         """The header's second part when nothing runs: the file, and why exploring is off."""
+        if self.read_only_asked:
+            return f"read-only session: exploring and computing books off · {self.db_path}"
         if self.read_only:
             return f"{self.db_path} · read-only: exploring off (copy it, or --db another file)"
         return str(self.db_path)
@@ -187,8 +203,31 @@ class BlackBoxApp(App[None]):
     def refuse_read_only(self) -> bool:
         """Say in one line why nothing can be explored in a read-only file; True if refused."""
         if self.read_only:
-            self.notify(read_only_message(self.db_path), title="Read-only", severity="error", timeout=10)
+            why = (
+                f"This session opened {self.db_path} read-only (--read-only): exploring, resetting "
+                "and computing a strategy book are off."
+                if self.read_only_asked
+                else read_only_message(self.db_path)
+            )
+            self.notify(why, title="Read-only", severity="error", timeout=10)
         return self.read_only
+
+    def strategy_book(self, config: Config, by: Ranking) -> StrategyBook:
+        """The stored book of ``config``, else computed (and stored); in a worker thread.
+
+        A read-only session (``--read-only``) only reads: computing a book
+        takes a core for seconds to minutes, which a served visitor must not
+        start.  StrategyError says so when none is stored.
+        """
+        if self.read_only_asked:
+            found = stored_book(config, by)
+            if found is None:
+                raise StrategyError(
+                    f"no {by} book of {config} is stored, and this read-only session (--read-only) "
+                    "does not compute one"
+                )
+            return found
+        return book(config, by)[0]
 
     def watch_config(self) -> None:
         """The Groups key depends on the configuration."""
@@ -518,9 +557,18 @@ class BlackBoxApp(App[None]):
         self.explored_note = note
         self.notify(note, title="Exploration")
 
+    def on_exit_app(self, message: ExitApp) -> None:
+        """A quit from outside (the browser tab of ``bbtui --serve`` closed, the server
+        stopped, SIGTERM) pauses a run under way first, as ctrl+q does."""
+        if self.exploring is not None and not self.quit_now:
+            message.prevent_default()  # App's own handler would end the app mid-range
+            if not self.quitting:  # a second one (SIGTERM and the tab's quit) waits too
+                self.call_later(self.action_quit)
+
     async def action_quit(self) -> None:
         """Quit; a running exploration is paused first (its progress is kept)."""
         if self.exploring is None or self.quitting:
+            self.quit_now = True  # ctrl+q again: quit without waiting for the pause
             self.exit()
             return
         self.quitting = True
@@ -533,8 +581,17 @@ class BlackBoxApp(App[None]):
         )
 
 
+def port_number(text: str) -> int:
+    """argparse type: a TCP port, 1 to 65535."""
+    value = positive_int(text)
+    if value > 65535:
+        raise argparse.ArgumentTypeError(f"expected a port from 1 to 65535, got {value}")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
-    """The command line: ``bbtui [--db PATH] [--cluster ADDRESS] [CONFIG]``."""
+    """The command line: ``bbtui [--db PATH] [--cluster ADDRESS] [--read-only] [CONFIG]``,
+    or ``bbtui --serve [--host HOST] [--port PORT] [--max-sessions N] ...``."""
     parser = argparse.ArgumentParser(
         prog="bbtui",
         description="Explore the Black Box deduction game: run exhaustive explorations, browse "
@@ -556,16 +613,80 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="explore on the Dask scheduler at ADDRESS, compact store (default: $BBTUI_CLUSTER)",
     )
+    parser.add_argument(
+        "--read-only",
+        action="store_true",
+        help="open the database read-only: browse, decode and play; exploring, resetting and "
+        "computing a strategy book are off",
+    )
     parser.add_argument("--version", action="version", version=f"bbtui {__version__}")
+    # A session's app of bbtui --serve: it quits (pausing its run) when that server process ends.
+    parser.add_argument("--served-by", type=positive_int, default=None, help=argparse.SUPPRESS)
+    web = parser.add_argument_group(
+        "serving in a web browser (needs the [web] extra: pip install 'bbtui[web]')",
+        "bbtui --serve runs a web server; each browser tab that opens it gets an app of its own "
+        "(a process) on the same database. Ctrl-C or SIGTERM stops it and every session's app, "
+        "pausing and storing an exploration under way.",
+    )
+    web.add_argument("--serve", action="store_true", help="serve the app to web browsers")
+    web.add_argument(
+        "--host",
+        default=None,
+        help="address to listen on (default 127.0.0.1: this machine only; any other address "
+        "lets anyone who can reach the port use the app)",
+    )
+    web.add_argument("--port", type=port_number, default=None, help="port to listen on (default 8000)")
+    web.add_argument(
+        "--max-sessions",
+        type=positive_int,
+        default=None,
+        metavar="N",
+        help="browser sessions at once, each a process (default 4); one more tab is told so",
+    )
     return parser
 
 
+def serve_main(args: argparse.Namespace) -> int:
+    """``bbtui --serve``: check the database once, then serve it (``bbtui.serve``)."""
+    try:
+        from bbtui import serve
+    except ImportError as error:
+        print(f"bbtui: --serve needs the [web] extra ({error}): pip install 'bbtui[web]'", file=sys.stderr)
+        return 2
+    try:
+        if args.config:
+            parse_config(args.config)
+        path = open_database(args.db, write=False if args.read_only else None)
+    except (ConfigError, StoreError) as error:
+        print(f"bbtui: {error}", file=sys.stderr)
+        return 2
+    finally:
+        close_database()
+    return serve.serve(
+        path,
+        host=args.host or serve.DEFAULT_HOST,
+        port=args.port or serve.DEFAULT_PORT,
+        read_only=args.read_only,
+        max_sessions=args.max_sessions or serve.DEFAULT_MAX_SESSIONS,
+        config=args.config,
+        cluster=args.cluster,
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Check the arguments and the database, then run the app."""
-    args = build_parser().parse_args(argv)
+    """Check the arguments and the database, then run the app (or serve it: ``--serve``)."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.serve:
+        return serve_main(args)
+    given = [name for name in ("host", "port", "max_sessions") if getattr(args, name) is not None]
+    if given:
+        parser.error(f"--{given[0].replace('_', '-')} goes with --serve")
+    if args.served_by:
+        die_with_parent(args.served_by, signal.SIGTERM)  # Textual's web driver quits on SIGTERM
     try:
         config = parse_config(args.config) if args.config else None
-        app = BlackBoxApp(args.db, config, cluster=cluster_address(args.cluster))
+        app = BlackBoxApp(args.db, config, cluster=cluster_address(args.cluster), read_only=args.read_only)
     except (ConfigError, StoreError) as error:
         print(f"bbtui: {error}", file=sys.stderr)
         return 2

@@ -15,6 +15,7 @@ from textual.dom import DOMNode
 
 from bbcore.config import Config
 from bbcore.progress import Progress
+from bbcore.shots import Ranking
 from bbcore.strategy import StrategyBook
 
 
@@ -55,6 +56,9 @@ class Host(Protocol):
 
     def offer_groups(self, config: Config) -> None:
         """Offer the spectral groups of a configuration that just completed."""
+
+    def strategy_book(self, config: Config, by: Ranking) -> StrategyBook:
+        """The stored book, else computed (not in a read-only session: StrategyError)."""
 
     def refuse_read_only(self) -> bool:
         """Say why nothing can be explored in a read-only file; True if refused."""

@@ -22,10 +22,10 @@ import subprocess
 import sys
 import termios
 import threading
-import time
 from pathlib import Path
 
 import pytest
+from proctree import session_processes, stored_ranges, wait_until
 
 from bbcore import compact
 from bbcore.config import Config
@@ -36,34 +36,6 @@ ENV = dict(os.environ, PYTHONPATH=str(ROOT))
 CONFIG = Config(4, 7)
 """211,876 molecules: above ``IN_PROCESS_BELOW``, so a real worker pool runs."""
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(sys.platform != "linux", reason="reads /proc")]
-
-
-def session_processes(session: int) -> list[tuple[int, str]]:
-    """``(pid, command line)`` of every live (not zombie) process of a session."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
-            continue  # ended meanwhile
-        fields = stat[stat.rindex(")") + 2 :].split()  # state ppid pgrp session ...
-        if int(fields[3]) == session and fields[0] != "Z":
-            found.append((int(entry.name), command))
-    return found
-
-
-def stored_ranges(path: Path, config: Config = CONFIG) -> int:
-    """ExploredRanges rows of ``config`` so far (0 before the table exists)."""
-    try:
-        with sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5) as connection:
-            return connection.execute(
-                "SELECT COUNT(*) FROM ExploredRanges WHERE config = ?", (config.name,)
-            ).fetchone()[0]
-    except sqlite3.Error:
-        return 0
 
 
 def table_rows(path: Path) -> dict[str, list[tuple]]:
@@ -93,14 +65,6 @@ def clean_run(tmp_path_factory) -> dict[str, list[tuple]]:
     path = tmp_path_factory.mktemp("clean") / "clean.sqlite"
     assert explore(CONFIG, path) == COMPLETE
     return table_rows(path)
-
-
-def wait_until(condition, timeout: float, what: str) -> None:
-    """Poll ``condition()`` until it holds, or fail saying ``what`` did not happen."""
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.05)
 
 
 def kill_and_check_no_survivor(process: subprocess.Popen, path: Path, config: Config = CONFIG) -> None:

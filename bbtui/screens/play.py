@@ -347,10 +347,10 @@ class PlayScreen(Screen):
     @work(thread=True, exclusive=True, group="play-book")
     def run_book(self, config: Config) -> None:
         """Read or compute the book in a thread."""
-        from bbcore.strategy import StrategyError, book
+        from bbcore.strategy import StrategyError
 
         try:
-            made, _ = book(config, "remaining")
+            made = self.bb_app.strategy_book(config, "remaining")
         except StrategyError as error:
             self.post_message(BookReady(config, "remaining", None, str(error)))
             return

@@ -96,10 +96,8 @@ class StrategyScreen(Screen):
     @work(thread=True, exclusive=True, group="strategy-book")
     def run_book(self, config: Config, by: str) -> None:
         """Read or compute (and store) the book in a thread."""
-        from bbcore.strategy import book
-
         try:
-            made, _ = book(config, by)  # type: ignore[arg-type]
+            made = self.bb_app.strategy_book(config, by)  # type: ignore[arg-type]
         except StrategyError as error:
             self.post_message(BookReady(config, by, None, str(error)))
             return
