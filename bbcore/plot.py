@@ -1,21 +1,23 @@
 """Bar charts as text, drawn by plotext: the TUI's plots and the CLI's.
 
-plotext 6 draws on a figure object (``plot_class``); ``figure.build()``
-returns a matrix whose ``string()`` is the chart as text.  Each chart gets
-its own figure (plotext's module-level figure is shared global state) and
-the ``colorless`` theme; the y axis gets a few round integer ticks, since
-the values are counts.
+plotext 6's public API is one figure, ``plotext.figure`` (module-level
+state, as in matplotlib's pyplot): each chart clears it, draws on it and
+reads ``figure.build().string()``, the chart as text, under a lock so that
+two threads never draw on it at once.  The ``colorless`` theme; the y axis
+gets a few round integer ticks, since the values are counts.
 """
 
 from __future__ import annotations
 
 import math
 import re
+import threading
 from collections.abc import Sequence
 
-from plotext import terminal as plotext_terminal
-from plotext._plotter.plot import plot_class
+import plotext
 
+FIGURE_LOCK = threading.Lock()
+"""plotext's one public figure is shared: one chart is drawn on it at a time."""
 ANSI_RE = re.compile(r"\x1b\[[0-9;]*m")
 
 
@@ -40,15 +42,17 @@ def tick_label(value: int) -> str:
 
 def chart_text(title: str, labels: Sequence[str], values: Sequence[int], width: int, height: int) -> str:
     """The bar chart as plotext draws it (ANSI text), ``width`` x ``height`` cells."""
-    figure = plot_class(plotext_terminal)
-    figure.plot_size(width, height)
-    figure.theme("colorless")
-    figure.title(title)
-    figure.draw(figure.bar(list(labels), list(values)))
     ticks = round_ticks(max(values))
-    figure.ruler("y").ticks(ticks, labels=[tick_label(t) for t in ticks])
-    figure.ruler("y").lim(0, max(values))
-    return figure.build().string()
+    with FIGURE_LOCK:
+        figure = plotext.figure
+        figure.clear()
+        figure.plot_size(width, height)
+        figure.theme("colorless")
+        figure.title(title)
+        figure.draw(figure.bar(list(labels), list(values)))
+        figure.ruler("y").ticks(ticks, labels=[tick_label(t) for t in ticks])
+        figure.ruler("y").lim(0, max(values))
+        return figure.build().string()
 
 
 def plain_chart(title: str, labels: Sequence[object], values: Sequence[int], width: int, height: int) -> str:

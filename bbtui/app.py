@@ -161,6 +161,9 @@ class BlackBoxApp(App[None]):
         """The running exploration's smoothed rate (``bbtui.widgets.progress``)."""
         self.loading = "loading the engine"
         """What the run does before its first range is stored."""
+        self.engine_loaded = False
+        """A run of this process reached its first range: the kernels are compiled, whatever
+        numba's cache on disk says."""
         self.explored_note: str | None = None
         """The last run's completion, said on the Explore screen's panel until the next run."""
         theme = load_settings().get("theme")
@@ -212,8 +215,12 @@ class BlackBoxApp(App[None]):
             self.notify(why, title="Read-only", severity="error", timeout=10)
         return self.read_only
 
-    def strategy_book(self, config: Config, by: Ranking) -> StrategyBook:
+    def strategy_book(
+        self, config: Config, by: Ranking, progress: Callable[[int, int], None] | None = None
+    ) -> StrategyBook:
         """The stored book of ``config``, else computed (and stored); in a worker thread.
+
+        ``progress`` (molecules done, molecules) is ``strategy.book``'s, while it computes.
 
         A read-only session (``--read-only``) only reads: computing a book
         takes a core for seconds to minutes, which a served visitor must not
@@ -227,7 +234,7 @@ class BlackBoxApp(App[None]):
                     "does not compute one"
                 )
             return found
-        return book(config, by)[0]
+        return book(config, by, progress=progress)[0]
 
     def watch_config(self) -> None:
         """The Groups key depends on the configuration."""
@@ -405,7 +412,8 @@ class BlackBoxApp(App[None]):
         self.last_error = None
         self.explored_note = None
         self.meter = RateMeter(0 if restart else config_state(config).done)
-        self.loading = "loading the engine" if kernels_cached() else "compiling the engine, first run only"
+        compiled = self.engine_loaded or kernels_cached()
+        self.loading = "loading the engine" if compiled else "compiling the engine, first run only"
         self.exploring = config
         self.progress = None
         self.run_exploration(config, self.stop_event, restart, store)
@@ -507,6 +515,8 @@ class BlackBoxApp(App[None]):
         self.progress_at = time.monotonic()
         self.meter.add(progress)
         self.progress = progress
+        if progress.phase != "deleting" and progress.done > self.meter.stored:
+            self.engine_loaded = True  # a range stored by this run: the kernels are compiled
         if self.exploring is not None:
             self.sub_title = f"{progress.phase} {progress.config} {progress.fraction:.0%}"
 
@@ -524,19 +534,22 @@ class BlackBoxApp(App[None]):
         if message.outcome == "deleted":
             self.notify(f"{config}: its rows are deleted; s explores it again.", title="Exploration")
             return
+        # s resumes on the Explore screen (whose cursor goes to this run); elsewhere s is
+        # another screen's key: say where it works.
+        resume = "s" if isinstance(self.screen, ExploreScreen) else "s on the Explore screen (e)"
         if message.outcome == "full":
             self.notify(
                 f"{config} stopped: {message.error}.", title="Exploration", severity="error", timeout=30
             )
         elif message.outcome == "error":
             self.notify(
-                f"{config} stopped: {message.error}. What is stored is kept; s resumes.",
+                f"{config} stopped: {message.error}. What is stored is kept; {resume} resumes.",
                 title="Exploration",
                 severity="error",
                 timeout=15,
             )
         elif message.outcome == "paused":
-            self.notify(f"{config} paused: press s to resume.", title="Exploration")
+            self.notify(f"{config} paused: press {resume} to resume.", title="Exploration")
         else:
             self.offer_groups(config)
 

@@ -8,6 +8,7 @@ what it uses of the app.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol, cast
 
@@ -57,7 +58,9 @@ class Host(Protocol):
     def offer_groups(self, config: Config) -> None:
         """Offer the spectral groups of a configuration that just completed."""
 
-    def strategy_book(self, config: Config, by: Ranking) -> StrategyBook:
+    def strategy_book(
+        self, config: Config, by: Ranking, progress: Callable[[int, int], None] | None = None
+    ) -> StrategyBook:
         """The stored book, else computed (not in a read-only session: StrategyError)."""
 
     def refuse_read_only(self) -> bool:

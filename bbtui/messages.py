@@ -71,6 +71,20 @@ class BookReady(Message):
 
 
 @dataclass
+class BookProgress(Message):
+    """How far the spectra of a book being computed are read or traced."""
+
+    config: Config
+    by: str
+    done: int
+    total: int
+
+    def can_replace(self, message: Message) -> bool:
+        """A newer report of the same book makes an older one useless."""
+        return isinstance(message, BookProgress) and (message.config, message.by) == (self.config, self.by)
+
+
+@dataclass
 class CoachAnswer(Message):
     """The Play screen's coach decoded the rays shot so far."""
 

@@ -17,8 +17,10 @@ from pathlib import Path
 
 import pytest
 from hypothesis import strategies as st
+from pilot import RangeGate
 
 from bbcore import engine, rays, strategy
+from bbcore import explore as explore_module
 from bbcore.config import Config
 from bbcore.explore import explore as explore_configuration
 from bbcore.game import ABSORBED, REFLECTED
@@ -181,7 +183,9 @@ def compiled_engine() -> None:
     config = Config(2, 3)
     engine.explore_range(config, 1, 4)
     atoms, _ = engine.canonical_molecules(config, 1, config.nb_mol + 1)
-    engine.spectrum_keys(config, atoms, engine.trace_batch(config, atoms)[0])
+    partner, length, turns = engine.trace_batch(config, atoms)
+    engine.spectrum_keys(config, atoms, partner)
+    engine.ray_profile(partner, length, turns)  # the compact store's (kernels_cached counts it)
     strategy.compute_book(config, source="compute")
 
 
@@ -193,6 +197,14 @@ def explored(tmp_path_factory) -> Path:
         explore_configuration(config, path)
     db.close()  # the WAL checkpointed into the file: tests may copy it
     return path
+
+
+@pytest.fixture
+def gate(monkeypatch: pytest.MonkeyPatch) -> RangeGate:
+    """``bbcore.explore.store_range`` behind a gate (in-process runs only): a key lands mid-run."""
+    gate = RangeGate(explore_module.store_range)
+    monkeypatch.setattr(explore_module, "store_range", gate)
+    return gate
 
 
 @pytest.fixture

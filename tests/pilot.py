@@ -1,4 +1,5 @@
-"""What the TUI tests share: waiting for a condition, reading what a label shows.
+"""What the TUI tests share: waiting for a condition, reading what a label shows, a gate
+that holds a run mid-way.
 
 Imported by the TUI test modules (and ``readonly_pilot.py``); it holds no test.
 A test waits for the condition it needs, never a fixed time.
@@ -6,6 +7,7 @@ A test waits for the condition it needs, never a fixed time.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 
@@ -25,3 +27,24 @@ async def wait_for(pilot: Pilot, condition: Callable[[], object], timeout: float
 def text_of(app: App, selector: str) -> str:
     """What a label of the current screen shows."""
     return str(app.screen.query_one(selector, Label).render())
+
+
+class RangeGate:
+    """Once armed, the run stores one range, then waits until ``open()``: a key lands mid-run."""
+
+    def __init__(self, store_range: Callable) -> None:
+        self.store_range = store_range
+        self.armed = False
+        self.calls = 0
+        self.opened = threading.Event()
+
+    def __call__(self, *args, **kwargs):
+        if self.armed:
+            self.calls += 1
+            if self.calls > 1:
+                self.opened.wait(timeout=60)
+        return self.store_range(*args, **kwargs)
+
+    def open(self) -> None:
+        """Let the run go on."""
+        self.opened.set()

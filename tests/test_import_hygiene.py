@@ -6,9 +6,11 @@ likely imported textual already (the snapshot plugin does).
 
 from __future__ import annotations
 
+import ast
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 UI_PACKAGES = ("textual", "rich")
 
@@ -87,3 +89,33 @@ def test_the_app_is_what_the_screens_expect(tmp_path):
     members = {name for name in vars(Host) if not name.startswith("_")} | set(Host.__annotations__)
     missing = sorted(name for name in members if not hasattr(app, name))
     assert len(members) > 10 and missing == []
+
+
+OURS = ("bbcore", "bbtui")
+
+
+def private_imports(source: str) -> list[str]:
+    """The modules of other packages that ``source`` imports by a private name (``x._y``)."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        names = [alias.name for alias in node.names] if isinstance(node, ast.Import) else []
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names = [node.module]
+        found += [name for name in names if name.split(".")[0] not in OURS and is_private(name)]
+    return found
+
+
+def is_private(module: str) -> bool:
+    """``plotext._plotter.plot`` is; ``__future__`` is not."""
+    return any(part.startswith("_") and not part.endswith("__") for part in module.split("."))
+
+
+def test_bbcore_and_bbtui_use_only_public_apis_of_other_packages() -> None:
+    # plotext's private _plotter module, pinned to one release, was the last one (issue #20).
+    root = Path(__file__).parent.parent
+    offenders = {
+        str(path.relative_to(root)): private_imports(path.read_text())
+        for package in ("bbcore", "bbtui")
+        for path in sorted((root / package).rglob("*.py"))
+    }
+    assert {path: names for path, names in offenders.items() if names} == {}

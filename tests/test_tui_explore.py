@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from expect import disk_full_at
-from pilot import wait_for
+from pilot import RangeGate, wait_for
 from textual.command import CommandList, CommandPalette
 from textual.widgets import DataTable, Label
 
@@ -33,35 +32,6 @@ from bbtui.widgets.progress import RateMeter, progress_figures
 
 SMALL_RANGES = 64
 """Range size for the pause tests: A3_B5 (2,300 molecules) in 36 ranges."""
-
-
-class RangeGate:
-    """Once armed, the run stores one range, then waits until ``open()``: a key lands mid-run."""
-
-    def __init__(self, store_range: Callable) -> None:
-        self.store_range = store_range
-        self.armed = False
-        self.calls = 0
-        self.opened = threading.Event()
-
-    def __call__(self, *args, **kwargs):
-        if self.armed:
-            self.calls += 1
-            if self.calls > 1:
-                self.opened.wait(timeout=60)
-        return self.store_range(*args, **kwargs)
-
-    def open(self) -> None:
-        """Let the run go on."""
-        self.opened.set()
-
-
-@pytest.fixture
-def gate(monkeypatch: pytest.MonkeyPatch) -> RangeGate:
-    """``bbcore.explore.store_range`` behind a gate (in-process runs only)."""
-    gate = RangeGate(explore_module.store_range)
-    monkeypatch.setattr(explore_module, "store_range", gate)
-    return gate
 
 
 def molecule_rows(path: Path, config: str) -> list[tuple]:

@@ -51,7 +51,8 @@ SCREENS: dict[str, tuple[type[Screen], Opener]] = {
     "group": (GroupScreen, open_group),
     # A game with candidates to page through: the fullest footer of the screen.
     "decode": (DecodeScreen, lambda app: app.push_screen(DecodeScreen(A4_B4, "H" + "." * 15))),
-    "molecule": (MoleculeScreen, lambda app: app.open_molecule(A4_B4, 1)),
+    # Molecule 22 heads a spectral group: the fullest footer of the screen.
+    "molecule": (MoleculeScreen, lambda app: app.open_molecule(A4_B4, 22)),
     "statistics": (StatisticsScreen, lambda app: app.action_statistics()),
     "play": (PlayScreen, lambda app: app.action_play()),
     "strategy": (StrategyScreen, lambda app: app.action_strategy()),

@@ -54,7 +54,7 @@ from bbtui.host import Host, host
 from bbtui.messages import DecodeFinished, DecodeProgress
 from bbtui.widgets.board import Board, BoardGrid, RaySelected, record_board
 from bbtui.widgets.game_board import DraftChanged, DraftRefused, GameBoard, shots_text
-from bbtui.widgets.inputs import ConfigBoundValidator, ConfigValidator, GameInput, GamePasted
+from bbtui.widgets.inputs import ConfigBoundValidator, ConfigValidator, GameInput, GamePasted, KeyInput
 from bbtui.widgets.stats_table import StatsTable
 
 PAGE = 24
@@ -80,8 +80,13 @@ class GuessValidator(ConfigBoundValidator):
 class DecodeScreen(Screen):
     """Write a game, see the molecules that agree, the atom heat map and the best next shots."""
 
+    # Esc steps out one level, and the footer says where to: from an input to the
+    # game board, from the board (where letters and digits write labels) to the
+    # screen's keys (every letter a key: P plays, g groups...), from there back.
     BINDINGS = [
-        Binding("escape", "back", "Back", show=False),
+        Binding("escape", "to_board", "Board", key_display="esc"),
+        Binding("escape", "to_keys", "Keys", key_display="esc"),
+        Binding("escape", "back", "Back", key_display="esc"),
         Binding("slash", "edit", "Game", key_display="/"),
         Binding("ctrl+r", "ranking", "Rank"),
         Binding("ctrl+t", "shown_rays", "Rays", show=False),  # the candidates' heading says it
@@ -138,23 +143,24 @@ class DecodeScreen(Screen):
         """Inputs, message; the game board beside the next shots; the candidates."""
         yield Header()
         with Horizontal(id="decode-inputs", classes="inputs"):
-            yield Input(
+            yield KeyInput(
                 placeholder="A4_B8",
                 id="decode-config",
                 validators=[ConfigValidator()],
                 classes="config-input",
             )
             yield GameInput(
-                placeholder="game: @ & letters, or H R; . not shot",
+                placeholder="game: H, R, labels; . not shot",
                 id="decode-spectrum",
                 validators=[GameValidator(None)],
             )
-            yield Input(
+            yield KeyInput(
                 placeholder="guess: number or O-", id="decode-guess", validators=[GuessValidator(None)]
             )
         yield Label("", id="decode-message", classes="message")
         yield ProgressBar(total=1, show_eta=False, id="decode-progress")
-        with VerticalScroll(id="decode-body"):
+        # Not a focus stop of its own: Tab goes config, game, guess, board, candidates.
+        with VerticalScroll(id="decode-body", can_focus=False):
             with Horizontal(id="decode-top"):
                 yield Vertical(id="decode-game")
                 with Vertical(id="decode-side"):
@@ -231,6 +237,8 @@ class DecodeScreen(Screen):
         config = parse_config(event.value)
         if config != self.config or self.game_board is None:
             await self.set_config(config)
+        else:  # typed back to the configuration shown: an error said on the way is gone
+            self.clear_error()
 
     @on(Input.Submitted, "#decode-config")
     def config_submitted(self) -> None:
@@ -260,6 +268,7 @@ class DecodeScreen(Screen):
             game = parse_game(text, self.config)
         except DecodeError as error:
             self.say(str(error), error=True)
+            self.show_stale()
             return
         if game.complete:
             self.say(f"Full spectrum, normalised {game.pattern()}: Enter decodes it.")
@@ -268,6 +277,16 @@ class DecodeScreen(Screen):
                 f"{len(game.shown)} of {game.positions} positions shown: Enter lists the "
                 f"molecules that agree."
             )
+
+    def show_stale(self) -> None:
+        """The game typed does not parse: the answer below is the last valid game's, and
+        says so (never shown as if it answered the game typed)."""
+        if self.answer is None:
+            return
+        shown = labels_text(self.answer.game.labels) or "no ray shot"
+        self.query_one("#decode-result", Label).update(
+            f"Not decoded: the game typed has an error. Below, the last game decoded ({shown})."
+        )
 
     @on(Input.Submitted, "#decode-spectrum")
     def spectrum_submitted(self, event: Input.Submitted) -> None:
@@ -328,9 +347,18 @@ class DecodeScreen(Screen):
             self.guess = tuple(parse_guess(event.value, self.config))
         except DecodeError as error:
             self.guess = None
-            self.say(str(error), error=True)
+            self.say(str(error) + self.game_hint(event.value), error=True)
             return
         self.show_verdict()
+
+    def game_hint(self, text: str) -> str:
+        """A game typed in the guess input: say where games go."""
+        try:
+            assert self.config is not None
+            parse_game(text, self.config)
+        except DecodeError:
+            return ""
+        return " (that is a game: / goes to the game input)"
 
     def guess_of(self, text: str) -> tuple[int, ...] | None:
         """The guess typed, if it is a molecule of the configuration."""
@@ -527,10 +555,13 @@ class DecodeScreen(Screen):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Pages when there are several, a ranking when there are shots, a molecule and the
-        shown rays when candidates are shown (``o`` on a focused candidate); ``/`` (to the
-        game input) not while an input has the focus, where it would be typed."""
+        shown rays when candidates are shown (``o`` on a focused candidate); the one Esc
+        that applies where the focus is (``escape_action``); ``/`` (to the game input) from
+        anywhere else (the inputs never type it)."""
         if action == "edit":
-            return not isinstance(self.focused, Input)
+            return self.focused is not self.spectrum_input
+        if action in ("to_board", "to_keys", "back"):
+            return action == self.escape_action()
         if action == "page":
             found = self.found
             if found is None or found.every_molecule or found.count <= PAGE:
@@ -596,14 +627,42 @@ class DecodeScreen(Screen):
         if number is not None and self.config is not None:
             self.bb_app.open_molecule(self.config, number)
 
-    def action_back(self) -> None:
-        """Escape leaves an input for the game board first, then the screen."""
+    def escape_action(self) -> str:
+        """What Esc does from where the focus is: an input goes to the game board, the board
+        (which types labels) to the screen's keys, anything else leaves the screen."""
         board = self.game_board
         if isinstance(self.focused, Input) and board is not None:
+            return "to_board"
+        if isinstance(self.focused, GameBoard):
+            return "to_keys"
+        return "back"
+
+    def action_to_board(self) -> None:
+        """From an input to the game board."""
+        board = self.game_board
+        if board is not None:
             board.focus()
-        else:
-            self.workers.cancel_group(self, "decode")
-            self.app.pop_screen()
+
+    def action_to_keys(self) -> None:
+        """From the game board to the screen's keys: nothing focused, every letter a key."""
+        self.set_focus(None)
+        self.say(
+            "Screen keys: every letter is a key (P play, g groups, ? help); "
+            "tab or / to write the game again, esc leaves."
+        )
+
+    def action_back(self) -> None:
+        """Leave the screen (its decode cancelled)."""
+        self.workers.cancel_group(self, "decode")
+        self.app.pop_screen()
+
+    def on_descendant_focus(self) -> None:
+        """The Esc shown in the footer follows the focus."""
+        self.refresh_bindings()
+
+    def on_descendant_blur(self) -> None:
+        """The Esc shown in the footer follows the focus."""
+        self.refresh_bindings()
 
 
 # -- text ----------------------------------------------------------------------------------

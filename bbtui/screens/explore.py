@@ -26,7 +26,7 @@ from bbcore.store import COMPACT, FULL
 from bbcore.words import article
 from bbtui.host import Host, host
 from bbtui.screens.confirm import ConfirmScreen
-from bbtui.widgets.inputs import ConfigValidator
+from bbtui.widgets.inputs import ConfigValidator, KeyInput
 from bbtui.widgets.progress import ExplorationPanel
 
 COLUMNS = (
@@ -101,7 +101,7 @@ class ExploreScreen(Screen):
         with Vertical(id="explore-body"):
             yield Label("Configurations", classes="heading")
             yield DataTable(id="configs", cursor_type="row", zebra_stripes=True)
-            yield Input(
+            yield KeyInput(
                 placeholder="New configuration, e.g. A4_B8 (Enter explores it)",
                 id="new-config",
                 validators=[ConfigValidator()],
@@ -245,10 +245,16 @@ class ExploreScreen(Screen):
         self.start(config)
 
     def on_key(self, event: events.Key) -> None:
-        """In a read-only file, the exploration keys (dimmed) say why they are off."""
-        if self.bb_app.read_only and event.key in ("s", "r") and not isinstance(self.focused, Input):
+        """In a read-only file, the exploration keys (dimmed) say why they are off; ``p``
+        with nothing running says so, rather than nothing."""
+        if isinstance(self.focused, Input):
+            return
+        if self.bb_app.read_only and event.key in ("s", "r"):
             event.stop()
             self.bb_app.refuse_read_only()
+        elif event.key == "p" and self.bb_app.exploring is None:
+            event.stop()
+            self.notify(f"Nothing to pause: no exploration is running. {self.idle_note()}", title="Pause")
 
     @property
     def chosen_store(self) -> str | None:
@@ -336,6 +342,9 @@ class ExploreScreen(Screen):
             return
         if progress.config not in {key.value for key in self.table.rows}:
             self.refresh_table()
+            exploring = self.bb_app.exploring
+            if exploring is not None and exploring.name == progress.config:
+                self.select(exploring)  # a new row: the cursor on the run, where s and p apply
         self.show_running_state()
 
     def tick(self) -> None:
@@ -406,6 +415,10 @@ class ExploreScreen(Screen):
         if exploring is None:
             self.clock.pause()
             self.refresh_table()
+            # The cursor on the run that ended: "s resumes", said in its message, works here.
+            progress = self.bb_app.progress
+            if progress is not None and progress.config in self.states:
+                self.select(self.states[progress.config].config)
             self.tick()
         else:
             self.clock.resume()

@@ -141,21 +141,23 @@ class GroupScreen(Screen):
         self.refresh_bindings()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """Next/previous only along a list, and only where there is one."""
+        """Next/previous only along a list."""
         if action == "move":
-            if self.groups is None:
-                return False
-            target = self.index + int(str(parameters[0]))
-            return 0 <= target < self.count or None
+            return self.groups is not None  # at either end it says so (``action_move``)
         return True
 
     async def action_move(self, step: int) -> None:
         """The next (1) or previous (-1) group of the list."""
         target = self.index + step
-        if self.groups is not None and 0 <= target < self.count:
-            await self.show_group(target)
-            if self.on_move:
-                self.on_move(target)
+        if self.groups is None:
+            return
+        if not 0 <= target < self.count:
+            where = "last" if step > 0 else "first"
+            self.notify(f"This is the {where} group of the list ({self.count:,} groups).", title="Groups")
+            return
+        await self.show_group(target)
+        if self.on_move:
+            self.on_move(target)
 
     def action_open_molecule(self) -> None:
         """The Molecule screen of the focused board."""

@@ -93,9 +93,13 @@ molecules of a group.
   same label at two positions pairs the two ends of one ray; digits typed
   in a row make one number, `12`); backspace erases, `del` or space clears.
   A position that holds a result is never overwritten: clear it first.
-  While the game board has the focus every letter and digit is a label,
-  so the letter keys of the screens are not shown and do not work there:
-  `/` goes to the game input, `tab` to the candidates, `escape` back.
+  Typing goes where the focus is: an input, or the game board, where every
+  letter and digit is a label.  `escape` steps out one level, and the
+  footer says where to: from an input to the board (`esc Board`), from the
+  board to the screen's keys (`esc Keys`: nothing focused, every letter a
+  key again, `P` plays, `g` groups), from there back (`esc Back`).  `/`
+  goes to the game input from anywhere; `tab` goes configuration, game,
+  guess, board, candidates.
   A label at one end only *waits* (highlighted) for the other end.  Each
   cell shows the % of candidates with an atom there; `*` marks the best
   next shot and the caption gives the cursor position's figures.  `ctrl+r`
@@ -120,10 +124,11 @@ molecules of a group.
   the other policy (expected candidates left, or information).
 
 Everywhere (but in an input or on the game board, where letters are
-typed): `e` Explore, `g` Groups, `d` Decode, `m` Molecule, `t` Statistics,
+typed; `escape` first): `e` Explore, `g` Groups, `d` Decode, `m` Molecule, `t` Statistics,
 `P` Play, `b` the strategy Book.  The footer shows the keys of the screen
 and of the focused widget; these and the rest are here and in the command
-palette.  `?` this help, `ctrl+p` the command palette (screens, theme),
+palette.  `?` this help (in the game input, where `?` is a position not shot:
+`F1`), `ctrl+p` the command palette (screens, theme),
 `escape` back to the screen before (out of an input first), `ctrl+q` quit
 (a running exploration is paused first and resumes where it stopped next
 time).  On a board, `x` hides the ray and `#`

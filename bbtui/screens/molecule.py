@@ -18,7 +18,7 @@ from bbcore.config import Config, parse_config, validation_error
 from bbcore.queries import MoleculeRecord, config_state, enantiomers, molecule_record, molecules_with_spectrum
 from bbtui.host import Host, host
 from bbtui.widgets.board import Board, BoardGrid, record_board
-from bbtui.widgets.inputs import ConfigValidator, MoleculeValidator, molecule_number
+from bbtui.widgets.inputs import ConfigValidator, KeyInput, MoleculeValidator, molecule_number
 from bbtui.widgets.stats_table import StatsTable
 
 
@@ -27,12 +27,13 @@ class MoleculeScreen(Screen):
 
     BINDINGS = [
         Binding("escape", "back", "Back", show=False),
-        Binding("n", "step(1)", "Next", group=Binding.Group("Next/prev")),
-        Binding("p", "step(-1)", "Previous", group=Binding.Group("Next/prev")),
+        # Short descriptions: with a spectral group, every key and ? Help fit 80 columns.
+        Binding("n", "step(1)", "Next", group=Binding.Group("Step")),
+        Binding("p", "step(-1)", "Previous", group=Binding.Group("Step")),
         Binding("c", "canonical", "Canonical"),
         Binding("o", "open_enantiomer", "Open"),
-        Binding("s", "spectral_group", "Spectral group"),
-        Binding("slash", "edit", "Number", key_display="/"),
+        Binding("s", "spectral_group", "Group"),
+        Binding("slash", "edit", "Jump", key_display="/"),
     ]
 
     def __init__(self, config: Config | None = None, number: int | None = None) -> None:
@@ -55,13 +56,13 @@ class MoleculeScreen(Screen):
         """Inputs, then the molecule and its enantiomers."""
         yield Header()
         with Horizontal(id="molecule-inputs", classes="inputs"):
-            yield Input(
+            yield KeyInput(
                 placeholder="A4_B8",
                 id="molecule-config",
                 validators=[ConfigValidator()],
                 classes="config-input",
             )
-            yield Input(
+            yield KeyInput(
                 placeholder="number, or the molecule as O and -",
                 id="molecule-number",
                 validators=[MoleculeValidator(None)],
@@ -185,10 +186,10 @@ class MoleculeScreen(Screen):
         self.refresh_bindings()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """Molecule keys only once a molecule is shown; ``/`` (to the input) not while
-        an input has the focus, where it would be typed."""
+        """Molecule keys only once a molecule is shown; ``/`` (to the number input) from
+        anywhere else (the inputs never type it)."""
         if action == "edit":
-            return not isinstance(self.focused, Input)
+            return self.focused is not self.query_one("#molecule-number")
         if action in ("step", "canonical", "open_enantiomer"):
             return self.record is not None
         if action == "spectral_group":

@@ -44,7 +44,7 @@ from bbtui.host import Host, host
 from bbtui.messages import BookReady, CoachAnswer
 from bbtui.widgets.board import Board, BoardGrid
 from bbtui.widgets.game_board import GameBoard, shots_text
-from bbtui.widgets.inputs import ConfigValidator
+from bbtui.widgets.inputs import ConfigValidator, KeyInput
 from bbtui.widgets.play_board import AtomToggled, PlayBoard, ShotFired
 
 SEED_RE = re.compile(r"^\s*seed\s*(\d+)\s*$", re.I)
@@ -53,6 +53,10 @@ NEW_GAME_HELP = "a number, 'seed N' or 'hard', then Enter"
 
 class PlayScreen(Screen):
     """Play against the box: shoot, guess, and compare with the book."""
+
+    # The box, the score and the coach side by side take 89 columns for A4_B8:
+    # narrower, the coach goes below the box (``-narrow`` in bbtui.tcss).
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (90, "-wide")]
 
     BINDINGS = [
         Binding("escape", "back", "Back", show=False),
@@ -76,6 +80,8 @@ class PlayScreen(Screen):
         self.decoder: Decoder | None = None  # the coach's, kept per configuration
         self.waiting_hard = False
         self.waiting_reveal = False
+        self.status = ""  # the last line said that is not an error
+        self.showing_error = False
 
     @property
     def bb_app(self) -> Host:
@@ -92,10 +98,10 @@ class PlayScreen(Screen):
         """Inputs and message; the box, the score, the coach; what the reveal shows."""
         yield Header()
         with Horizontal(id="play-inputs", classes="inputs"):
-            yield Input(
+            yield KeyInput(
                 placeholder="A4_B8", id="play-config", validators=[ConfigValidator()], classes="config-input"
             )
-            yield Input(placeholder=f"new game: {NEW_GAME_HELP}", id="play-new")
+            yield KeyInput(placeholder=f"new game: {NEW_GAME_HELP}", id="play-new")
         yield Label("", id="play-message", classes="message")
         with VerticalScroll(id="play-body"):
             with Horizontal(id="play-top"):
@@ -121,10 +127,19 @@ class PlayScreen(Screen):
         await self.set_config(config)
 
     def say(self, text: str, *, error: bool = False) -> None:
-        """The line under the inputs."""
+        """The line under the inputs.  An error stays only until the next valid action
+        (``clear_error``), which shows the last other line again."""
         message = self.query_one("#play-message", Label)
         message.update(text)
         message.set_class(error, "error")
+        self.showing_error = error
+        if not error:
+            self.status = text
+
+    def clear_error(self) -> None:
+        """A valid action: an error said before is no longer true."""
+        if self.showing_error:
+            self.say(self.status)
 
     async def set_config(self, config: Config) -> None:
         """A fresh box of ``config`` and a random game."""
@@ -152,6 +167,8 @@ class PlayScreen(Screen):
         config = parse_config(event.value)
         if config != self.config:
             await self.set_config(config)
+        else:  # typed back to the configuration played: an error said on the way is gone
+            self.clear_error()
 
     @on(Input.Submitted, "#play-new")
     async def new_typed(self, event: Input.Submitted) -> None:
@@ -281,6 +298,8 @@ class PlayScreen(Screen):
             return
         self.match.reveal()
         self.show()
+        if self.match.judgement is None:
+            self.say(f"Molecule #{self.match.number:,} revealed, with your rays drawn: n plays again.")
         self.waiting_reveal = True
         self.query_one("#play-verdict", Label).update(
             "The book's figures for this molecule: reading the book..."
@@ -317,6 +336,14 @@ class PlayScreen(Screen):
         book = self.bb_app.books.get((config, "remaining"))
         if book is not None:
             self.show_book_comparison(book)
+        self.call_after_refresh(self.verdict_in_view)
+
+    def verdict_in_view(self) -> None:
+        """The verdict and the hidden molecule where the eye is, at the top of the body:
+        at 80 x 24 they would be below the box, out of view."""
+        self.query_one("#play-body", VerticalScroll).scroll_to_widget(
+            self.query_one("#play-verdict"), animate=False, top=True
+        )
 
     def show_book_comparison(self, book: StrategyBook) -> None:
         """``the book needed 7 rays and 11 points for this molecule; you used 9 and 14``."""
@@ -331,6 +358,7 @@ class PlayScreen(Screen):
             f"for this molecule; you used {match.rays} and {match.points}.\n"
             f"The book's shots: {line_text(book.line(match.number))}"
         )
+        self.call_after_refresh(self.verdict_in_view)
 
     # -- the book ----------------------------------------------------------------
 
@@ -394,9 +422,9 @@ class PlayScreen(Screen):
             await self.start(random_match(self.config))
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """``/`` (to the input) not while an input has the focus, where it would be typed."""
+        """``/`` (to the new-game input) from anywhere else (the inputs never type it)."""
         if action == "choose":
-            return not isinstance(self.focused, Input)
+            return self.focused is not self.query_one("#play-new")
         return True
 
     def action_choose(self) -> None:

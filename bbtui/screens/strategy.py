@@ -31,7 +31,7 @@ from bbcore.rays import spectrum
 from bbcore.shots import outcome_text
 from bbcore.strategy import POLICIES, StrategyBook, StrategyError, line_text
 from bbtui.host import Host, host
-from bbtui.messages import BookReady
+from bbtui.messages import BookProgress, BookReady
 from bbtui.widgets.plot import BarPlot
 
 HARDEST_SHOWN = 10
@@ -39,6 +39,10 @@ HARDEST_SHOWN = 10
 
 class StrategyScreen(Screen):
     """Browse the strategy book of a configuration."""
+
+    # Under 100 columns the tree takes the whole width (its labels four levels down need
+    # about 60 columns) and the figures and plots go below it (``-narrow`` in bbtui.tcss).
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]
 
     BINDINGS = [
         Binding("escape", "app.pop_screen", "Back", show=False),
@@ -91,17 +95,42 @@ class StrategyScreen(Screen):
         self.query_one("#strategy-message", Label).update(
             f"Reading the {self.by} book of {self.config}, or computing it (a few seconds for A4_B8)..."
         )
+        self.show_waiting(f"reading the {self.by} book...")
         self.run_book(self.config, self.by)
+
+    def show_waiting(self, note: str) -> None:
+        """The plots say what the book waits for, with its progress, not "nothing to plot"."""
+        for what in ("rays", "points"):
+            self.query_one(f"#strategy-{what}", BarPlot).wait(f"molecules by {what}", note)
 
     @work(thread=True, exclusive=True, group="strategy-book")
     def run_book(self, config: Config, by: str) -> None:
-        """Read or compute (and store) the book in a thread."""
+        """Read or compute (and store) the book in a thread, its progress posted."""
+
+        def progress(done: int, total: int) -> None:
+            self.post_message(BookProgress(config, by, done, total))
+
         try:
-            made = self.bb_app.strategy_book(config, by)  # type: ignore[arg-type]
+            made = self.bb_app.strategy_book(config, by, progress)  # type: ignore[arg-type]
         except StrategyError as error:
             self.post_message(BookReady(config, by, None, str(error)))
             return
         self.post_message(BookReady(config, by, made))
+
+    def on_book_progress(self, message: BookProgress) -> None:
+        """The spectra read or traced so far, then the tree being played."""
+        if (message.config, message.by) != (self.config, self.by) or self.book_shown():
+            return
+        if message.done < message.total:
+            share = message.done / message.total
+            note = f"spectra: {message.done:,} of {message.total:,} molecules ({share:.0%})"
+        else:
+            note = f"playing the {message.by} book over {message.total:,} molecules..."
+        self.show_waiting(note)
+
+    def book_shown(self) -> bool:
+        """Whether the book of the current policy is shown."""
+        return self.book is not None and (self.book.config, self.book.by) == (self.config, self.by)
 
     def on_book_ready(self, message: BookReady) -> None:
         """Keep the book and show it, if it is still the one asked for."""

@@ -93,7 +93,7 @@ class GameBoard(Board, inherit_bindings=False):
         Binding("left", "move(0, -1)", "Position", group=Binding.Group("Position"), show=False),
         Binding("right", "move(0, 1)", "Position", group=Binding.Group("Position"), show=False),
         Binding("up", "move(-1, 0)", "Position", group=Binding.Group("Position"), show=False),
-        Binding("down", "move(1, 0)", "Position", key_display="←↑→↓", group=Binding.Group("Position")),
+        Binding("down", "move(1, 0)", "Move", key_display="←↑→↓", group=Binding.Group("Position")),
         Binding("backspace", "erase", "Erase", key_display="⌫"),
         Binding("delete,space", "clear_position", "Clear", key_display="del", show=False),
         Binding("number_sign", "toggle_numbers", "Numbers", key_display="#", show=False),

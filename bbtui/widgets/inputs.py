@@ -1,4 +1,5 @@
-"""The inputs: validators with ``bbcore``'s own messages, and the game input."""
+"""The inputs: validators with ``bbcore``'s own messages, the inputs that leave the
+app's and the screen's keys live, and the game input."""
 
 from __future__ import annotations
 
@@ -75,6 +76,31 @@ class MoleculeValidator(ConfigBoundValidator):
         molecule_number(config, value)
 
 
+class KeyInput(Input):
+    """An input that never types the characters no value of it can hold, so that their
+    keys stay live while it has the focus: ``?`` the help, ``/`` the screen's main input.
+
+    Textual leaves a key that the focused input would type to the input, priority
+    bindings included: a configuration or a number input would type ``?`` as an
+    error ("invalid configuration '?'") although the screen says "? every key".
+    """
+
+    free_keys: frozenset[str] = frozenset("?/")
+    """Characters this input leaves to the bindings."""
+
+    def check_consume_key(self, key: str, character: str | None) -> bool:
+        """The free characters are keys, not text."""
+        if character is not None and character in self.free_keys:
+            return False
+        return super().check_consume_key(key, character)
+
+    def _on_key(self, event: events.Key) -> None:
+        """A free character goes on to the bindings; Input's own handler (called next
+        unless the default is prevented) would type it."""
+        if event.character is not None and event.character in self.free_keys:
+            event.prevent_default()
+
+
 @dataclass
 class GamePasted(Message):
     """Text of several lines (a board diagram) was pasted to be read as a game."""
@@ -82,9 +108,12 @@ class GamePasted(Message):
     text: str
 
 
-class GameInput(Input):
+class GameInput(KeyInput):
     """The game input: one line is typed or pasted as usual; a pasted diagram
-    (several lines, which an Input cannot hold) is handed on as ``GamePasted``."""
+    (several lines, which an Input cannot hold) is handed on as ``GamePasted``.
+    ``?`` is typed here (a position not shot); ``/`` is never part of a game."""
+
+    free_keys = frozenset("/")
 
     def _on_paste(self, event: events.Paste) -> None:
         """A diagram goes to the screen; one line is left to Input's own handler

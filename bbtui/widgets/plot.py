@@ -42,12 +42,22 @@ class BarPlot(Widget):
         self.title = title
         self.labels = [str(label) for label in labels]
         self.values = [int(v) for v in values]
+        self.note = "(nothing to plot)"
+        """What the plot says while it has no bar to draw."""
 
     def show(self, title: str, labels: Sequence[object], values: Sequence[int]) -> None:
         """Replace what the plot shows."""
         self.title = title
         self.labels = [str(label) for label in labels]
         self.values = [int(v) for v in values]
+        self.note = "(nothing to plot)"
+        self.refresh()
+
+    def wait(self, title: str, note: str) -> None:
+        """No bars yet: the title, and what the data waits for (a book being read...)."""
+        self.title = title
+        self.labels, self.values = [], []
+        self.note = note
         self.refresh()
 
     def render(self) -> Text:
@@ -55,7 +65,7 @@ class BarPlot(Widget):
         width, height = self.content_size
         if not self.values or max(self.values) <= 0 or width < 10 or height < 5:
             empty = self.get_component_rich_style("plot--empty")
-            return Text(f"{self.title}\n(nothing to plot)", style=empty)
+            return Text(f"{self.title}\n{self.note}", style=empty)
         text = Text.from_ansi(chart_text(self.title, self.labels, self.values, width, height), end="")
         text.highlight_regex(BAR_GLYPHS, self.get_component_rich_style("plot--bar"))
         text.no_wrap = True

@@ -1,0 +1,64 @@
+"""Every screen as the user sees it, at 80 x 24 and at 120 x 35 (pytest-textual-snapshot).
+
+The screens are opened as in ``test_tui_keys.SCREENS`` on the shared
+database where A2_B4, A3_B4 and A4_B4 are explored, with what changes from
+run to run held still: the header names no temporary file, Play hides a
+chosen molecule (not a random one), the Strategy screen's message gives no
+timing, and the focus rests on a board or a table, never on an input whose
+cursor blinks.  ``pytest --snapshot-update`` writes them again after a
+change of look that is meant.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from pilot import wait_for
+from test_tui_keys import SCREENS, settle, show
+from textual.pilot import Pilot
+from textual.widgets import Input, Label
+
+from bbcore.config import parse_config
+from bbtui.app import BlackBoxApp
+from bbtui.screens.decode import DecodeScreen
+from bbtui.screens.play import PlayScreen
+from bbtui.screens.strategy import StrategyScreen
+
+A4_B4 = parse_config("A4_B4")
+SIZES = {"80x24": (80, 24), "120x35": (120, 35)}
+
+
+async def still(pilot: Pilot) -> None:
+    """Hold still what changes from run to run (see the module's docstring)."""
+    app = pilot.app
+    screen = app.screen
+    if isinstance(screen, PlayScreen):
+        await pilot.press("slash", *"100", "enter")
+        await wait_for(pilot, lambda: screen.match is not None and screen.match.number == 100)
+        screen.board.focus()
+    if isinstance(screen, StrategyScreen):
+        message = screen.query_one("#strategy-message", Label)
+        message.update(re.sub(r"\d+\.\d s\)", "0.1 s)", str(message.render())))
+    if isinstance(screen, DecodeScreen):
+        screen.game_board.focus()
+    if isinstance(screen.focused, Input):
+        screen.set_focus(None)
+    app.sub_title = "snapshot"  # not the temporary path
+    app.clear_notifications()
+    await settle(pilot)
+    await pilot.wait_for_scheduled_animations()
+
+
+@pytest.mark.parametrize("size", list(SIZES))
+@pytest.mark.parametrize("name", list(SCREENS))
+def test_every_screen_looks_as_it_did(explored: Path, snap_compare, name: str, size: str) -> None:
+    kind, opener = SCREENS[name]
+    app = BlackBoxApp(explored, A4_B4)
+
+    async def open_screen(pilot: Pilot) -> None:
+        await show(pilot, kind, opener)
+        await still(pilot)
+
+    assert snap_compare(app, terminal_size=SIZES[size], run_before=open_screen)
