@@ -25,7 +25,7 @@ from bbcore import explore as explore_module
 from bbcore import feasibility
 from bbcore import ranges as ranges_module
 from bbcore.config import Config, parse_config
-from bbcore.explore import COMPLETE, PAUSED, ExploreError, explore
+from bbcore.explore import COMPLETE, PAUSED, RANGE_SIZE, ExploreError, explore
 from bbcore.ranges import fully_stored, missing_ranges
 from bbcore.store import ExploredRange, open_database, stored_count
 from bbtui.app import BlackBoxApp
@@ -108,7 +108,7 @@ def test_an_estimate_never_promises_0_s(tmp_path, monkeypatch):
 def test_ranges_are_generated_lazily_even_for_a_huge_configuration(tmp_path):
     """A generator, never a list of A10_B13's 5 x 10^11 ranges (``bench/ranges.py`` times it)."""
     open_database(tmp_path / "db.sqlite")
-    ranges = missing_ranges(HUGE)
+    ranges = missing_ranges(HUGE, RANGE_SIZE)
     assert not isinstance(ranges, (list, tuple))
     first = list(itertools.islice(ranges, 3))
     assert first == [(1, 8193), (8193, 16385), (16385, 24577)]
