@@ -364,3 +364,6 @@ def test_molecule_batches_among_some_cells(size):
     rows = [tuple(row) for batch in molecule_batches(config, size, cells) for row in batch.tolist()]
     assert rows == list(itertools.combinations(cells, 3))
     assert [number_of(config, row) for row in rows] == sorted(number_of(config, row) for row in rows)
+    exactly = [row.tolist() for batch in molecule_batches(config, size, [4, 9, 20]) for row in batch]
+    assert exactly == [[4, 9, 20]]  # as many cells as atoms: one molecule
+    assert list(molecule_batches(config, size, [4, 9])) == []  # fewer: none

@@ -350,6 +350,9 @@ def test_path_headings_by_hand():
     assert rays.path_headings(5, across) == [(LEFT, LEFT)] * 5
     down = rays.trace(5, atom, 16)  # from the top along column 5
     assert rays.path_headings(5, down) == [(DOWN, DOWN)] * 5
+    corner = rays.trace(5, (cell(5, 2, 5),), 1)  # along row 1, turns north in its last cell, (1, 4)
+    assert corner.path == ((1, 1), (1, 2), (1, 3), (1, 4)) and corner.exit == 17
+    assert rays.path_headings(5, corner) == [(RIGHT, RIGHT)] * 3 + [(RIGHT, UP)]
     edge = rays.trace(3, [cell(3, 2, 1)], 1)
     assert edge.result == "reflected" and rays.path_headings(3, edge) == []
     deep = rays.trace(3, [cell(3, 1, 3), cell(3, 3, 3)], 2)  # reflected in (2, 2), back out
