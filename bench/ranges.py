@@ -33,7 +33,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bbcore.config import parse_config  # noqa: E402
-from bbcore.explore import INTERVALS_PAGE, fully_stored, missing_ranges  # noqa: E402
+from bbcore.explore import RANGE_SIZE  # noqa: E402
+from bbcore.ranges import INTERVALS_PAGE, fully_stored, missing_ranges  # noqa: E402
 from bbcore.store import ExploredRange, close_database, db, ensure_config, open_database  # noqa: E402
 
 HUGE = parse_config("A10_B13")
@@ -66,7 +67,7 @@ def timed(function, runs: int) -> list[float]:
 
 def first_ranges() -> None:
     """The first three ranges of A10_B13, nothing stored."""
-    first = list(itertools.islice(missing_ranges(HUGE), 3))
+    first = list(itertools.islice(missing_ranges(HUGE, RANGE_SIZE), 3))
     assert first == [(1, 8193), (8193, 16385), (16385, 24577)]
     assert not fully_stored(HUGE)
 
@@ -101,7 +102,7 @@ def main() -> None:
         holes = args.intervals + 1
 
         def every_range() -> None:
-            assert sum(1 for _ in missing_ranges(PAGED)) >= holes
+            assert sum(1 for _ in missing_ranges(PAGED, RANGE_SIZE)) >= holes
 
         pages = -(-args.intervals // INTERVALS_PAGE)
         report(
