@@ -18,7 +18,6 @@ import pytest
 from bbcore import check, engine
 from bbcore.cli import main
 from bbcore.cli.check import LABELS
-from bbcore.compact import numbers_dtype
 from bbcore.config import parse_config
 from bbcore.explore import explore
 from bbcore.store import close_database, open_database
@@ -106,49 +105,6 @@ def test_one_deleted_molecule_fails_and_is_named(damaged, capsys) -> None:
     assert {"count", "families", "engine"} <= set(failed_checks(out))
     assert "molecule rows: stored 2,299, computed 2,300" in out
     assert "molecule 1,500: row: stored absent" in out
-
-
-def test_one_wrong_nb_mol_fails_and_is_named(damaged, capsys) -> None:
-    spectrum = "@&a&@@&@&b@cac@b&@&@"
-    path = damaged(("UPDATE Spectrums SET nb_mol = 3 WHERE config = 'A3_B5' AND spectrum = ?", (spectrum,)))
-    code, out, _ = run_check(path, capsys, "--json")
-    report = json.loads(out)
-    assert code == 1 and report["ok"] is False
-    groups = next(c for c in report["checks"] if c["name"] == "groups")
-    assert groups["differences"] == 1
-    assert groups["first"] == [
-        {"number": None, "what": f"spectrum {spectrum}: nb_mol", "stored": "3", "computed": "2"}
-    ]
-    assert [c["name"] for c in report["checks"] if not c["ok"]] == ["groups"]
-
-
-def test_a_wrong_transform_and_canonical_number_are_named(damaged, capsys) -> None:
-    path = damaged(
-        ("UPDATE Molecules SET transform = 'rot180' WHERE config = 'A3_B5' AND number = 1000", ()),
-        ("UPDATE Molecules SET canonical_number = 150 WHERE config = 'A3_B5' AND number = 1200", ()),
-    )
-    code, out, _ = run_check(path, capsys)
-    assert code == 1
-    assert "molecule 1,000: transform: stored 'rot180', computed 'symm-h'" in out
-    assert "molecule 1,200: canonical_number: stored 150" in out
-
-
-def test_a_changed_statistic_is_found_by_both_samples(damaged, capsys) -> None:
-    path = damaged(
-        (
-            "UPDATE Molecules SET out_tot_length = out_tot_length + 1 WHERE config = 'A3_B5' AND number = ?",
-            (777,),
-        )
-    )
-    code, out, _ = run_check(path, capsys)
-    assert code == 1 and failed_checks(out) == ["engine", "reference"]
-    assert out.count("molecule 777: out_tot_length: stored") == 2
-
-
-def test_a_malformed_spectrum_is_named(damaged, capsys) -> None:
-    path = damaged(("UPDATE Molecules SET spectrum = 'zz' WHERE config = 'A3_B5' AND number = 5", ()))
-    code, out, _ = run_check(path, capsys)
-    assert code == 1 and "molecule 5: spectrum: stored 'zz', computed a well-formed spectrum" in out
 
 
 def test_the_reference_catches_an_engine_that_vouches_for_itself(damaged, monkeypatch, capsys) -> None:
@@ -247,69 +203,5 @@ def test_a_clean_compact_store_passes(compact: Path, capsys) -> None:
         code, report = compact_report(compact, capsys, *args)
         assert code == 0 and report["ok"], report
         assert [c["name"] for c in report["checks"]] == list(check.COMPACT_CHECKS)
-    assert "every profile counted" in report["checks"][5]["covered"]
-    assert "16 molecules of the spectral groups" in report["checks"][4]["covered"]
-
-
-FAMILY_43 = "UPDATE FamilyMolecules SET numbers = ? WHERE config = 'A3_B5' AND canonical_number = 43"
-"""A3_B5's family of molecule 43: its first spectrum is @&a&@@&@&b@cac@b&@&@, molecules 43 and 752."""
-
-
-def packed(*numbers: int) -> bytes:
-    """Molecule numbers as ``FamilyMolecules.numbers`` packs them for A3_B5."""
-    return np.array(numbers, dtype=numbers_dtype(A3_B5)).tobytes()
-
-
-def test_a_compact_molecule_left_out_of_its_group_is_named(compact: Path, tmp_path: Path, capsys) -> None:
-    path = damaged_compact(compact, tmp_path, (FAMILY_43, (packed(752),)))
-    code, report = compact_report(path, capsys)
-    found = failures(report)
-    assert code == 1 and {"groups", "engine"} <= set(found) <= {"groups", "engine", "reference"}
-    assert found["groups"][0]["what"].endswith(": nb_mol") and found["groups"][0]["stored"] == "2"
-    assert {
-        "number": 43,
-        "what": "group of spectrum @&a&@@&@&b@cac@b&@&@",
-        "stored": "not among its molecules",
-        "computed": "a member",
-    } in found["engine"]
-    assert {difference["stored"] for difference in found["engine"]} == {"not among its molecules"}
-
-
-def test_a_compact_member_with_another_spectrum_is_named(compact: Path, tmp_path: Path, capsys) -> None:
-    path = damaged_compact(compact, tmp_path, (FAMILY_43, (packed(44, 752),)))
-    code, report = compact_report(path, capsys)
-    found = failures(report)
-    assert code == 1 and "members" in found and "engine" in found
-    named = {(d["number"], d["what"], d["stored"]) for d in found["members"]}
-    assert (44, "spectrum", repr("@&a&@@&@&b@cac@b&@&@")) in named
-
-
-def test_wrong_compact_counts_by_size_are_named(compact: Path, tmp_path: Path, capsys) -> None:
-    """The ambiguity table of a compact store is read from the shards' counts: they must match the rows."""
-    path = damaged_compact(
-        compact, tmp_path, ("UPDATE GroupedShards SET sizes = ? WHERE config = 'A3_B5'", ('{"2": [2, 9]}',))
-    )
-    code, report = compact_report(path, capsys)
-    found = failures(report)
-    assert code == 1 and set(found) == {"groups"}
-    assert found["groups"] == [
-        {
-            "number": None,
-            "what": "GroupedShards.sizes (families, groups)",
-            "stored": "{2: (2, 9)}",
-            "computed": "{2: (2, 8)}",
-        }
-    ]
-
-
-def test_a_wrong_compact_profile_is_named(compact: Path, tmp_path: Path, capsys) -> None:
-    path = damaged_compact(
-        compact,
-        tmp_path,
-        ("UPDATE Profiles SET molecules = molecules + 1 WHERE rowid = (SELECT MIN(rowid) FROM Profiles)", ()),
-    )
-    code, report = compact_report(path, capsys, "--all")
-    found = failures(report)
-    assert code == 1 and set(found) == {"count", "engine"}
-    assert found["count"][0]["what"] == "molecules in Profiles" and found["count"][0]["stored"] == "2,301"
-    assert found["engine"][0]["what"].endswith("(molecules, lowest)")
+    assert "every profile counted" in report["checks"][4]["covered"]
+    assert "2 families (4 molecules re-traced), 8 ambiguous spectra" in report["checks"][3]["covered"]

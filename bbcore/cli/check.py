@@ -1,4 +1,4 @@
-"""``bbcore check CONFIG [--sample N | --all] [--json]``: verify a stored configuration.
+"""``bbcore check CONFIG [--sample N | --all] [--no-integrity] [--json]``: verify a stored configuration.
 
 The checks are ``bbcore.check``'s.  A progress bar goes to stderr on a
 terminal (a line per check otherwise).  Exit status 0 when everything
@@ -28,16 +28,7 @@ from bbcore.config import Config
 from bbcore.words import plural
 
 BAR = 24
-LABELS = {
-    "integrity": "SQLite integrity_check",
-    "configuration": "configuration",
-    "count": "molecule count",
-    "groups": "spectral groups",
-    "families": "families",
-    "members": "group members",
-    "engine": "engine sample",
-    "reference": "reference sample",
-}
+LABELS = {name: phase.label for name, phase in check.PHASES.items()}
 WIDTH = max(len(label) for label in LABELS.values())
 
 
@@ -47,7 +38,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "check",
         help="verify a stored configuration (integrity, counts, groups, families, re-traced samples)",
         description="Verify a stored configuration, as one would a file received from elsewhere: "
-        "SQLite's integrity_check; the configuration row against C(W², N); the molecule count; "
+        "SQLite's integrity_check of the whole file (every configuration in it; --no-integrity skips it); "
+        "the configuration row against C(W², N); the molecule count; "
         "nb_mol of every ambiguous spectrum; every family (canonical molecule, transform, board, "
         f"spectrum by symmetry); a seeded random sample (default {check.SAMPLE:,}) re-traced by the "
         f"engine and a smaller one (default {check.REFERENCE_SAMPLE:,}) by the reference rays.py, "
@@ -73,6 +65,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument(
         "--seed", type=int, default=check.SEED, help=f"seed of the samples (default {check.SEED})"
+    )
+    parser.add_argument(
+        "--no-integrity",
+        dest="integrity",
+        action="store_false",
+        help="skip SQLite's integrity_check, which reads the whole file (every configuration in it): "
+        "for a file already checked once",
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.set_defaults(handler=run_check)
@@ -123,6 +122,7 @@ def run_check(args: argparse.Namespace) -> int:
             everything=args.all,
             reference=args.reference,
             seed=args.seed,
+            integrity=args.integrity,
             progress=progress,
         )
     except check.CheckError as error:
