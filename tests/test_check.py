@@ -205,3 +205,83 @@ def test_a_clean_compact_store_passes(compact: Path, capsys) -> None:
         assert [c["name"] for c in report["checks"]] == list(check.COMPACT_CHECKS)
     assert "every profile counted" in report["checks"][4]["covered"]
     assert "2 families (4 molecules re-traced), 8 ambiguous spectra" in report["checks"][3]["covered"]
+
+
+def progress_of(path: Path, config=A3_B5) -> tuple[check.CheckReport, list[tuple[str, int, int]]]:
+    """A check run in this process, every progress report noted."""
+    seen: list[tuple[str, int, int]] = []
+    open_database(path, create=False, write=False)
+    try:
+        report = check.check(config, progress=lambda name, done, total: seen.append((name, done, total)))
+    finally:
+        close_database()
+    return report, seen
+
+
+@pytest.mark.parametrize("store", ["full", "compact"])
+def test_every_phase_reports_its_progress(clean: Path, compact: Path, store: str) -> None:
+    """Each phase, the integrity check included, starts at 0 and ends at its total, never going back."""
+    report, seen = progress_of(clean if store == "full" else compact)
+    assert report.ok
+    names = check.CHECKS if store == "full" else check.COMPACT_CHECKS
+    assert [name for name, _ in groupby_names(seen)] == list(names)
+    for name, reports in groupby_names(seen):
+        dones = [done for _, done, _ in reports]
+        totals = {total for _, _, total in reports}
+        assert dones[0] == 0 and len(totals) == 1 and dones[-1] == totals.pop(), name
+        assert dones == sorted(dones), name
+
+
+def groupby_names(seen: list[tuple[str, int, int]]) -> list[tuple[str, list[tuple[str, int, int]]]]:
+    """The progress reports, phase by phase, in order."""
+    phases: list[tuple[str, list]] = []
+    for report in seen:
+        if not phases or phases[-1][0] != report[0]:
+            phases.append((report[0], []))
+        phases[-1][1].append(report)
+    return phases
+
+
+def test_blocks_of_one_row_give_the_same_answers(
+    clean: Path, compact: Path, tmp_path: Path, monkeypatch, capsys
+):
+    """Every stream cut at every row (a group, a family, a bucket across blocks) agrees and finds damage."""
+    monkeypatch.setattr(check, "BLOCK", 1)
+    monkeypatch.setattr(check, "FAMILY_BATCH", 7)
+    monkeypatch.setattr(check, "BUCKETS", 2)
+    monkeypatch.setattr(check, "BUCKETS_EXAMINED", 1)
+    for path in (clean, compact):
+        report, _ = progress_of(path)
+        assert report.ok, [d.line() for r in report.results for d in r.differences]
+    assert "8 ambiguous spectra" in report.results[3].covered
+    spectrum = "@&a&@@&@&b@cac@b&@&@"
+    for path in (clean, compact):
+        copy = damaged_copy(
+            path,
+            tmp_path / f"nb-mol-{path.stem}.sqlite",
+            ("UPDATE Spectrums SET nb_mol = 3 WHERE config = 'A3_B5' AND spectrum = ?", (spectrum,)),
+        )
+        report, _ = progress_of(copy)
+        named = f"spectrum {spectrum}: nb_mol: stored 3, computed 2" + ("" if path == clean else " molecules")
+        assert any(d.line().startswith(named) for d in report.results[3].differences)
+
+
+def test_a_compact_check_derives_every_stored_row(tmp_path: Path) -> None:
+    """A4_B6 compact (thousands of families, cut in blocks of 100): every Spectrums row the writing
+    stage stored is one the check derives from the families' molecules, re-traced."""
+    path = tmp_path / "a4b6.sqlite"
+    config = parse_config("A4_B6")
+    explore(config, path, workers=1, store="compact")
+    close_database()
+    connection = sqlite3.connect(path)
+    families, spectra = (
+        connection.execute(f'SELECT COUNT(*) FROM "{table}"').fetchone()[0]
+        for table in ("FamilyMolecules", "Spectrums")
+    )
+    connection.close()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(check, "BLOCK", 100)
+        report, _ = progress_of(path, config)
+    assert report.ok, [d.line() for r in report.results for d in r.differences]
+    assert report.results[3].covered.startswith(f"{families:,} families (")
+    assert f"{spectra:,} ambiguous spectra" in report.results[3].covered
