@@ -76,9 +76,16 @@ def stored(path: Path, column: str, number: int):
 
 
 def test_a_clean_file_passes(clean: Path, capsys) -> None:
-    code, out, _ = run_check(clean, capsys)
+    code, out, err = run_check(clean, capsys)
     assert code == 0, out
     assert "FAIL" not in out and "A3_B5: every check agrees (seed 14)." in out
+    size = check.megabytes(clean.stat().st_size)
+    # the progress (a line per phase off a terminal) says what the integrity check reads
+    assert err.splitlines() == [
+        f"A3_B5 check: SQLite integrity_check of the whole file ({size}, every configuration) done",
+        *(f"A3_B5 check: {LABELS[name]} done" for name in check.CHECKS[1:]),
+    ]
+    assert f"SQLite's integrity_check of the whole file ({size}, every configuration)" in out
     code, out, _ = run_check(clean, capsys, "--json")
     report = json.loads(out)
     assert code == 0 and report["ok"] is True

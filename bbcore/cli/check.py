@@ -80,9 +80,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 class CheckProgress(StatusLine):
     """A progress bar on stderr, redrawn on a terminal; a line per finished check otherwise."""
 
-    def __init__(self, config: Config, stream=None) -> None:
+    def __init__(self, config: Config, stream=None, file_size: int = 0) -> None:
         super().__init__(stream, interval=0.1, erase=True)
         self.config = config
+        # SQLite's check reads the whole file, every configuration in it: the line says so
+        self.labels = dict(LABELS)
+        self.labels["integrity"] += f" of the whole file ({check.megabytes(file_size)}, every configuration)"
         self.started = time.monotonic()
         self.check_started = self.started
         self.current = ""
@@ -94,7 +97,7 @@ class CheckProgress(StatusLine):
         finished = done >= total
         if not self.live:
             if finished:
-                self.print(f"{self.config.name} check: {LABELS[name]} done")
+                self.print(f"{self.config.name} check: {self.labels[name]} done")
             return
         if not self.due(final=finished):
             return
@@ -104,7 +107,7 @@ class CheckProgress(StatusLine):
         eta = elapsed * (1 - fraction) / fraction if 0 < fraction < 1 else None
         figures = f"{done:,}/{total:,}" if total > 1 else ("done" if finished else "running")
         self.redraw(
-            f"{self.config.name} check: {LABELS[name]:<{WIDTH}} [{'#' * filled}{'.' * (BAR - filled)}] "
+            f"{self.config.name} check: {self.labels[name]:<{WIDTH}} [{'#' * filled}{'.' * (BAR - filled)}] "
             f"{100 * fraction:3.0f}%  {figures}  elapsed {clock(now - self.started)}"
             + (f"  ETA {clock(eta)}" if eta is not None else "")
         )
@@ -114,7 +117,7 @@ def run_check(args: argparse.Namespace) -> int:
     """``bbcore check CONFIG``."""
     config: Config = args.config
     path = open_store(args, write=False)  # never written, not even its header
-    progress = CheckProgress(config)
+    progress = CheckProgress(config, file_size=path.stat().st_size)
     try:
         report = check.check(
             config,
