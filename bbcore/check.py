@@ -830,8 +830,8 @@ def _check_family_batch(config, start, stop, table, source, inverse, query, resu
     if not len(good):
         return len(rows)
     t = stored_transform[good]
-    want = engine.letters(moved_partners(partner[canon_row], t, source, inverse))
-    have = np.array([np.frombuffer(spectra[i].encode("ascii"), dtype=np.uint8) for i in good.tolist()])
+    want = letters(moved_partners(partner[canon_row], t, source, inverse))
+    have = _as_bytes([spectra[i] for i in good.tolist()], config.positions)
     wrong = np.nonzero((want != have).any(axis=1))[0]
     for k in wrong.tolist():
         i = int(good[k])
@@ -890,7 +890,7 @@ def partners(config: Config, spectra: list[str]) -> tuple[np.ndarray, np.ndarray
     rows = np.nonzero(valid)[0]
     if not len(rows):
         return partner, valid
-    text = np.array([np.frombuffer(spectra[i].encode("ascii"), dtype=np.uint8) for i in rows], dtype=np.int64)
+    text = _as_bytes([spectra[i] for i in rows.tolist()], npos).astype(np.int64)
     block = np.full(text.shape, engine.UNKNOWN, dtype=np.int64)
     block[text == ord("@")] = engine.ABSORBED_CODE
     block[text == ord("&")] = engine.REFLECTED_CODE
@@ -905,7 +905,7 @@ def partners(config: Config, spectra: list[str]) -> tuple[np.ndarray, np.ndarray
     block[r[1::2], q[1::2]] = q[0::2]
     ok = (block != engine.UNKNOWN).all(axis=1)
     # normalised: letters in order of first appearance (what engine.letters writes)
-    ok &= (engine.letters(np.where(ok[:, None], block, engine.ABSORBED_CODE)) == text).all(axis=1)
+    ok &= (letters(np.where(ok[:, None], block, engine.ABSORBED_CODE)) == text).all(axis=1)
     partner[rows] = block
     valid[rows] = ok
     return partner, valid
@@ -1095,8 +1095,7 @@ def family_spectra(config: Config, block: FamilyBlock, result: CheckResult | Non
     members = atoms_of_numbers(config, block.numbers, table)
     canonical_atoms = atoms_of_numbers(config, block.canonical, table)
     partner, _, _ = engine.trace_batch(config, np.concatenate([canonical_atoms, members]))
-    spectra = np.empty(partner.shape, dtype=np.uint8)
-    engine.compiled(_letters_kernel)(partner, spectra)
+    spectra = letters(partner)
     own, traced = spectra[:families], spectra[families:]
     images = image_numbers(config, members, table)
     canon = images.min(axis=1)
@@ -1148,6 +1147,19 @@ def family_spectra(config: Config, block: FamilyBlock, result: CheckResult | Non
         transform[family, t],
         distinct.sum(axis=1),
     )
+
+
+def letters(partner: np.ndarray) -> np.ndarray:
+    """``engine.letters`` (normalised spectra as uint8, shape (k, 4W)) by a numba kernel."""
+    out = np.empty(partner.shape, dtype=np.uint8)
+    engine.compiled(_letters_kernel)(np.ascontiguousarray(partner), out)
+    return out
+
+
+def _as_bytes(spectra: list[str], positions: int) -> np.ndarray:
+    """Spectra of ``positions`` ASCII characters each as a (k, positions) uint8 array, in one pass."""
+    joined = "".join(spectra).encode("ascii")
+    return np.frombuffer(joined, dtype=np.uint8).reshape(len(spectra), positions)
 
 
 def _letters_kernel(partner, out):
