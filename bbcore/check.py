@@ -1133,7 +1133,7 @@ def family_spectra(config: Config, block: FamilyBlock, result: CheckResult | Non
     first = np.where(first == big, canonical_images, first)
     transform = (canonical_images[:, :, None] == first[:, None, :]).argmax(axis=1)  # (K, 8)
     image_spectra = np.empty((families, 8, config.positions), dtype=np.uint8)
-    engine.compiled(_image_letters_kernel)(partner[:families], source, inverse, image_spectra)
+    engine.compiled(_spectrum_images_kernel)(partner[:families], source, inverse, image_spectra)
     distinct = np.ones((families, 8), dtype=bool)
     for t in range(1, 8):
         for u in range(t):
@@ -1152,7 +1152,7 @@ def family_spectra(config: Config, block: FamilyBlock, result: CheckResult | Non
 def letters(partner: np.ndarray) -> np.ndarray:
     """``engine.letters`` (normalised spectra as uint8, shape (k, 4W)) by a numba kernel."""
     out = np.empty(partner.shape, dtype=np.uint8)
-    engine.compiled(_letters_kernel)(np.ascontiguousarray(partner), out)
+    engine.compiled(_spectrum_letters_kernel)(np.ascontiguousarray(partner), out)
     return out
 
 
@@ -1162,7 +1162,7 @@ def _as_bytes(spectra: list[str], positions: int) -> np.ndarray:
     return np.frombuffer(joined, dtype=np.uint8).reshape(len(spectra), positions)
 
 
-def _letters_kernel(partner, out):
+def _spectrum_letters_kernel(partner, out):
     """``engine.letters`` row by row (numba): numpy's version made a dozen (k, 4W) arrays."""
     rows, positions = partner.shape
     for r in range(rows):
@@ -1180,7 +1180,7 @@ def _letters_kernel(partner, out):
                 out[r, p] = out[r, q]
 
 
-def _image_letters_kernel(partner, source, inverse, out):
+def _spectrum_images_kernel(partner, source, inverse, out):
     """The spectra (letters) of the 8 images of each partner array: ``out[f, t]`` by transform t.
 
     The image by t sees at position p what the molecule saw at ``source[t, p]``,
