@@ -21,6 +21,9 @@ default samples (10,000 and 1,000):
       after, 2 runs:    integrity 16.6 / 25.2 s, groups 55.7 / 55.9 s, samples 2.1 / 2.4 s,
                         total 77.1 / 85.6 s (median 81.4 s), peak resident 320 MB;
                         `bbcore check A6_B8` from the shell: 87.6 s, 336 MB (/usr/bin/time)
+      after the groups phase's transforms came as numbers and the cycle collector
+      was paused (load 8 to 11), 2 runs: integrity 7.8 / 10.0 s, groups 17.6 / 18.0 s,
+                        total 27.8 / 31.1 s (median 29.5 s), 319 MB; from the shell 27.5 s, 333 MB
     A4_B8 full, 184 MB (635,376 molecules), one run each at load 11.5 to 14:
       before: 44.6 s (integrity 6.8, families 32.6), 334 MB
       after:  57.1 s (integrity 12.4, families 38.9), 333 MB: the same code but for the
