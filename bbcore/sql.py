@@ -344,3 +344,99 @@ OLD_FAMILIES = (
     "ORDER BY canonical_number LIMIT ?"
 )
 """A compact store made before Families: its families' molecules, a batch at a time (``families.migrate``)."""
+PAGE_COUNT = "PRAGMA page_count"
+PAGE_SIZE = "PRAGMA page_size"
+"""The file's size is their product (what the integrity check reads)."""
+
+
+def ambiguous_molecules_by_spectrum(config: Config) -> str:
+    """``ambiguous_molecules``' rows (spectrum, canonical_number, number, transform), ordered by spectrum.
+
+    The ambiguous spectra come from a covering scan of the spectrum index
+    grouped in its order (a co-routine), then each one's molecules by a
+    look-up: the rows stream out in spectrum order with no sort and nothing
+    materialised (an ORDER BY made SQLite sort them all again), so
+    ``bbcore check`` merges them with the Spectrums rows a spectrum at a time.
+    """
+    table, where = molecules_indexed(config)
+    molecules, joined = molecules_indexed(config, "m")
+    return (
+        f"SELECT m.spectrum, m.canonical_number, m.number, m.transform "
+        f"FROM (SELECT spectrum FROM {table} WHERE {where} GROUP BY spectrum HAVING COUNT(*) > 1) AS a "
+        f"CROSS JOIN {molecules} WHERE {joined} AND m.spectrum = a.spectrum"
+    )
+
+
+COUNT_SPECTRUMS = 'SELECT COUNT(*) FROM "Spectrums" WHERE config = ?'
+SPECTRUMS_BY_SPECTRUM = (
+    'SELECT spectrum, nb_mol, transform, canonical_number FROM "Spectrums" WHERE config = ? ORDER BY spectrum'
+)
+"""A configuration's Spectrums rows in their primary key's order (no sort)."""
+
+
+def spectrums_by_spectrum_coded(transforms: tuple[str, ...]) -> str:
+    """canonical_number, nb_mol, the transform's index in ``transforms`` (their count if none),
+    spectrum of a configuration's Spectrums rows, in primary key order (config bound).
+
+    A compact store's check hashes every row: SQLite turning the transform
+    into a number saved a string column per row (A6_B8: 5.3 M rows).
+    """
+    cases = " ".join(f"WHEN '{name}' THEN {i}" for i, name in enumerate(transforms))
+    return (
+        f"SELECT canonical_number, nb_mol, CASE transform {cases} ELSE {len(transforms)} END, spectrum "
+        'FROM "Spectrums" WHERE config = ? ORDER BY spectrum'
+    )
+
+
+FAMILIES_BY_CANONICAL = (
+    'SELECT canonical_number, numbers FROM "FamilyMolecules" WHERE config = ? ORDER BY canonical_number'
+)
+"""A compact store's families in their primary key's order (no sort)."""
+
+
+def families_in_buckets(count: int) -> str:
+    """A compact store's families whose ``canonical_number & ?`` is among ``count`` buckets (config first)."""
+    buckets = ", ".join("?" * count)
+    return (
+        'SELECT canonical_number, numbers FROM "FamilyMolecules" '
+        f"WHERE config = ? AND (canonical_number & ?) IN ({buckets})"
+    )
+
+
+def spectrums_in_buckets(count: int) -> str:
+    """The Spectrums rows whose ``canonical_number & ?`` is one of ``count`` buckets (config first)."""
+    buckets = ", ".join("?" * count)
+    return (
+        'SELECT canonical_number, spectrum, nb_mol, transform FROM "Spectrums" '
+        f"WHERE config = ? AND (canonical_number & ?) IN ({buckets})"
+    )
+
+
+def spectrums_named(count: int) -> str:
+    """spectrum, canonical_number, transform of ``count`` spectra (config first), by primary key."""
+    spectra = ", ".join("?" * count)
+    return (
+        'SELECT spectrum, canonical_number, transform FROM "Spectrums" '
+        f"WHERE config = ? AND spectrum IN ({spectra})"
+    )
+
+
+def families_named(count: int) -> str:
+    """canonical_number, numbers of ``count`` families (config first), by primary key."""
+    canonicals = ", ".join("?" * count)
+    return (
+        'SELECT canonical_number, numbers FROM "FamilyMolecules" '
+        f"WHERE config = ? AND canonical_number IN ({canonicals})"
+    )
+
+
+def molecules_outside_canonicals(config: Config) -> str:
+    """number, canonical_number of the molecules whose canonical number is below ? or above ?.
+
+    Two searches of the canonical index (an OR made it scan the index whole).
+    """
+    select = (
+        f'SELECT number, canonical_number FROM {MOLECULES} INDEXED BY "{canonical_index(config)}" '
+        f"WHERE config = {config_literal(config)} AND canonical_number"
+    )
+    return f"{select} < ? UNION ALL {select} > ?"

@@ -18,7 +18,6 @@ import pytest
 from bbcore import check, engine
 from bbcore.cli import main
 from bbcore.cli.check import LABELS
-from bbcore.compact import numbers_dtype
 from bbcore.config import parse_config
 from bbcore.explore import explore
 from bbcore.store import close_database, open_database
@@ -77,9 +76,16 @@ def stored(path: Path, column: str, number: int):
 
 
 def test_a_clean_file_passes(clean: Path, capsys) -> None:
-    code, out, _ = run_check(clean, capsys)
+    code, out, err = run_check(clean, capsys)
     assert code == 0, out
     assert "FAIL" not in out and "A3_B5: every check agrees (seed 14)." in out
+    size = check.megabytes(clean.stat().st_size)
+    # the progress (a line per phase off a terminal) says what the integrity check reads
+    assert err.splitlines() == [
+        f"A3_B5 check: SQLite integrity_check of the whole file ({size}, every configuration) done",
+        *(f"A3_B5 check: {LABELS[name]} done" for name in check.CHECKS[1:]),
+    ]
+    assert f"SQLite's integrity_check of the whole file ({size}, every configuration)" in out
     code, out, _ = run_check(clean, capsys, "--json")
     report = json.loads(out)
     assert code == 0 and report["ok"] is True
@@ -106,49 +112,6 @@ def test_one_deleted_molecule_fails_and_is_named(damaged, capsys) -> None:
     assert {"count", "families", "engine"} <= set(failed_checks(out))
     assert "molecule rows: stored 2,299, computed 2,300" in out
     assert "molecule 1,500: row: stored absent" in out
-
-
-def test_one_wrong_nb_mol_fails_and_is_named(damaged, capsys) -> None:
-    spectrum = "@&a&@@&@&b@cac@b&@&@"
-    path = damaged(("UPDATE Spectrums SET nb_mol = 3 WHERE config = 'A3_B5' AND spectrum = ?", (spectrum,)))
-    code, out, _ = run_check(path, capsys, "--json")
-    report = json.loads(out)
-    assert code == 1 and report["ok"] is False
-    groups = next(c for c in report["checks"] if c["name"] == "groups")
-    assert groups["differences"] == 1
-    assert groups["first"] == [
-        {"number": None, "what": f"spectrum {spectrum}: nb_mol", "stored": "3", "computed": "2"}
-    ]
-    assert [c["name"] for c in report["checks"] if not c["ok"]] == ["groups"]
-
-
-def test_a_wrong_transform_and_canonical_number_are_named(damaged, capsys) -> None:
-    path = damaged(
-        ("UPDATE Molecules SET transform = 'rot180' WHERE config = 'A3_B5' AND number = 1000", ()),
-        ("UPDATE Molecules SET canonical_number = 150 WHERE config = 'A3_B5' AND number = 1200", ()),
-    )
-    code, out, _ = run_check(path, capsys)
-    assert code == 1
-    assert "molecule 1,000: transform: stored 'rot180', computed 'symm-h'" in out
-    assert "molecule 1,200: canonical_number: stored 150" in out
-
-
-def test_a_changed_statistic_is_found_by_both_samples(damaged, capsys) -> None:
-    path = damaged(
-        (
-            "UPDATE Molecules SET out_tot_length = out_tot_length + 1 WHERE config = 'A3_B5' AND number = ?",
-            (777,),
-        )
-    )
-    code, out, _ = run_check(path, capsys)
-    assert code == 1 and failed_checks(out) == ["engine", "reference"]
-    assert out.count("molecule 777: out_tot_length: stored") == 2
-
-
-def test_a_malformed_spectrum_is_named(damaged, capsys) -> None:
-    path = damaged(("UPDATE Molecules SET spectrum = 'zz' WHERE config = 'A3_B5' AND number = 5", ()))
-    code, out, _ = run_check(path, capsys)
-    assert code == 1 and "molecule 5: spectrum: stored 'zz', computed a well-formed spectrum" in out
 
 
 def test_the_reference_catches_an_engine_that_vouches_for_itself(damaged, monkeypatch, capsys) -> None:
@@ -247,69 +210,85 @@ def test_a_clean_compact_store_passes(compact: Path, capsys) -> None:
         code, report = compact_report(compact, capsys, *args)
         assert code == 0 and report["ok"], report
         assert [c["name"] for c in report["checks"]] == list(check.COMPACT_CHECKS)
-    assert "every profile counted" in report["checks"][5]["covered"]
-    assert "16 molecules of the spectral groups" in report["checks"][4]["covered"]
+    assert "every profile counted" in report["checks"][4]["covered"]
+    assert "2 families (4 molecules re-traced), 8 ambiguous spectra" in report["checks"][3]["covered"]
 
 
-FAMILY_43 = "UPDATE Families SET numbers = ? WHERE config = 'A3_B5' AND canonical_number = 43"
-"""A3_B5's family of molecule 43: its first spectrum is @&a&@@&@&b@cac@b&@&@, molecules 43 and 752."""
+def progress_of(path: Path, config=A3_B5) -> tuple[check.CheckReport, list[tuple[str, int, int]]]:
+    """A check run in this process, every progress report noted."""
+    seen: list[tuple[str, int, int]] = []
+    open_database(path, create=False, write=False)
+    try:
+        report = check.check(config, progress=lambda name, done, total: seen.append((name, done, total)))
+    finally:
+        close_database()
+    return report, seen
 
 
-def packed(*numbers: int) -> bytes:
-    """Molecule numbers as ``Families.numbers`` packs them for A3_B5."""
-    return np.array(numbers, dtype=numbers_dtype(A3_B5)).tobytes()
+@pytest.mark.parametrize("store", ["full", "compact"])
+def test_every_phase_reports_its_progress(clean: Path, compact: Path, store: str) -> None:
+    """Each phase, the integrity check included, starts at 0 and ends at its total, never going back."""
+    report, seen = progress_of(clean if store == "full" else compact)
+    assert report.ok
+    names = check.CHECKS if store == "full" else check.COMPACT_CHECKS
+    assert [name for name, _ in groupby_names(seen)] == list(names)
+    for name, reports in groupby_names(seen):
+        dones = [done for _, done, _ in reports]
+        totals = {total for _, _, total in reports}
+        assert dones[0] == 0 and len(totals) == 1 and dones[-1] == totals.pop(), name
+        assert dones == sorted(dones), name
 
 
-def test_a_compact_molecule_left_out_of_its_group_is_named(compact: Path, tmp_path: Path, capsys) -> None:
-    path = damaged_compact(compact, tmp_path, (FAMILY_43, (packed(752),)))
-    code, report = compact_report(path, capsys)
-    found = failures(report)
-    assert code == 1 and {"groups", "engine"} <= set(found) <= {"groups", "engine", "reference"}
-    assert found["groups"][0]["what"].endswith(": nb_mol") and found["groups"][0]["stored"] == "2"
-    assert {
-        "number": 43,
-        "what": "group of spectrum @&a&@@&@&b@cac@b&@&@",
-        "stored": "not among its molecules",
-        "computed": "a member",
-    } in found["engine"]
-    assert {difference["stored"] for difference in found["engine"]} == {"not among its molecules"}
+def groupby_names(seen: list[tuple[str, int, int]]) -> list[tuple[str, list[tuple[str, int, int]]]]:
+    """The progress reports, phase by phase, in order."""
+    phases: list[tuple[str, list]] = []
+    for report in seen:
+        if not phases or phases[-1][0] != report[0]:
+            phases.append((report[0], []))
+        phases[-1][1].append(report)
+    return phases
 
 
-def test_a_compact_member_with_another_spectrum_is_named(compact: Path, tmp_path: Path, capsys) -> None:
-    path = damaged_compact(compact, tmp_path, (FAMILY_43, (packed(44, 752),)))
-    code, report = compact_report(path, capsys)
-    found = failures(report)
-    assert code == 1 and "members" in found and "engine" in found
-    named = {(d["number"], d["what"], d["stored"]) for d in found["members"]}
-    assert (44, "spectrum", repr("@&a&@@&@&b@cac@b&@&@")) in named
+def test_blocks_of_one_row_give_the_same_answers(
+    clean: Path, compact: Path, tmp_path: Path, monkeypatch, capsys
+):
+    """Every stream cut at every row (a group, a family, a bucket across blocks) agrees and finds damage."""
+    monkeypatch.setattr(check, "BLOCK", 1)
+    monkeypatch.setattr(check, "FAMILY_BATCH", 7)
+    monkeypatch.setattr(check, "BUCKETS", 2)
+    monkeypatch.setattr(check, "BUCKETS_EXAMINED", 1)
+    for path in (clean, compact):
+        report, _ = progress_of(path)
+        assert report.ok, [d.line() for r in report.results for d in r.differences]
+    assert "8 ambiguous spectra" in report.results[3].covered
+    spectrum = "@&a&@@&@&b@cac@b&@&@"
+    for path in (clean, compact):
+        copy = damaged_copy(
+            path,
+            tmp_path / f"nb-mol-{path.stem}.sqlite",
+            ("UPDATE Spectrums SET nb_mol = 3 WHERE config = 'A3_B5' AND spectrum = ?", (spectrum,)),
+        )
+        report, _ = progress_of(copy)
+        named = f"spectrum {spectrum}: nb_mol: stored 3, computed 2" + ("" if path == clean else " molecules")
+        assert any(d.line().startswith(named) for d in report.results[3].differences)
 
 
-def test_wrong_compact_counts_by_size_are_named(compact: Path, tmp_path: Path, capsys) -> None:
-    """The ambiguity table of a compact store is read from the shards' counts: they must match the rows."""
-    path = damaged_compact(
-        compact, tmp_path, ("UPDATE GroupedShards SET sizes = ? WHERE config = 'A3_B5'", ('{"2": [2, 9]}',))
+def test_a_compact_check_derives_every_stored_row(tmp_path: Path) -> None:
+    """A4_B6 compact (thousands of families, cut in blocks of 100): every Spectrums row the writing
+    stage stored is one the check derives from the families' molecules, re-traced."""
+    path = tmp_path / "a4b6.sqlite"
+    config = parse_config("A4_B6")
+    explore(config, path, workers=1, store="compact")
+    close_database()
+    connection = sqlite3.connect(path)
+    families, spectra = (
+        connection.execute(f'SELECT COUNT(*) FROM "{table}"').fetchone()[0]
+        for table in ("FamilyMolecules", "Spectrums")
     )
-    code, report = compact_report(path, capsys)
-    found = failures(report)
-    assert code == 1 and set(found) == {"groups"}
-    assert found["groups"] == [
-        {
-            "number": None,
-            "what": "GroupedShards.sizes (families, groups)",
-            "stored": "{2: (2, 9)}",
-            "computed": "{2: (2, 8)}",
-        }
-    ]
-
-
-def test_a_wrong_compact_profile_is_named(compact: Path, tmp_path: Path, capsys) -> None:
-    path = damaged_compact(
-        compact,
-        tmp_path,
-        ("UPDATE Profiles SET molecules = molecules + 1 WHERE rowid = (SELECT MIN(rowid) FROM Profiles)", ()),
-    )
-    code, report = compact_report(path, capsys, "--all")
-    found = failures(report)
-    assert code == 1 and set(found) == {"count", "engine"}
-    assert found["count"][0]["what"] == "molecules in Profiles" and found["count"][0]["stored"] == "2,301"
-    assert found["engine"][0]["what"].endswith("(molecules, lowest)")
+    connection.close()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(check, "BLOCK", 100)
+        report, _ = progress_of(path, config)
+    assert report.ok, [d.line() for r in report.results for d in r.differences]
+    assert report.results[3].covered.startswith(f"{families:,} families (")
+    assert f"{spectra:,} ambiguous spectra" in report.results[3].covered

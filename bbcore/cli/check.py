@@ -1,4 +1,4 @@
-"""``bbcore check CONFIG [--sample N | --all] [--json]``: verify a stored configuration.
+"""``bbcore check CONFIG [--sample N | --all] [--no-integrity] [--json]``: verify a stored configuration.
 
 The checks are ``bbcore.check``'s.  A progress bar goes to stderr on a
 terminal (a line per check otherwise).  Exit status 0 when everything
@@ -29,16 +29,7 @@ from bbcore.config import Config
 from bbcore.words import plural
 
 BAR = 24
-LABELS = {
-    "integrity": "SQLite integrity_check",
-    "configuration": "configuration",
-    "count": "molecule count",
-    "groups": "spectral groups",
-    "families": "families",
-    "members": "group members",
-    "engine": "engine sample",
-    "reference": "reference sample",
-}
+LABELS = {name: phase.label for name, phase in check.PHASES.items()}
 WIDTH = max(len(label) for label in LABELS.values())
 
 
@@ -48,7 +39,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "check",
         help="verify a stored configuration (integrity, counts, groups, families, re-traced samples)",
         description="Verify a stored configuration, as one would a file received from elsewhere: "
-        "SQLite's integrity_check; the configuration row against C(W², N); the molecule count; "
+        "SQLite's integrity_check of the whole file (every configuration in it; --no-integrity skips it); "
+        "the configuration row against C(W², N); the molecule count; "
         "nb_mol of every ambiguous spectrum; every family (canonical molecule, transform, board, "
         f"spectrum by symmetry); a seeded random sample (default {check.SAMPLE:,}) re-traced by the "
         f"engine and a smaller one (default {check.REFERENCE_SAMPLE:,}) by the reference rays.py, "
@@ -78,6 +70,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default=check.SEED,
         help=f"seed of the samples, 0 or more (default {check.SEED})",
     )
+    parser.add_argument(
+        "--no-integrity",
+        dest="integrity",
+        action="store_false",
+        help="skip SQLite's integrity_check, which reads the whole file (every configuration in it): "
+        "for a file already checked once",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.set_defaults(handler=run_check)
 
@@ -85,9 +84,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 class CheckProgress(StatusLine):
     """A progress bar on stderr, redrawn on a terminal; a line per finished check otherwise."""
 
-    def __init__(self, config: Config, stream=None) -> None:
+    def __init__(self, config: Config, stream=None, file_size: int = 0) -> None:
         super().__init__(stream, interval=0.1, erase=True)
         self.config = config
+        # SQLite's check reads the whole file, every configuration in it: the line says so
+        self.labels = dict(LABELS)
+        self.labels["integrity"] += f" of the whole file ({check.megabytes(file_size)}, every configuration)"
         self.started = time.monotonic()
         self.check_started = self.started
         self.current = ""
@@ -99,7 +101,7 @@ class CheckProgress(StatusLine):
         finished = done >= total
         if not self.live:
             if finished:
-                self.print(f"{self.config.name} check: {LABELS[name]} done")
+                self.print(f"{self.config.name} check: {self.labels[name]} done")
             return
         if not self.due(final=finished):
             return
@@ -109,7 +111,7 @@ class CheckProgress(StatusLine):
         eta = elapsed * (1 - fraction) / fraction if 0 < fraction < 1 else None
         figures = f"{done:,}/{total:,}" if total > 1 else ("done" if finished else "running")
         self.redraw(
-            f"{self.config.name} check: {LABELS[name]:<{WIDTH}} [{'#' * filled}{'.' * (BAR - filled)}] "
+            f"{self.config.name} check: {self.labels[name]:<{WIDTH}} [{'#' * filled}{'.' * (BAR - filled)}] "
             f"{100 * fraction:3.0f}%  {figures}  elapsed {clock(now - self.started)}"
             + (f"  ETA {clock(eta)}" if eta is not None else "")
         )
@@ -119,7 +121,7 @@ def run_check(args: argparse.Namespace) -> int:
     """``bbcore check CONFIG``."""
     config: Config = args.config
     path = open_store(args, write=False)  # never written, not even its header
-    progress = CheckProgress(config)
+    progress = CheckProgress(config, file_size=path.stat().st_size)
     try:
         report = check.check(
             config,
@@ -127,6 +129,7 @@ def run_check(args: argparse.Namespace) -> int:
             everything=args.all,
             reference=args.reference,
             seed=args.seed,
+            integrity=args.integrity,
             progress=progress,
         )
     except check.CheckError as error:

@@ -1,0 +1,553 @@
+"""``bbcore check``: every finding of the checker's own registry is planted in a real file, and named.
+
+``check.FINDINGS`` lists what ``check`` can find, each with the stores it
+applies to.  ``PLANTS`` holds, for every (finding, store), a damage made with
+plain ``sqlite3`` in a copy of a clean A3_B5 file (2,300 molecules, 8
+spectral groups in 2 families), as someone editing a file by hand, or a bad
+disk, would; the exact set of findings the damage must raise; and a piece of
+the line that must name it.  A finding added to the registry without a plant
+here fails ``test_every_finding_has_a_planted_damage``.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from bbcore import check
+from bbcore.cli import main
+from bbcore.compact import numbers_dtype
+from bbcore.config import parse_config
+from bbcore.explore import explore
+from bbcore.store import COMPACT, FULL, MOLECULE_COLUMNS, close_database
+
+A3_B5 = parse_config("A3_B5")
+REFERENCE = set(
+    check.reference_sample(check.sample_numbers(A3_B5, check.SAMPLE, check.SEED), 1000, check.SEED)
+)
+"""The molecules the reference sample re-traces by default (the engine's sample is every molecule)."""
+NOT_REFERENCE = sorted(set(range(1, A3_B5.nb_mol + 1)) - REFERENCE)
+FAMILY_43 = "@&a&@@&@&b@cac@b&@&@"
+"""The first spectrum of the family of molecule 43 (molecules 43 and 752)."""
+ROT90_43 = "a&@&@@&b&@@&@&a@cbc@"
+"""Its image by rot90 (canonical number 43, transform rot90)."""
+DIAG1_43 = "@&@&a@bcb@a&@&@@&c&@"
+"""Its image by diag-1, whose molecules the reference sample re-traces (molecule 175)."""
+
+
+@dataclass(frozen=True)
+class Plant:
+    """A damage: it changes the file, and returns a piece of the line that must name it."""
+
+    damage: Callable[[sqlite3.Connection], str | dict[str, str]]  # one piece, or one per finding
+    findings: frozenset[str]  # every finding the damaged file must raise, no more
+    args: tuple[str, ...] = ()
+
+
+PLANTS: dict[tuple[str, str], Plant] = {}
+
+
+def plant(keys: list[tuple[str, str]], findings: set[str], args: tuple[str, ...] = ()):
+    """Register a damage as the plant of these (finding, store)."""
+
+    def register(damage: Callable[[sqlite3.Connection], str]) -> Callable:
+        for key in keys:
+            assert key not in PLANTS, key
+            PLANTS[key] = Plant(damage, frozenset(findings), args)
+        return damage
+
+    return register
+
+
+def both(finding: str) -> list[tuple[str, str]]:
+    return [(finding, FULL), (finding, COMPACT)]
+
+
+def one(connection: sqlite3.Connection, statement: str, *parameters) -> None:
+    """Run a statement that must change exactly one row."""
+    assert connection.execute(statement, parameters).rowcount == 1, statement
+
+
+def stored_value(connection: sqlite3.Connection, column: str, number: int):
+    return connection.execute(
+        f"SELECT {column} FROM Molecules WHERE config = 'A3_B5' AND number = ?", (number,)
+    ).fetchone()[0]
+
+
+# -- the file and the configuration ------------------------------------------------------
+
+
+@plant(both("integrity.damage"), {"integrity.damage"})
+def index_disagrees_with_its_table(connection: sqlite3.Connection) -> str:
+    """The Spectrums index's definition edited: its entries no longer match the table's rows.
+
+    ``quick_check`` passes this file; only ``integrity_check`` sees it (the
+    reason ``check`` runs the latter).
+    """
+    connection.execute("PRAGMA writable_schema = ON")
+    one(
+        connection,
+        'UPDATE sqlite_schema SET sql = \'CREATE INDEX "spectrum_config_transform_nb_mol" ON "Spectrums" '
+        '("config", "nb_mol", "transform")\' WHERE name = \'spectrum_config_transform_nb_mol\'',
+    )
+    return "spectrum_config_transform_nb_mol"
+
+
+@plant(both("configuration.nb_mol"), {"configuration.nb_mol"})
+def configuration_nb_mol(connection: sqlite3.Connection) -> str:
+    one(connection, "UPDATE Configurations SET nb_mol = 2299 WHERE config = 'A3_B5'")
+    return "nb_mol: stored 2,299, computed 2,300"
+
+
+@plant(both("configuration.atoms"), {"configuration.atoms"})
+def configuration_atoms(connection: sqlite3.Connection) -> str:
+    one(connection, "UPDATE Configurations SET nb_atoms = 4 WHERE config = 'A3_B5'")
+    return "nb_atoms: stored 4, computed 3"
+
+
+@plant(both("configuration.width"), {"configuration.width"})
+def configuration_width(connection: sqlite3.Connection) -> str:
+    one(connection, "UPDATE Configurations SET width = 6 WHERE config = 'A3_B5'")
+    return "width: stored 6, computed 5"
+
+
+@plant(both("configuration.ranges_molecules"), {"configuration.ranges_molecules"})
+def ranges_miscounted(connection: sqlite3.Connection) -> str:
+    one(connection, "UPDATE ExploredRanges SET nb_mol = nb_mol + 1 WHERE config = 'A3_B5'")
+    return "molecules in ExploredRanges: stored 2,301, computed 2,300"
+
+
+@plant(both("configuration.ranges_hole"), {"configuration.ranges_hole"})
+def ranges_leave_a_hole(connection: sqlite3.Connection) -> str:
+    """The one range cut in two, a molecule short of touching: a hole of one molecule, 1,000."""
+    one(connection, "UPDATE ExploredRanges SET stop = 1000, nb_mol = 999 WHERE config = 'A3_B5'")
+    one(connection, "INSERT INTO ExploredRanges VALUES ('A3_B5', 1001, 2301, 1301, 'x')")
+    return "ExploredRanges: stored nothing from 1,000 to 1,000"
+
+
+@plant(both("configuration.ranges_overlap"), {"configuration.ranges_overlap"})
+def ranges_overlap(connection: sqlite3.Connection) -> str:
+    one(connection, "INSERT INTO ExploredRanges VALUES ('A3_B5', 100, 200, 0, 'x')")
+    return "100 to 199 overlapping the range before it (to 2,300)"
+
+
+@plant(both("configuration.ranges_beyond"), {"configuration.ranges_beyond"})
+def ranges_beyond(connection: sqlite3.Connection) -> str:
+    one(connection, "UPDATE ExploredRanges SET stop = 2306 WHERE config = 'A3_B5'")
+    return "a range to 2,305, computed numbers to 2,300"
+
+
+# -- a full store ------------------------------------------------------------------------
+
+
+@plant(
+    [("count.rows", FULL), ("families.missing", FULL), ("engine.absent", FULL)],
+    {"count.rows", "families.missing", "engine.absent"},
+)
+def deleted_molecule(connection: sqlite3.Connection) -> dict[str, str]:
+    """Molecule 1,500 (a spectrum of its own, not in the reference sample) deleted."""
+    assert 1500 not in REFERENCE
+    one(connection, "DELETE FROM Molecules WHERE config = 'A3_B5' AND number = 1500")
+    return {
+        "count.rows": "molecule rows: stored 2,299, computed 2,300",
+        "families.missing": "molecule 1,500: row: stored absent, computed a member of the group of 145",
+        "engine.absent": "molecule 1,500: row: stored absent, computed present",
+    }
+
+
+@plant(
+    [("reference.absent", FULL)],
+    {"count.rows", "families.missing", "engine.absent", "reference.absent"},
+)
+def deleted_reference_molecule(connection: sqlite3.Connection) -> str:
+    number = min(REFERENCE - {43, 752})
+    one(connection, "DELETE FROM Molecules WHERE config = 'A3_B5' AND number = ?", number)
+    return f"molecule {number:,}: row: stored absent, computed present"
+
+
+@plant([("families.stray", FULL)], {"count.rows", "families.stray"})
+def stray_molecule(connection: sqlite3.Connection) -> str:
+    """A copy of molecule 1,500's row numbered 2,301 (a spectrum of its own): no molecule has that number."""
+    columns = ", ".join(MOLECULE_COLUMNS)
+    own = {"number": "2301", "spectrum": "'stray'"}
+    copied = ", ".join(own.get(c, c) for c in MOLECULE_COLUMNS)
+    one(
+        connection,
+        f"INSERT INTO Molecules ({columns}) "
+        f"SELECT {copied} FROM Molecules WHERE config = 'A3_B5' AND number = 1500",
+    )
+    return "molecule 2,301: number: stored a row, computed none: numbers go from 1 to 2,300"
+
+
+@plant([("groups.index", FULL)], {"groups.index"})
+def spectrum_index_dropped(connection: sqlite3.Connection) -> str:
+    connection.execute('DROP INDEX "Molecules_A3_B5_spectrum"')
+    return 'spectrum index: stored missing, computed "Molecules_A3_B5_spectrum"'
+
+
+@plant([("families.index", FULL)], {"families.index"})
+def canonical_index_dropped(connection: sqlite3.Connection) -> str:
+    connection.execute('DROP INDEX "Molecules_A3_B5_canonical"')
+    return 'canonical_number index: stored missing, computed "Molecules_A3_B5_canonical"'
+
+
+@plant([("groups.missing_row", FULL)], {"groups.missing_row"})
+def full_spectrum_row_deleted(connection: sqlite3.Connection) -> str:
+    one(connection, "DELETE FROM Spectrums WHERE config = 'A3_B5' AND spectrum = ?", ROT90_43)
+    return f"spectrum {ROT90_43}: stored no Spectrums row, computed nb_mol 2"
+
+
+@plant([("groups.extra_row", FULL)], {"groups.extra_row"})
+def full_spectrum_row_added(connection: sqlite3.Connection) -> str:
+    """A Spectrums row for molecule 5's spectrum, which no other molecule has."""
+    spectrum = stored_value(connection, "spectrum", 5)
+    one(connection, "INSERT INTO Spectrums VALUES ('A3_B5', ?, 2, 'id', 5)", spectrum)
+    return f"spectrum {spectrum}: stored nb_mol 2, computed fewer than 2 molecules have it"
+
+
+@plant([("groups.nb_mol", FULL)], {"groups.nb_mol"})
+def full_wrong_nb_mol(connection: sqlite3.Connection) -> str:
+    one(connection, "UPDATE Spectrums SET nb_mol = 3 WHERE config = 'A3_B5' AND spectrum = ?", FAMILY_43)
+    return f"spectrum {FAMILY_43}: nb_mol: stored 3, computed 2"
+
+
+@plant([("groups.transform", FULL)], {"groups.transform"})
+def full_wrong_group_transform(connection: sqlite3.Connection) -> str:
+    one(
+        connection,
+        "UPDATE Spectrums SET transform = 'rot270' WHERE config = 'A3_B5' AND spectrum = ?",
+        ROT90_43,
+    )
+    return f"spectrum {ROT90_43}: transform: stored rot270, computed rot90"
+
+
+@plant([("groups.canonical_number", FULL)], {"groups.canonical_number"})
+def full_wrong_group_canonical(connection: sqlite3.Connection) -> str:
+    one(
+        connection,
+        "UPDATE Spectrums SET canonical_number = 44 WHERE config = 'A3_B5' AND spectrum = ?",
+        ROT90_43,
+    )
+    return f"spectrum {ROT90_43}: canonical_number: stored 44, computed 43"
+
+
+def not_reference(number: int) -> int:
+    """The first molecule from ``number`` on that the reference sample leaves out."""
+    return next(n for n in NOT_REFERENCE if n >= number)
+
+
+@plant([("families.canonical_number", FULL)], {"families.canonical_number", "engine.column"})
+def molecule_canonical_number(connection: sqlite3.Connection) -> str:
+    number = not_reference(1200)
+    one(
+        connection,
+        "UPDATE Molecules SET canonical_number = 150 WHERE config = 'A3_B5' AND number = ?",
+        number,
+    )
+    return f"molecule {number:,}: canonical_number: stored 150"
+
+
+@plant([("families.transform", FULL)], {"families.transform", "engine.column"})
+def molecule_transform(connection: sqlite3.Connection) -> str:
+    number = not_reference(1000)
+    stored = stored_value(connection, "transform", number)
+    other = "rot180" if stored != "rot180" else "rot90"
+    one(connection, "UPDATE Molecules SET transform = ? WHERE config = 'A3_B5' AND number = ?", other, number)
+    return f"molecule {number:,}: transform: stored '{other}', computed '{stored}'"
+
+
+@plant([("families.board", FULL)], {"families.board", "engine.column"})
+def molecule_board(connection: sqlite3.Connection) -> str:
+    number = not_reference(600)
+    board = stored_value(connection, "molecule", number)
+    other = board[1:] + board[0] if board[0] != board[-1] else board[::-1]
+    assert other != board
+    one(connection, "UPDATE Molecules SET molecule = ? WHERE config = 'A3_B5' AND number = ?", other, number)
+    return f"molecule {number:,}: molecule: stored '{other}', computed '{board}'"
+
+
+@plant(
+    [("families.spectrum", FULL), ("reference.column", FULL)],
+    {"families.spectrum", "engine.column", "reference.column"},
+)
+def molecule_spectrum(connection: sqlite3.Connection) -> str:
+    """Molecule 1,000's spectrum with its first absorption made a reflection (well formed, its own)."""
+    assert 1000 in REFERENCE
+    before = stored_value(connection, "spectrum", 1000)
+    after = before.replace("@", "&", 1)
+    one(connection, "UPDATE Molecules SET spectrum = ? WHERE config = 'A3_B5' AND number = 1000", after)
+    return f"molecule 1,000: spectrum: stored '{after}', computed '{before}'"
+
+
+@plant([("families.malformed", FULL)], {"families.malformed", "engine.column"})
+def molecule_malformed_spectrum(connection: sqlite3.Connection) -> str:
+    number = not_reference(5)
+    one(connection, "UPDATE Molecules SET spectrum = 'zz' WHERE config = 'A3_B5' AND number = ?", number)
+    return f"molecule {number}: spectrum: stored 'zz', computed a well-formed spectrum"
+
+
+@plant([("engine.column", FULL)], {"engine.column"})
+def changed_statistic(connection: sqlite3.Connection) -> str:
+    """A statistic that only re-tracing sees (the families phase reads no statistic)."""
+    number = not_reference(777)
+    one(
+        connection,
+        "UPDATE Molecules SET out_tot_length = out_tot_length + 1 WHERE config = 'A3_B5' AND number = ?",
+        number,
+    )
+    return f"molecule {number}: out_tot_length: stored"
+
+
+# -- a compact store ---------------------------------------------------------------------
+
+
+def packed(*numbers: int) -> bytes:
+    """Molecule numbers as ``FamilyMolecules.numbers`` packs them for A3_B5."""
+    return np.array(numbers, dtype=numbers_dtype(A3_B5)).tobytes()
+
+
+FAMILY_43_NUMBERS = "UPDATE FamilyMolecules SET numbers = ? WHERE config = 'A3_B5' AND canonical_number = 43"
+
+
+@plant([("count.molecule_rows", COMPACT)], {"count.molecule_rows"})
+def compact_with_a_molecule_row(connection: sqlite3.Connection) -> str:
+    values = {"config": "A3_B5", "number": 1, "canonical_number": 1, "molecule": "O" * 3 + "-" * 22}
+    row = [
+        values.get(c, "@" * 20 if c == "spectrum" else "id" if c == "transform" else 0)
+        for c in MOLECULE_COLUMNS
+    ]
+    one(
+        connection,
+        f"INSERT INTO Molecules ({', '.join(MOLECULE_COLUMNS)}) VALUES ({', '.join('?' * len(row))})",
+        *row,
+    )
+    return "molecule rows of a compact store: stored 1, computed 0"
+
+
+PROFILE_OF_MOST = "(SELECT rowid FROM Profiles WHERE config = 'A3_B5' ORDER BY molecules DESC LIMIT 1)"
+
+
+@plant([("count.profiles", COMPACT)], {"count.profiles"})
+def profiles_miscounted(connection: sqlite3.Connection) -> str:
+    one(connection, f"UPDATE Profiles SET molecules = molecules + 1 WHERE rowid = {PROFILE_OF_MOST}")
+    return "molecules in Profiles: stored 2,301, computed 2,300"
+
+
+@plant([("engine.profiles_counted", COMPACT)], {"count.profiles", "engine.profiles_counted"}, ("--all",))
+def profiles_miscounted_all(connection: sqlite3.Connection) -> str:
+    profiles_miscounted(connection)
+    return "(molecules, lowest): stored ("
+
+
+@plant([("engine.profile", COMPACT)], {"engine.profile"})
+def profile_lowest_too_high(connection: sqlite3.Connection) -> str:
+    """A profile whose lowest molecule the reference sample leaves out, its lowest made higher."""
+    rows = connection.execute(
+        "SELECT rowid, lowest FROM Profiles WHERE config = 'A3_B5' ORDER BY lowest"
+    ).fetchall()
+    rowid, lowest = next((r, low) for r, low in rows if low not in REFERENCE)
+    one(connection, "UPDATE Profiles SET lowest = lowest + 1 WHERE rowid = ?", rowid)
+    return f"molecule {lowest:,}: Profiles ("
+
+
+@plant([("reference.profile", COMPACT)], {"engine.profile", "reference.profile"})
+def profile_lowest_too_high_in_reference(connection: sqlite3.Connection) -> str:
+    rows = connection.execute(
+        "SELECT rowid, lowest FROM Profiles WHERE config = 'A3_B5' ORDER BY lowest"
+    ).fetchall()
+    rowid, lowest = next((r, low) for r, low in rows if low in REFERENCE)
+    one(connection, "UPDATE Profiles SET lowest = lowest + 1 WHERE rowid = ?", rowid)
+    return f"molecule {lowest:,}: Profiles ("
+
+
+@plant([("groups.missing_row", COMPACT)], {"groups.missing_row", "groups.shard_totals", "groups.shard_sizes"})
+def compact_spectrum_row_deleted(connection: sqlite3.Connection) -> str:
+    one(connection, "DELETE FROM Spectrums WHERE config = 'A3_B5' AND spectrum = ?", ROT90_43)
+    return f"spectrum {ROT90_43}: stored no Spectrums row, computed nb_mol 2 (family 43)"
+
+
+@plant([("groups.extra_row", COMPACT)], {"groups.extra_row", "groups.shard_totals", "groups.shard_sizes"})
+def compact_spectrum_row_added(connection: sqlite3.Connection) -> str:
+    """A row in family 43 for a spectrum that is none of its images (not a spectrum at all)."""
+    one(connection, "INSERT INTO Spectrums VALUES ('A3_B5', 'zz', 2, 'rot90', 43)")
+    return "spectrum zz: stored a row of family 43, computed not one of its spectra"
+
+
+@plant([("groups.nb_mol", COMPACT)], {"groups.nb_mol", "groups.shard_sizes"})
+def compact_wrong_nb_mol(connection: sqlite3.Connection) -> str:
+    one(connection, "UPDATE Spectrums SET nb_mol = 3 WHERE config = 'A3_B5' AND spectrum = ?", FAMILY_43)
+    return f"spectrum {FAMILY_43}: nb_mol: stored 3, computed 2 molecules stored"
+
+
+@plant([("groups.transform", COMPACT)], {"groups.transform"})
+def compact_wrong_group_transform(connection: sqlite3.Connection) -> str:
+    """The diag-1 group of family 43 said to be its rot270 image (the same molecules: a symmetric family)."""
+    one(
+        connection,
+        "UPDATE Spectrums SET transform = 'rot270' WHERE config = 'A3_B5' AND spectrum = ?",
+        DIAG1_43,
+    )
+    return f"spectrum {DIAG1_43}: transform: stored rot270, computed diag-1"
+
+
+@plant(
+    [("engine.not_in_group", COMPACT), ("reference.not_in_group", COMPACT)],
+    {"groups.nb_mol", "groups.transform", "engine.not_in_group", "reference.not_in_group"},
+)
+def compact_molecule_left_out(connection: sqlite3.Connection) -> dict[str, str]:
+    """Molecule 43 left out of its family: the groups have one molecule, and 43 is in none."""
+    one(connection, FAMILY_43_NUMBERS, packed(752))
+    return {
+        "engine.not_in_group": f"molecule 43: group of spectrum {FAMILY_43}: stored not among its molecules",
+        "reference.not_in_group": f"molecule 175: group of spectrum {DIAG1_43}: stored not among",
+    }
+
+
+@plant(
+    [("groups.canonical_number", COMPACT)],
+    {"groups.canonical_number", "engine.not_in_group", "reference.not_in_group"},
+)
+def compact_wrong_group_canonical(connection: sqlite3.Connection) -> str:
+    one(
+        connection,
+        "UPDATE Spectrums SET canonical_number = 44 WHERE config = 'A3_B5' AND spectrum = ?",
+        DIAG1_43,
+    )
+    return f"spectrum {DIAG1_43}: canonical_number: stored 44, computed 43"
+
+
+@plant(
+    [("groups.no_family", COMPACT)],
+    {"groups.no_family", "groups.shard_totals", "engine.not_in_group", "reference.not_in_group"},
+)
+def compact_family_deleted(connection: sqlite3.Connection) -> str:
+    one(connection, "DELETE FROM FamilyMolecules WHERE config = 'A3_B5' AND canonical_number = 43")
+    return f"spectrum {FAMILY_43}: stored canonical number 43, computed no FamilyMolecules row"
+
+
+@plant([("groups.numbers", COMPACT)], {"groups.numbers"})
+def compact_family_blob_damaged(connection: sqlite3.Connection) -> str:
+    """Family 43's molecules with a number past the last molecule appended."""
+    one(connection, FAMILY_43_NUMBERS, packed(43, 752, 5000))
+    return "family 43: FamilyMolecules.numbers: stored [43, 752, 5,000], computed increasing numbers from 1"
+
+
+@plant(
+    [("groups.member", COMPACT)],
+    {"groups.member", "groups.transform", "engine.not_in_group", "reference.not_in_group"},
+)
+def compact_family_member_replaced(connection: sqlite3.Connection) -> str:
+    """Family 43's molecule 43 replaced by 44, which has another spectrum."""
+    one(connection, FAMILY_43_NUMBERS, packed(44, 752))
+    return f"molecule 44: spectrum (in the family of 43): stored '{FAMILY_43}' (molecule 43's)"
+
+
+@plant([("groups.shard_sizes", COMPACT)], {"groups.shard_sizes"})
+def compact_shard_sizes(connection: sqlite3.Connection) -> str:
+    one(connection, "UPDATE GroupedShards SET sizes = ? WHERE config = 'A3_B5'", '{"2": [2, 9]}')
+    return "GroupedShards.sizes (families, groups): stored {2: (2, 9)}, computed {2: (2, 8)}"
+
+
+@plant([("groups.shard_totals", COMPACT)], {"groups.shard_totals"})
+def compact_shard_totals(connection: sqlite3.Connection) -> str:
+    one(connection, "UPDATE GroupedShards SET spectra = spectra + 1 WHERE config = 'A3_B5'")
+    return "GroupedShards (spectra, families): stored (9, 2), computed (8, 2) rows"
+
+
+# -- the tests ---------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def clean(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """A3_B5 explored once in each store."""
+    folder = tmp_path_factory.mktemp("damage")
+    paths = {}
+    for store in (FULL, COMPACT):
+        paths[store] = folder / f"a3b5-{store}.sqlite"
+        explore(A3_B5, paths[store], workers=1, store=store)
+        close_database()
+    return paths
+
+
+def report(path: Path, capsys, *args: str) -> tuple[int, dict]:
+    code = main(["--db", str(path), "check", "A3_B5", "--json", *args])
+    return code, json.loads(capsys.readouterr().out)
+
+
+def test_every_finding_has_a_planted_damage() -> None:
+    """A new finding (or a new store for one) without a plant here fails."""
+    registered = {(finding.name, store) for finding in check.FINDINGS.values() for store in finding.stores}
+    assert set(PLANTS) == registered
+    assert {finding.phase for finding in check.FINDINGS.values()} <= set(check.PHASES)
+    assert all(finding.description for finding in check.FINDINGS.values())
+
+
+@pytest.mark.parametrize("store", [FULL, COMPACT])
+def test_a_clean_file_passes(clean: dict[str, Path], store: str, capsys) -> None:
+    code, found = report(clean[store], capsys)
+    assert code == 0 and found["ok"] is True
+    names = check.CHECKS if store == FULL else check.COMPACT_CHECKS
+    assert [c["name"] for c in found["checks"]] == list(names)
+    assert all(c["ok"] and c["differences"] == 0 and c["findings"] == [] for c in found["checks"])
+
+
+@pytest.mark.parametrize("finding, store", sorted(PLANTS), ids=[f"{f}-{s}" for f, s in sorted(PLANTS)])
+def test_a_planted_damage_is_found_and_named(
+    clean: dict[str, Path], tmp_path: Path, finding: str, store: str, capsys
+) -> None:
+    path = tmp_path / "damaged.sqlite"
+    shutil.copy(clean[store], path)
+    connection = sqlite3.connect(path)
+    planted = PLANTS[(finding, store)]
+    named = planted.damage(connection)
+    connection.commit()
+    connection.close()
+    code, found = report(path, capsys, *planted.args)
+    assert code == 1 and found["ok"] is False
+    raised = {name for c in found["checks"] for name in c["findings"]}
+    assert raised == planted.findings
+    lines = [
+        check.Difference(**difference).line()
+        for c in found["checks"]
+        for difference in c["first"]
+        if difference["finding"] == finding
+    ]
+    if isinstance(named, dict):
+        named = named[finding]
+    assert any(named in line for line in lines), lines
+
+
+def test_the_integrity_damage_passes_quick_check(clean: dict[str, Path], tmp_path: Path) -> None:
+    """Why ``check`` runs integrity_check: quick_check does not compare an index with its table."""
+    path = tmp_path / "index.sqlite"
+    shutil.copy(clean[FULL], path)
+    connection = sqlite3.connect(path)
+    index_disagrees_with_its_table(connection)
+    connection.commit()
+    connection.close()
+    connection = sqlite3.connect(path)
+    assert connection.execute("PRAGMA quick_check").fetchall() == [("ok",)]
+    assert connection.execute("PRAGMA integrity_check").fetchall() != [("ok",)]
+    connection.close()
+
+
+def test_no_integrity_skips_the_file_check(clean: dict[str, Path], tmp_path: Path, capsys) -> None:
+    """``--no-integrity``: the integrity line says it was skipped; the other phases still run."""
+    path = tmp_path / "index.sqlite"
+    shutil.copy(clean[COMPACT], path)
+    connection = sqlite3.connect(path)
+    index_disagrees_with_its_table(connection)
+    connection.commit()
+    connection.close()
+    code, found = report(path, capsys, "--no-integrity")
+    assert code == 0
+    assert found["checks"][0]["covered"].startswith("skipped (--no-integrity)")
+    code, found = report(path, capsys)
+    assert code == 1 and found["checks"][0]["findings"] == ["integrity.damage"]
