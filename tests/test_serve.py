@@ -37,6 +37,7 @@ from proctree import session_processes, stored_ranges, wait_until
 
 from bbcore.config import Config
 from bbcore.store import close_database, open_database
+from bbtui.app import main
 from bbtui.settings import resume_target
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -223,35 +224,42 @@ def molecules(db: Path, config: Config) -> int:
         return connection.execute(query, (config.name,)).fetchone()[0]
 
 
-def test_a_browser_tab_explores_a_configuration_and_the_stop_leaves_nothing(tmp_path, browser):
-    db = tmp_path / "served.sqlite"
-    with serving(db) as served:
-        tab = Tab(browser, served.url)
-        tab.wait_for_app()
-        assert len(served.apps()) == 1
-        tab.type(SMALL.name, "Enter")
-        tab.wait(lambda: complete(db, SMALL), 120, f"{SMALL} complete in the database")
-        assert molecules(db, SMALL) == SMALL.nb_mol
-        assert served.stop() == []
-    assert f"bbtui: serving {db} on {served.url.rstrip('/')}" in served.output.read_text()
-
-
-@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGKILL], ids=["SIGTERM", "SIGKILL"])
-def test_stopping_the_server_pauses_and_stores_a_running_exploration(tmp_path, browser, signum):
-    db = tmp_path / "served.sqlite"
-    with serving(db) as served:
-        tab = Tab(browser, served.url)
-        tab.wait_for_app()
-        tab.type(LONG.name, "Enter")
-        wait_until(lambda: stored_ranges(db, LONG) > 0, 120, f"{LONG}'s first ranges stored")
-        running = session_processes(served.process.pid)
-        assert served.stop(signum) == [], f"left running; before the stop: {running}"
-        log = served.output.read_text()
+def stop_while_exploring(served: Served, db: Path, signum: int) -> None:
+    """Once a tab's run of LONG has stored ranges, stop the server with ``signum``: the run is
+    paused and stored as ctrl+q pauses it, and nothing of the server is left running."""
+    wait_until(lambda: stored_ranges(db, LONG) > 0, 120, f"{LONG}'s first ranges stored")
+    running = session_processes(served.process.pid)
+    assert served.stop(signum) == [], f"left running; before the stop: {running}"
+    log = served.output.read_text()
     assert "did not quit" not in log and "killing" not in log, log
     assert not complete(db, LONG)
     assert 0 < stored_ranges(db, LONG)
     # The app quit through its pause (as ctrl+q): the run is marked to resume at the next launch.
     assert resume_target(db.resolve()) == LONG.name
+
+
+def test_a_browser_tab_explores_a_configuration_and_the_stop_leaves_nothing(tmp_path, browser):
+    db = tmp_path / "served.sqlite"
+    with serving(db) as served:
+        tab = Tab(browser, served.url)
+        tab.wait_for_app()
+        assert f"bbtui: serving {db} on {served.url.rstrip('/')}" in served.output.read_text()
+        assert len(served.apps()) == 1
+        tab.type(SMALL.name, "Enter")
+        tab.wait(lambda: complete(db, SMALL), 120, f"{SMALL} complete in the database")
+        assert molecules(db, SMALL) == SMALL.nb_mol
+        assert served.stop() == []
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGKILL], ids=["SIGTERM", "SIGKILL"])
+def test_stopping_the_server_pauses_and_stores_a_running_exploration(tmp_path, browser, signum):
+    """SIGTERM: the server quits every session; SIGKILL: each session quits by itself (--served-by)."""
+    db = tmp_path / "served.sqlite"
+    with serving(db) as served:
+        tab = Tab(browser, served.url)
+        tab.wait_for_app()
+        tab.type(LONG.name, "Enter")
+        stop_while_exploring(served, db, signum)
 
 
 def test_read_only_the_same_keys_leave_the_database_unchanged(tmp_path, browser):
@@ -312,25 +320,34 @@ def test_one_more_tab_than_max_sessions_gets_a_message_not_an_app(tmp_path, brow
         assert served.stop() == []
 
 
-def test_serve_refuses_bad_options_in_one_line(tmp_path):
-    for options, expected in (
-        (["--port", "70000"], "expected a port from 1 to 65535"),
-        (["--max-sessions", "0"], "expected a number >= 1"),
-        (["--read-only"], "no database at"),
-        (["--host", "192.0.2.1"], "cannot serve on 192.0.2.1:8000"),  # not this machine's address
-    ):
-        result = subprocess.run(
-            [sys.executable, "-m", "bbtui.app", "--serve", "--db", str(tmp_path / "none.sqlite"), *options],
-            capture_output=True,
-            text=True,
-            env={**os.environ, "PYTHONPATH": str(ROOT)},
-            timeout=60,
-        )
-        assert result.returncode == 2, result
-        assert expected in result.stderr and "Traceback" not in result.stderr
-        reachable = "anyone who can reach this port can use the app" in result.stderr
-        assert reachable is ("--host" in options)
+@pytest.mark.parametrize(
+    "options, expected",
+    [
+        (["--serve", "--port", "70000"], "expected a port from 1 to 65535"),
+        (["--serve", "--max-sessions", "0"], "expected a number >= 1"),
+        (["--serve", "--read-only"], "no database at"),
+        (["--port", "8000"], "--port goes with --serve"),
+    ],
+)
+def test_serve_refuses_bad_options_in_one_line(tmp_path, capsys, options, expected):
+    try:
+        code = main(["--db", str(tmp_path / "none.sqlite"), *options])
+    except SystemExit as exit:  # argparse's own refusals
+        code = exit.code
+    error = capsys.readouterr().err
+    assert code == 2 and expected in error and "Traceback" not in error
+
+
+def test_serving_beyond_the_loopback_warns_in_one_line(tmp_path):
+    # 192.0.2.1 (TEST-NET-1) is no address of this machine: the warning, then the bind's refusal.
     result = subprocess.run(
-        [sys.executable, "-m", "bbtui.app", "--port", "8000"], capture_output=True, text=True, timeout=60
+        [sys.executable, "-m", "bbtui.app", "--serve", "--host", "192.0.2.1", "--db", str(tmp_path / "db")],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        timeout=60,
     )
-    assert result.returncode == 2 and "--port goes with --serve" in result.stderr
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    warning, refusal = result.stderr.splitlines()
+    assert "anyone who can reach this port can use the app" in warning
+    assert refusal.startswith("bbtui: cannot serve on 192.0.2.1:8000: ")
