@@ -521,14 +521,17 @@ def test_a_compact_file_of_the_previous_layout_is_migrated_in_place(tmp_path, ca
     assert "run 'bbcore migrate'" in capsys.readouterr().err
     interrupted = []
 
+    class Stopped(Exception):
+        """The migration stopped after its first transaction (as a kill would stop it)."""
+
     def stop_after_the_first_batch(done: int, total: int) -> None:
         if done and not interrupted:
             interrupted.append(done)
-            raise KeyboardInterrupt
+            raise Stopped
 
     open_database(old)
     config = Config(4, 5)
-    with pytest.raises(KeyboardInterrupt), pytest.MonkeyPatch.context() as patch:
+    with pytest.raises(Stopped), pytest.MonkeyPatch.context() as patch:
         patch.setattr(families, "MIGRATE_BATCH", 10)
         families.migrate(config, stop_after_the_first_batch)
     assert interrupted == [10] and families.needs_migration(config)
