@@ -1677,8 +1677,9 @@ class CompactJudge(Judge):
     """A compact store (``bbcore.compact``): no row per molecule, its spectral groups and profiles.
 
     A re-traced molecule must fall in the stored groups: if its spectrum is
-    an ambiguous one stored, it is among that spectrum's molecules (its
-    family's, moved by the row's transform).  Its 9 profile statistics must
+    an ambiguous one stored (its key names a family that derives it), it is
+    among that spectrum's molecules (the family's stored ones, moved by the
+    spectrum's transform: ``groups_of``).  Its 9 profile statistics must
     have a ``Profiles`` row whose lowest number is at most its own; with
     every molecule re-traced (``--all``), the profiles are counted and must
     equal the stored ones exactly.  A molecule listed in a group with

@@ -306,3 +306,28 @@ def test_a_compact_check_re_traces_every_family(tmp_path: Path) -> None:
     assert report.ok, [d.line() for r in report.results for d in r.differences]
     assert report.results[3].covered.startswith(f"{families:,} families (")
     assert f"{spectra:,} ambiguous spectra" in report.results[3].covered
+
+
+def test_the_samples_find_their_families_without_the_key_index(compact: Path, tmp_path: Path, capsys) -> None:
+    """The key index dropped (named by the groups phase): a sampled molecule left out of its family
+    is still found, the families read by a scan instead."""
+    path = damaged_compact(
+        compact,
+        tmp_path,
+        (
+            "UPDATE Families SET numbers = ? WHERE config = 'A3_B5' AND canonical_number = 43",
+            ((752).to_bytes(4, "little"),),
+        ),
+    )
+    connection = sqlite3.connect(path)
+    connection.execute('DROP INDEX "Families_A3_B5_key"')
+    connection.commit()
+    connection.close()
+    code, report = compact_report(path, capsys)
+    assert code == 1
+    found = {name for c in report["checks"] for name in c["findings"]}
+    assert {"groups.index", "engine.not_in_group", "reference.not_in_group"} <= found
+    lines = [check.Difference(**d).line() for d in failures(report)["engine"]]
+    assert "molecule 43: group of spectrum @&a&@@&@&b@cac@b&@&@: stored not among its molecules" in " ".join(
+        lines
+    )
