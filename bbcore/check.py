@@ -212,6 +212,11 @@ FINDINGS: dict[str, Finding] = {
             "not increasing, fewer than 2 molecules",
         ),
         Finding(
+            "groups.malformed",
+            (COMPACT,),
+            "a Families row holds a value of another type (text or NULL for a number, no blob of numbers)",
+        ),
+        Finding(
             "groups.member",
             (COMPACT,),
             "a molecule stored in a family, re-traced, does not have the family's first spectrum",
@@ -1304,14 +1309,33 @@ class FamilyRows:
     numbers: list[bytes]
 
     @classmethod
-    def of(cls, rows: list[tuple]) -> FamilyRows:
+    def of(cls, rows: list[tuple], result: CheckResult) -> FamilyRows | None:
+        """The block's rows as arrays; a row with a value of another type (text for a number, NULL)
+        is named (``groups.malformed``) and left out.  None when none is left."""
         at = {name: i for i, name in enumerate(sql.FAMILY_COLUMNS)}
-        columns = {
-            name: np.fromiter((row[at[name]] for row in rows), dtype=np.int64, count=len(rows))
-            for name in FAMILY_INTEGERS
-        }
-        spectra = [str(row[at["spectrum"]]) for row in rows]
-        return cls(columns, spectra, [bytes(row[at["numbers"]]) for row in rows])
+        types = {name: int for name in FAMILY_INTEGERS} | {"spectrum": str, "numbers": bytes}
+        values = list(zip(*rows))
+        if any(set(map(type, values[at[name]])) != {kind} for name, kind in types.items()):
+            kept = []
+            for row in rows:
+                wrong = [name for name, kind in types.items() if type(row[at[name]]) is not kind]
+                for name in wrong:
+                    result.add(
+                        Difference(
+                            "groups.malformed",
+                            None,
+                            f"family at position {row[at['position']]!r}: {name}",
+                            repr(row[at[name]]),
+                            {int: "an integer", str: "text", bytes: "a blob"}[types[name]],
+                        )
+                    )
+                if not wrong:
+                    kept.append(row)
+            if not kept:
+                return None
+            values = list(zip(*kept))
+        columns = {name: np.array(values[at[name]], dtype=np.int64) for name in FAMILY_INTEGERS}
+        return cls(columns, list(values[at["spectrum"]]), list(values[at["numbers"]]))
 
 
 class CompactGroups:
@@ -1352,7 +1376,9 @@ class CompactGroups:
         progress("groups", 0, total)
         statement = sql.families_by(config, "position", "position >= ?")
         for rows in rows_in_blocks(statement, (0,)):
-            self.block(FamilyRows.of(rows), result)
+            block = FamilyRows.of(rows, result)
+            if block is not None:
+                self.block(block, result)
             progress("groups", min(self.families, total - 1), total)
         self.size_starts(result)
         self.compare_counts(result)
@@ -1421,7 +1447,9 @@ class CompactGroups:
                     "groups.position",
                     None,
                     f"family {int(canonical[i]):,}: position",
-                    f"{int(position[i]):,} after the family {int(before[i]):,} at {int(previous[i]):,}",
+                    f"{int(position[i]):,} after the family {int(before[i]):,} at {int(previous[i]):,}"
+                    if previous[i] >= 0
+                    else f"{int(position[i]):,} as the first family",
                     f"{int(previous[i]) + 1:,}, after a smaller canonical number",
                 )
             )
@@ -1780,10 +1808,11 @@ class CompactJudge(Judge):
         for chunk in chunked(keys, ROWS_PER_QUERY):
             statement = sql.families_by(config, column, f"key IN ({', '.join('?' * len(chunk))})")
             for row in db.execute_sql(statement, tuple(chunk)):
-                numbers = unpack_numbers(
-                    config, bytes(row[at["numbers"]])[: _whole(config, row[at["numbers"]])]
-                )
-                found[int(row[at["canonical_number"]])] = _inside(config, numbers)
+                blob, canonical = row[at["numbers"]], row[at["canonical_number"]]
+                if type(blob) is not bytes or type(canonical) is not int:
+                    continue  # malformed: the groups phase names it
+                numbers = unpack_numbers(config, blob[: _whole(config, blob)])
+                found[canonical] = _inside(config, numbers)
         wanted = set(spectra)
         members: dict[str, set[int]] = {}
         canonical, text, transform = families.derived(config, sorted(found))

@@ -477,6 +477,13 @@ def compact_wrong_family_canonical(connection: sqlite3.Connection) -> str:
     return "family 752: stored 752, computed 43 (the smallest canonical number of its molecules)"
 
 
+@plant([("groups.malformed", COMPACT)], {"groups.malformed", "groups.shard_totals", "groups.shard_sizes"})
+def compact_text_for_a_number(connection: sqlite3.Connection) -> str:
+    """Family 45's max_diff made text: the row is named and left out (so the shards count one more)."""
+    one(connection, FAMILY_45.format("max_diff = 'one'"))
+    return "family at position 1: max_diff: stored 'one', computed an integer"
+
+
 @plant([("groups.numbers", COMPACT)], {"groups.numbers"})
 def compact_family_blob_damaged(connection: sqlite3.Connection) -> str:
     """Family 43's molecules with a number past the last molecule appended."""
