@@ -30,7 +30,9 @@ said), the default samples (10,000 and 1,000):
                         integrity 1.25 / 1.09 / 1.07 s, groups 8.57 / 8.29 / 8.09 s,
                         samples 0.95 s, total 11.56 / 11.01 / 10.75 s (median 11.01 s),
                         peak resident 311 MB (A4_B8 compact, 280 families, same code: 165 MB);
-                        `bbcore check A6_B8` from the shell: 18.2 s, 327 MB (/usr/bin/time, load 4.4)
+                        `bbcore check A6_B8` from the shell: 18.2 s, 327 MB (/usr/bin/time, load 4.4);
+      with the type check of every value (groups.malformed), 3 runs at load 0.7 to 0.9:
+                        groups 8.48 s, total 11.54 s (medians), 311 MB; from the shell 12.4 s, 326 MB
     A4_B8 full, 184 MB (635,376 molecules), one run each at load 11.5 to 14:
       before: 44.6 s (integrity 6.8, families 32.6), 334 MB
       after:  57.1 s (integrity 12.4, families 38.9), 333 MB: the same code but for the
