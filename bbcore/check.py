@@ -16,10 +16,12 @@ the first ``LISTED`` differences of each phase.  Memory does not grow with
 the configuration (A7_B8's 79 M spectra are never held together), and every
 phase reports progress, SQLite's integrity check included (``SqliteMeter``).
 
-A compact store (``bbcore.compact``) is checked for what it holds; its
+A compact store (``bbcore.compact``) is checked for what it holds: one
+``Families`` row per family (``bbcore.families``), read once in position
+order, each family re-traced and every column and ordinal compared; its
 checks are one section of this module (``CompactGroups``, ``CompactJudge``),
 written against its layout, while the block machinery (``rows_in_blocks``,
-``family_spectra``, ``row_hashes``, ``SqliteMeter``, the registry) is shared.
+``family_spectra``, ``SqliteMeter``, the registry) is shared.
 What a compact store cannot show, a spectrum shared by two molecules and
 stored nowhere, only a new exploration finds.
 
@@ -42,10 +44,11 @@ from math import comb
 import numpy as np
 from peewee import chunked
 
-from bbcore import compact, engine, rays, sql
-from bbcore.compact import PROFILE_FIELDS, numbers_dtype
+from bbcore import engine, families, rays, sql
+from bbcore.compact import PROFILE_FIELDS
 from bbcore.config import Config
 from bbcore.engine import image_numbers
+from bbcore.families import images_of, numbers_dtype, unpack_numbers
 from bbcore.geometry import TRANSFORM_NAMES, transform_atoms
 from bbcore.numbering import atoms_of, atoms_of_numbers, atoms_of_range, binomial_table, number_of
 from bbcore.rays import STAT_FIELDS
@@ -65,10 +68,6 @@ BLOCK = 1 << 14
 """Rows (families, Spectrums rows, ambiguous molecules) read and computed at a time."""
 ROWS_PER_QUERY = 500
 """Numbers per ``IN (...)`` look-up of sampled rows."""
-BUCKETS = 1 << 16
-"""Families are hashed into this many buckets by canonical number (``CompactGroups``)."""
-BUCKETS_EXAMINED = 64
-"""Buckets whose rows differ examined row by row in one scan (``CompactGroups``)."""
 
 CheckProgressCallback = Callable[[str, int, int], None]
 """Called with (check, done, total) while a check runs."""
@@ -119,8 +118,8 @@ PHASES: dict[str, Phase] = {
         Phase(
             "groups",
             "spectral groups",
-            "every Spectrums row against the molecules that have its spectrum (a compact store: family by "
-            "family, its molecules re-traced) and the stored counts by size against the rows",
+            "every Spectrums row against the molecules that have its spectrum (a compact store: every "
+            "Families row, its molecules re-traced, its columns and ordinals) and the stored counts by size",
         ),
         Phase(
             "families",
@@ -182,38 +181,94 @@ FINDINGS: dict[str, Finding] = {
         Finding("count.rows", (FULL,), "the molecule rows are not C(W², N)"),
         Finding("count.molecule_rows", (COMPACT,), "a compact store has molecule rows"),
         Finding("count.profiles", (COMPACT,), "the Profiles rows do not count C(W², N) molecules"),
-        Finding("groups.index", (FULL,), "the configuration's spectrum index is missing"),
-        Finding("groups.missing_row", BOTH, "a spectrum of two molecules or more has no Spectrums row"),
         Finding(
-            "groups.extra_row", BOTH, "a Spectrums row whose spectrum is not ambiguous (or not of its family)"
+            "groups.index",
+            BOTH,
+            "the configuration's spectrum index (a compact store: its Families key or size index) is missing",
         ),
+        Finding("groups.missing_row", (FULL,), "a spectrum of two molecules or more has no Spectrums row"),
+        Finding("groups.extra_row", (FULL,), "a Spectrums row whose spectrum fewer than 2 molecules have"),
         Finding(
-            "groups.nb_mol", BOTH, "a Spectrums row's nb_mol is not the number of molecules that have it"
+            "groups.nb_mol",
+            BOTH,
+            "a Spectrums row's nb_mol is not the number of molecules that have it "
+            "(a family's: not the number of molecules stored in it)",
         ),
         Finding(
             "groups.transform",
-            BOTH,
+            (FULL,),
             "a Spectrums row's transform does not map its canonical molecule onto its first",
         ),
         Finding(
             "groups.canonical_number",
             BOTH,
-            "a Spectrums row's (or family's) canonical number is not its first molecule's",
+            "a Spectrums row's canonical number is not its first molecule's (a family's: not the smallest "
+            "canonical number of its molecules, or no molecule)",
         ),
-        Finding("groups.no_family", (COMPACT,), "a Spectrums row whose family has no FamilyMolecules row"),
         Finding(
             "groups.numbers",
             (COMPACT,),
-            "a FamilyMolecules blob is damaged (length, numbers out of range, repeats)",
+            "a family's numbers blob is damaged: its length, a number out of range, a repeat, "
+            "not increasing, fewer than 2 molecules",
         ),
         Finding(
-            "groups.member", (COMPACT,), "a molecule stored in a family, re-traced, has another spectrum"
+            "groups.malformed",
+            (COMPACT,),
+            "a Families row holds a value of another type (text or NULL for a number, no blob of numbers)",
         ),
         Finding(
-            "groups.shard_sizes", (COMPACT,), "GroupedShards' counts by size disagree with the Spectrums rows"
+            "groups.member",
+            (COMPACT,),
+            "a molecule stored in a family, re-traced, does not have the family's first spectrum",
         ),
         Finding(
-            "groups.shard_totals", (COMPACT,), "GroupedShards' spectra or families disagree with the rows"
+            "groups.spectra",
+            (COMPACT,),
+            "a family's spectra is not the number of distinct spectra among its canonical molecule's "
+            "8 images",
+        ),
+        Finding(
+            "groups.spectrum", (COMPACT,), "a family's spectrum is not its canonical molecule's, re-traced"
+        ),
+        Finding(
+            "groups.key",
+            (COMPACT,),
+            "a family's key is not its spectrum's (engine.spectra_keys): a typed spectrum would not find it",
+        ),
+        Finding(
+            "groups.max_diff",
+            (COMPACT,),
+            "a family's max_diff is not the most atoms one of its molecules has where another has none",
+        ),
+        Finding(
+            "groups.position",
+            (COMPACT,),
+            "the families are not at positions 0, 1, 2, ... in increasing canonical number "
+            "(a gap, a family out of order)",
+        ),
+        Finding(
+            "groups.spectra_before",
+            (COMPACT,),
+            "a family's spectra_before is not the number of spectra of the families before it",
+        ),
+        Finding(
+            "groups.size_position",
+            (COMPACT,),
+            "a family's size_position is not its rank in the size order (nb_mol descending, then "
+            "canonical number)",
+        ),
+        Finding(
+            "groups.size_spectra_before",
+            (COMPACT,),
+            "a family's size_spectra_before is not the number of spectra before it in the size order",
+        ),
+        Finding(
+            "groups.shard_sizes",
+            (COMPACT,),
+            "GroupedShards' counts by size (families, spectra) disagree with the families",
+        ),
+        Finding(
+            "groups.shard_totals", (COMPACT,), "GroupedShards' spectra or families disagree with the families"
         ),
         Finding("families.index", (FULL,), "the configuration's canonical_number index is missing"),
         Finding("families.missing", (FULL,), "a member of an enantiomer group has no row"),
@@ -1096,6 +1151,7 @@ class ExpectedRows:
     nb_mol: np.ndarray  # (r,)
     transform: np.ndarray  # (r,) index in TRANSFORM_NAMES
     groups: np.ndarray  # (K,) rows per family
+    partner: np.ndarray  # (K, 4W) each canonical molecule's trace (engine.trace_batch's codes)
 
 
 def family_spectra(config: Config, block: FamilyBlock, result: CheckResult | None) -> ExpectedRows:
@@ -1168,6 +1224,7 @@ def family_spectra(config: Config, block: FamilyBlock, result: CheckResult | Non
         sizes[family],
         transform[family, t],
         distinct.sum(axis=1),
+        partner[:families],
     )
 
 
@@ -1227,308 +1284,401 @@ def _spectrum_images_kernel(partner, source, inverse, out):
                         out[f, t, p] = out[f, t, q]
 
 
-_MIX = (np.uint64(0x9E3779B97F4A7C15), np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB))
+# -- a compact store (bbcore.families: one Families row per family) -------------------------
+
+FAMILY_INTEGERS = (
+    "position",
+    "canonical_number",
+    "key",
+    "nb_mol",
+    "spectra",
+    "max_diff",
+    "spectra_before",
+    "size_position",
+    "size_spectra_before",
+)
+"""The integer columns of a ``Families`` row, read into arrays a block at a time."""
 
 
-def row_hashes(
-    canonical: np.ndarray, spectrum: np.ndarray, nb_mol: np.ndarray, transform: np.ndarray
-) -> np.ndarray:
-    """A 64-bit hash of each spectral group row (canonical number, spectrum bytes, nb_mol, transform).
+@dataclass
+class FamilyRows:
+    """A block of ``Families`` rows as arrays, in position order (``sql.FAMILY_COLUMNS``)."""
 
-    Summed by bucket, it compares two sets of rows read in different
-    orders without holding either: equal sums say equal rows but for a
-    chance of 2^-64, unequal ones name the buckets to look at.
-    """
-    with np.errstate(over="ignore"):
-        h = canonical.astype(np.uint64) * _MIX[0] ^ nb_mol.astype(np.uint64) * _MIX[1]
-        h ^= transform.astype(np.uint64) * _MIX[2]
-        for column in range(spectrum.shape[1]):
-            h = (h ^ spectrum[:, column].astype(np.uint64)) * _MIX[1]
-            h ^= h >> np.uint64(29)
-        h = (h ^ (h >> np.uint64(31))) * _MIX[2]
-    return h
+    columns: dict[str, np.ndarray]  # FAMILY_INTEGERS, int64 each
+    spectrum: list[str]
+    numbers: list[bytes]
 
-
-# -- a compact store (bbcore.compact: Spectrums rows and FamilyMolecules) ------------------
+    @classmethod
+    def of(cls, rows: list[tuple], result: CheckResult) -> FamilyRows | None:
+        """The block's rows as arrays; a row with a value of another type (text for a number, NULL)
+        is named (``groups.malformed``) and left out.  None when none is left."""
+        at = {name: i for i, name in enumerate(sql.FAMILY_COLUMNS)}
+        types = {name: int for name in FAMILY_INTEGERS} | {"spectrum": str, "numbers": bytes}
+        values = list(zip(*rows))
+        if any(set(map(type, values[at[name]])) != {kind} for name, kind in types.items()):
+            kept = []
+            for row in rows:
+                wrong = [name for name, kind in types.items() if type(row[at[name]]) is not kind]
+                for name in wrong:
+                    result.add(
+                        Difference(
+                            "groups.malformed",
+                            None,
+                            f"family at position {row[at['position']]!r}: {name}",
+                            repr(row[at[name]]),
+                            {int: "an integer", str: "text", bytes: "a blob"}[types[name]],
+                        )
+                    )
+                if not wrong:
+                    kept.append(row)
+            if not kept:
+                return None
+            values = list(zip(*kept))
+        columns = {name: np.array(values[at[name]], dtype=np.int64) for name in FAMILY_INTEGERS}
+        return cls(columns, list(values[at["spectrum"]]), list(values[at["numbers"]]))
 
 
 class CompactGroups:
-    """The spectral groups of a compact store, checked family by family in three passes.
+    """The families of a compact store, read once in position order, a block at a time.
 
-    1. The families (``FamilyMolecules``, by canonical number), a block at
-       a time: every molecule re-traced (``family_spectra``), the rows each
-       family should have hashed and summed into ``BUCKETS`` buckets by
-       canonical number.
-    2. The ``Spectrums`` rows, in their own order (by spectrum), hashed
-       into the same buckets, and counted by size against ``GroupedShards``.
-    3. Only when a bucket differs: its families and rows are read again
-       (``BUCKETS_EXAMINED`` buckets a scan) and compared row by row, so that
-       each difference is named.
-
-    Sorting the rows by family instead took 34 s of 55 on A6_B8 (5.3 M
-    rows) and would grow faster than the rows; the buckets cost 1 MB.
+    Each block's families are re-traced (``family_spectra``: every stored
+    molecule must have the family's first spectrum, the canonical number
+    must be the smallest canonical number of its molecules), and every
+    stored column is compared with what the molecules give: the numbers
+    blob, nb_mol, spectra (the distinct spectra among c's 8 images),
+    spectrum (c's own), key (``engine.spectra_keys`` of it), max_diff.  The
+    ordinals are checked as they stream: position 0, 1, 2, ... in
+    increasing canonical number; spectra_before the spectra of the families
+    before; in the size order (nb_mol descending, then canonical number) each
+    family's size_position and size_spectra_before follow the previous family
+    of its size, and each size starts after the larger ones (checked at the
+    end, from the counts by size, a few hundred numbers).  Those counts are
+    then compared with ``GroupedShards``'.  Nothing grows with the
+    configuration but the counts by size.
     """
 
     def __init__(self, config: Config) -> None:
         self.config = config
-        self.expected_hash = np.zeros(BUCKETS, dtype=np.uint64)
-        self.expected_rows = np.zeros(BUCKETS, dtype=np.int64)
-        self.stored_hash = np.zeros(BUCKETS, dtype=np.uint64)
-        self.stored_rows = np.zeros(BUCKETS, dtype=np.int64)
+        self.families = self.molecules = self.spectra = 0
+        self.last_position, self.last_canonical = -1, 0
+        self.next_of_size: dict[int, tuple[int, int]] = {}  # size: (size_position, size_spectra_before)
+        self.first_of_size: dict[int, tuple[int, int, int]] = {}  # size: (canonical, the two ordinals)
+        self.counts: dict[int, list[int]] = {}  # size: [families, spectra]
 
     def check(self, progress: CheckProgressCallback) -> CheckResult:
         config = self.config
         result = CheckResult("groups")
-        spectra_total, families_total = compact.spectra_counts(config)
-        total = max(spectra_total + families_total, 1)
+        for index in sql.family_key_index(config), sql.family_size_index(config):
+            if not index_exists(index):
+                result.add(Difference("groups.index", None, "family index", "missing", f'"{index}"'))
+        _, total = families.spectra_counts(config)
+        total = max(total, 1)
         progress("groups", 0, total)
-        families = molecules = 0
-        for rows in rows_in_blocks(sql.FAMILIES_BY_CANONICAL, (config.name,)):
-            block = self.unpack(rows, result)
-            molecules += len(block.numbers)
-            if len(block.canonical):
-                expected = family_spectra(config, block, result)
-                self._sum(self.expected_hash, self.expected_rows, expected)
-            families += len(rows)
-            progress("groups", min(families, total - 1), total)
-        spectra, sizes = 0, {}
-        for rows in rows_in_blocks(sql.spectrums_by_spectrum_coded(TRANSFORM_NAMES), (config.name,)):
-            stored = self.stored(rows)
-            self._sum(self.stored_hash, self.stored_rows, stored)
-            for size, first, count in zip(*_sizes_of(stored)):
-                line = sizes.setdefault(size, [0, 0])
-                line[0] += first
-                line[1] += count
-            spectra += len(rows)
-            progress("groups", min(families + spectra, total - 1), total)
-        self.compare_counts(result, spectra, families, {k: tuple(v) for k, v in sorted(sizes.items())})
-        differing = np.nonzero(
-            (self.expected_hash != self.stored_hash) | (self.expected_rows != self.stored_rows)
-        )[0]
-        for first in range(0, len(differing), BUCKETS_EXAMINED):
-            if result.count >= LISTED:
-                result.count += len(differing) - first  # each bucket left holds one difference at least
-                break
-            self.examine(differing[first : first + BUCKETS_EXAMINED].tolist(), result)
+        statement = sql.families_by(config, "position", "position >= ?")
+        for rows in rows_in_blocks(statement, (0,)):
+            block = FamilyRows.of(rows, result)
+            if block is not None:
+                self.block(block, result)
+            progress("groups", min(self.families, total - 1), total)
+        self.size_starts(result)
+        self.compare_counts(result)
         result.covered = (
-            f"{families:,} families ({molecules:,} molecules re-traced), {spectra:,} ambiguous spectra: "
-            "molecules, nb_mol, transform, canonical number; counts by size"
+            f"{self.families:,} families ({self.molecules:,} molecules re-traced), "
+            f"{self.spectra:,} ambiguous spectra: molecules, nb_mol, spectra, spectrum, key, "
+            "canonical number, max_diff, ordinals; counts by size"
         )
         progress("groups", total, total)
         return result
 
-    def unpack(self, rows: list[tuple], result: CheckResult | None) -> FamilyBlock:
-        """A block of ``FamilyMolecules`` rows at once; a damaged blob is named and its good numbers kept."""
+    def block(self, rows: FamilyRows, result: CheckResult) -> None:
+        """One block of families: re-traced, every column compared, the ordinals followed."""
+        config = self.config
+        column = rows.columns
+        canonical = column["canonical_number"]
+        block, kept = self.unpack(canonical, rows.numbers, result)
+        self.molecules += len(block.numbers)
+        spectra = column["spectra"].copy()  # the computed ones where the family could be traced
+        if len(kept):
+            expected = family_spectra(config, block, result)
+            spectra[kept] = expected.groups
+            first_rows = np.r_[0, np.cumsum(expected.groups)[:-1]]
+            own = [s.tobytes().decode("ascii") for s in expected.spectrum[first_rows]]
+            keys = engine.spectra_keys(config, expected.partner).view(np.int64)
+            for name, want in (
+                ("nb_mol", block.sizes),
+                ("spectra", expected.groups),
+                ("key", keys),
+                ("max_diff", max_atoms_apart(config, block)),
+            ):
+                have = column[name][kept]
+                for i in np.nonzero(have != want)[0].tolist():
+                    result.add(
+                        Difference(
+                            f"groups.{name}",
+                            None,
+                            f"family {int(block.canonical[i]):,}: {name}",
+                            f"{int(have[i]):,}",
+                            f"{int(want[i]):,}",
+                        )
+                    )
+            for i, k in enumerate(kept.tolist()):
+                if rows.spectrum[k] != own[i]:
+                    result.add(
+                        Difference(
+                            "groups.spectrum",
+                            None,
+                            f"family {int(block.canonical[i]):,}: spectrum",
+                            repr(rows.spectrum[k]),
+                            f"{own[i]!r} (molecule {int(block.canonical[i]):,}'s, re-traced)",
+                        )
+                    )
+        self.ordinals(column, spectra, result)
+        self.families += len(canonical)
+        self.spectra += int(spectra.sum())
+
+    def ordinals(self, column: dict[str, np.ndarray], spectra: np.ndarray, result: CheckResult) -> None:
+        """Position, spectra_before and the size order's ordinals of a block, after the blocks before."""
+        canonical, position = column["canonical_number"], column["position"]
+        previous = np.r_[self.last_position, position[:-1]]
+        before = np.r_[self.last_canonical, canonical[:-1]]
+        for i in np.nonzero((position != previous + 1) | (canonical <= before))[0].tolist():
+            result.add(
+                Difference(
+                    "groups.position",
+                    None,
+                    f"family {int(canonical[i]):,}: position",
+                    f"{int(position[i]):,} after the family {int(before[i]):,} at {int(previous[i]):,}"
+                    if previous[i] >= 0
+                    else f"{int(position[i]):,} as the first family",
+                    f"{int(previous[i]) + 1:,}, after a smaller canonical number",
+                )
+            )
+        self.last_position, self.last_canonical = int(position[-1]), int(canonical[-1])
+        want = self.spectra + np.r_[0, np.cumsum(spectra)[:-1]]
+        self._differ("spectra_before", canonical, column["spectra_before"], want, result)
+        sizes = column["nb_mol"]
+        order = np.argsort(sizes, kind="stable")  # each size's families, by position
+        size, ordinal, spectra_before = (
+            sizes[order],
+            column["size_position"][order],
+            column["size_spectra_before"][order],
+        )
+        these = spectra[order]
+        starts = np.nonzero(np.r_[True, size[1:] != size[:-1]])[0]
+        want_ordinal = np.r_[0, ordinal[:-1] + 1]
+        want_before = np.r_[0, spectra_before[:-1] + these[:-1]]
+        for start in starts.tolist():
+            s = int(size[start])
+            if s in self.next_of_size:
+                want_ordinal[start], want_before[start] = self.next_of_size[s]
+            else:  # its first family: where it starts is checked at the end (size_starts)
+                self.first_of_size[s] = (
+                    int(canonical[order[start]]),
+                    int(ordinal[start]),
+                    int(spectra_before[start]),
+                )
+                want_ordinal[start], want_before[start] = ordinal[start], spectra_before[start]
+        for last in np.r_[starts[1:] - 1, len(size) - 1].tolist():
+            s = int(size[last])
+            self.next_of_size[s] = (int(ordinal[last]) + 1, int(spectra_before[last] + these[last]))
+        for s, families_of, spectra_of in zip(*_by_size(sizes, spectra)):
+            line = self.counts.setdefault(s, [0, 0])
+            line[0] += families_of
+            line[1] += spectra_of
+        self._differ("size_position", canonical[order], ordinal, want_ordinal, result, " (its size's next)")
+        self._differ(
+            "size_spectra_before", canonical[order], spectra_before, want_before, result, " (its size's next)"
+        )
+
+    @staticmethod
+    def _differ(name, canonical, have, want, result: CheckResult, why: str = "") -> None:
+        for i in np.nonzero(have != want)[0].tolist():
+            result.add(
+                Difference(
+                    f"groups.{name}",
+                    None,
+                    f"family {int(canonical[i]):,}: {name}",
+                    f"{int(have[i]):,}",
+                    f"{int(want[i]):,}{why}",
+                )
+            )
+
+    def size_starts(self, result: CheckResult) -> None:
+        """Each size's first family: after every family (and spectrum) of the larger sizes."""
+        families_above = spectra_above = 0
+        for size in sorted(self.counts, reverse=True):
+            canonical, ordinal, before = self.first_of_size[size]
+            for name, have, want in (
+                ("size_position", ordinal, families_above),
+                ("size_spectra_before", before, spectra_above),
+            ):
+                if have != want:
+                    result.add(
+                        Difference(
+                            f"groups.{name}",
+                            None,
+                            f"family {canonical:,}: {name}",
+                            f"{have:,}",
+                            f"{want:,} (the first of {size} molecules, after the larger ones)",
+                        )
+                    )
+            families_above += self.counts[size][0]
+            spectra_above += self.counts[size][1]
+
+    def unpack(
+        self, canonical: np.ndarray, blobs: list[bytes], result: CheckResult
+    ) -> tuple[FamilyBlock, np.ndarray]:
+        """A block's numbers blobs at once: the families that can be traced, and their rows in the block.
+
+        A damaged blob is named (``groups.numbers``) and its good numbers kept;
+        a family with none, or a canonical number that is no molecule, is left out.
+        """
         config = self.config
         dtype = numbers_dtype(config)
-        canonical = np.fromiter((row[0] for row in rows), dtype=np.int64, count=len(rows))
-        blobs = [bytes(row[1]) for row in rows]
-        lengths = np.fromiter(map(len, blobs), dtype=np.int64, count=len(rows))
+        lengths = np.fromiter(map(len, blobs), dtype=np.int64, count=len(blobs))
         if not (lengths % dtype.itemsize).any():
             sizes = lengths // dtype.itemsize
             numbers = np.frombuffer(b"".join(blobs), dtype=dtype).astype(np.int64)
-            family_of = np.repeat(np.arange(len(rows)), sizes)
+            family_of = np.repeat(np.arange(len(blobs)), sizes)
             later = np.r_[False, family_of[1:] == family_of[:-1]]  # not a family's first molecule
             if (
-                sizes.all()
+                (sizes >= 2).all()
                 and ((numbers >= 1) & (numbers <= config.nb_mol)).all()
                 and (np.diff(numbers)[later[1:]] > 0).all()
                 and ((canonical >= 1) & (canonical <= config.nb_mol)).all()
             ):
-                return FamilyBlock(canonical, numbers, family_of)
-        return self._unpack_damaged(rows, result)
+                return FamilyBlock(canonical, numbers, family_of), np.arange(len(blobs))
+        return self._unpack_damaged(canonical, blobs, result)
 
-    def _unpack_damaged(self, rows: list[tuple], result: CheckResult | None) -> FamilyBlock:
+    def _unpack_damaged(
+        self, canonical: np.ndarray, blobs: list[bytes], result: CheckResult
+    ) -> tuple[FamilyBlock, np.ndarray]:
         """``unpack``, a family at a time, naming what is wrong in each (a block with damage only)."""
         config = self.config
         dtype = numbers_dtype(config)
-        canonicals, parts = [], []
-        for canonical, blob in rows:
-            subject = f"family {canonical:,}: FamilyMolecules.numbers"
-            blob = bytes(blob)
+        kept, parts = [], []
+        for k, (c, blob) in enumerate(zip(canonical.tolist(), blobs)):
+            subject = f"family {c:,}: numbers"
             if len(blob) % dtype.itemsize:
-                if result is not None:
-                    result.add(
-                        Difference(
-                            "groups.numbers",
-                            None,
-                            subject,
-                            f"{len(blob)} bytes",
-                            f"a multiple of {dtype.itemsize}",
-                        )
+                result.add(
+                    Difference(
+                        "groups.numbers",
+                        None,
+                        subject,
+                        f"{len(blob)} bytes",
+                        f"a multiple of {dtype.itemsize}",
                     )
+                )
                 blob = blob[: len(blob) - len(blob) % dtype.itemsize]
             numbers = np.frombuffer(blob, dtype=dtype).astype(np.int64)
             inside = (numbers >= 1) & (numbers <= config.nb_mol)
-            if result is not None and (not inside.all() or (np.diff(numbers) <= 0).any() or not len(numbers)):
+            if not inside.all() or (np.diff(numbers) <= 0).any() or len(numbers) < 2:
                 result.add(
                     Difference(
                         "groups.numbers",
                         None,
                         subject,
                         _listed(numbers),
-                        f"increasing numbers from 1 to {config.nb_mol:,}",
+                        f"2 or more increasing numbers from 1 to {config.nb_mol:,}",
                     )
                 )
             numbers = np.unique(numbers[inside])
-            if not 1 <= canonical <= config.nb_mol or not len(numbers):
-                if result is not None and len(numbers):
-                    result.add(
-                        Difference(
-                            "groups.canonical_number",
-                            None,
-                            f"family {canonical:,}",
-                            f"{canonical:,}",
-                            f"a number from 1 to {config.nb_mol:,}",
-                        )
+            if not 1 <= c <= config.nb_mol:
+                result.add(
+                    Difference(
+                        "groups.canonical_number",
+                        None,
+                        f"family {c:,}",
+                        f"{c:,}",
+                        f"a number from 1 to {config.nb_mol:,}",
                     )
+                )
                 continue
-            canonicals.append(canonical)
-            parts.append(numbers)
+            if len(numbers):
+                kept.append(k)
+                parts.append(numbers)
         sizes = [len(p) for p in parts]
-        return FamilyBlock(
-            np.array(canonicals, dtype=np.int64),
+        block = FamilyBlock(
+            canonical[np.array(kept, dtype=np.int64)],
             np.concatenate(parts) if parts else np.empty(0, dtype=np.int64),
             np.repeat(np.arange(len(parts)), sizes),
         )
+        return block, np.array(kept, dtype=np.int64)
 
-    def stored(self, rows: list[tuple]) -> ExpectedRows:
-        """A block of Spectrums rows (canonical_number, nb_mol, transform index, spectrum) as arrays."""
-        npos = self.config.positions
-        canonical, nb_mol, transform, text = zip(*rows)
-        spectrum = np.zeros((len(rows), npos + 1), dtype=np.uint8)  # a last byte: any other length
-        joined = "".join(text).encode("ascii", errors="replace")
-        if len(joined) == npos * len(rows):  # every one of 4W characters (else, find which)
-            spectrum[:, :npos] = np.frombuffer(joined, dtype=np.uint8).reshape(len(rows), npos)
-        else:
-            lengths = np.fromiter(map(len, text), dtype=np.int64, count=len(rows))
-            fits = np.nonzero(lengths == npos)[0]
-            joined = "".join(text[i] for i in fits.tolist()).encode("ascii", errors="replace")
-            spectrum[fits, :npos] = np.frombuffer(joined, dtype=np.uint8).reshape(len(fits), npos)
-            spectrum[lengths != npos, npos] = 1
-        return ExpectedRows(
-            np.fromiter(canonical, dtype=np.int64, count=len(rows)),
-            spectrum,
-            np.fromiter(nb_mol, dtype=np.int64, count=len(rows)),
-            np.fromiter(transform, dtype=np.int64, count=len(rows)),
-            np.empty(0, dtype=np.int64),
-        )
-
-    def _sum(self, hashes: np.ndarray, counts: np.ndarray, rows: ExpectedRows) -> None:
-        spectrum = rows.spectrum
-        if spectrum.shape[1] == self.config.positions:  # computed rows: every spectrum has 4W characters
-            spectrum = np.concatenate([spectrum, np.zeros((len(spectrum), 1), dtype=np.uint8)], axis=1)
-        bucket = rows.canonical & (BUCKETS - 1)
-        np.add.at(hashes, bucket, row_hashes(rows.canonical, spectrum, rows.nb_mol, rows.transform))
-        np.add.at(counts, bucket, 1)
-
-    def compare_counts(self, result: CheckResult, spectra: int, families: int, sizes: dict) -> None:
-        """``GroupedShards``' counts (the ambiguity table and the status read them) against the rows."""
+    def compare_counts(self, result: CheckResult) -> None:
+        """``GroupedShards``' counts (the groups listing and the status read them) against the families."""
         config = self.config
-        stored_spectra, stored_families = compact.spectra_counts(config)
-        if (stored_spectra, stored_families) != (spectra, families):
+        stored = families.spectra_counts(config)
+        if stored != (self.spectra, self.families):
             result.add(
                 Difference(
                     "groups.shard_totals",
                     None,
                     "GroupedShards (spectra, families)",
-                    f"({stored_spectra:,}, {stored_families:,})",
-                    f"({spectra:,}, {families:,}) rows",
+                    f"({stored[0]:,}, {stored[1]:,})",
+                    f"({self.spectra:,}, {self.families:,}) in the families",
                 )
             )
-        have = compact.size_counts(config)
-        if have != sizes:
+        have = families.size_counts(config)
+        want = {size: tuple(line) for size, line in sorted(self.counts.items())}
+        if have != want:
             result.add(
                 Difference(
                     "groups.shard_sizes",
                     None,
-                    "GroupedShards.sizes (families, groups)",
+                    "GroupedShards.sizes (families, spectra)",
                     str(have),
-                    str(sizes),
+                    str(want),
                 )
             )
 
-    def examine(self, buckets: list[int], result: CheckResult) -> None:
-        """The families and rows of some buckets compared row by row (one scan of each table)."""
-        config = self.config
-        parameters = (config.name, BUCKETS - 1, *buckets)
-        families = [
-            row for rows in rows_in_blocks(sql.families_in_buckets(len(buckets)), parameters) for row in rows
-        ]
-        want: dict[tuple[int, str], tuple[int, str]] = {}
-        for first in range(0, len(families), BLOCK):
-            block = self.unpack(families[first : first + BLOCK], None)
-            if len(block.canonical):
-                rows = family_spectra(config, block, None)
-                for c, s, n, t in zip(
-                    rows.canonical.tolist(), rows.spectrum, rows.nb_mol.tolist(), rows.transform.tolist()
-                ):
-                    want[(c, s.tobytes().decode("ascii"))] = (n, TRANSFORM_NAMES[t])
-        known = {canonical for canonical, _ in families}
-        have = {
-            (c, s): (n, t)
-            for rows in rows_in_blocks(sql.spectrums_in_buckets(len(buckets)), parameters)
-            for c, s, n, t in rows
-        }
-        missing = {s: c for (c, s) in want.keys() - have.keys()}
-        for c, s in sorted(have.keys() - want.keys()):
-            subject = f"spectrum {s}"
-            if s in missing:  # the row of another family's group: its canonical number is wrong
-                result.add(
-                    Difference(
-                        "groups.canonical_number",
-                        None,
-                        f"{subject}: canonical_number",
-                        f"{c:,}",
-                        f"{missing.pop(s):,}",
-                    )
-                )
-            elif c not in known:
-                result.add(
-                    Difference(
-                        "groups.no_family", None, subject, f"canonical number {c:,}", "no FamilyMolecules row"
-                    )
-                )
-            else:
-                result.add(
-                    Difference(
-                        "groups.extra_row", None, subject, f"a row of family {c:,}", "not one of its spectra"
-                    )
-                )
-        for s, c in sorted(missing.items()):
-            result.add(
-                Difference(
-                    "groups.missing_row",
-                    None,
-                    f"spectrum {s}",
-                    "no Spectrums row",
-                    f"nb_mol {want[(c, s)][0]} (family {c:,})",
-                )
-            )
-        for key in sorted(have.keys() & want.keys()):
-            (n, t), (want_n, want_t) = have[key], want[key]
-            if n != want_n:
-                result.add(
-                    Difference(
-                        "groups.nb_mol",
-                        None,
-                        f"spectrum {key[1]}: nb_mol",
-                        str(n),
-                        f"{want_n} molecules stored",
-                    )
-                )
-            if t != want_t:
-                result.add(
-                    Difference("groups.transform", None, f"spectrum {key[1]}: transform", str(t), str(want_t))
-                )
+
+def _by_size(sizes: np.ndarray, spectra: np.ndarray) -> tuple[list[int], list[int], list[int]]:
+    """Families counted by size: (sizes, families, spectra)."""
+    values, inverse = np.unique(sizes, return_inverse=True)
+    return (
+        values.tolist(),
+        np.bincount(inverse, minlength=len(values)).tolist(),
+        np.bincount(inverse, weights=spectra, minlength=len(values)).astype(np.int64).tolist(),
+    )
 
 
-def _sizes_of(rows: ExpectedRows) -> tuple[list[int], list[int], list[int]]:
-    """Rows counted by nb_mol: (sizes, families (transform id), groups)."""
-    sizes, inverse = np.unique(rows.nb_mol, return_inverse=True)
-    first = np.bincount(inverse, weights=rows.transform == 0, minlength=len(sizes)).astype(np.int64)
-    count = np.bincount(inverse, minlength=len(sizes))
-    return sizes.tolist(), first.tolist(), count.tolist()
+MAX_APART_CELLS = 1 << 22
+"""Board cells (families x molecules x cells) compared at once by ``max_atoms_apart``."""
+
+
+def max_atoms_apart(config: Config, block: FamilyBlock) -> np.ndarray:
+    """Each family's max_diff: the most atoms one of its molecules has where another has none.
+
+    ``families.max_atoms_apart`` for a block at once: two molecules of N atoms
+    each differ by N minus the atoms they share, and the atoms shared by
+    every pair of a family are one batched product of their boards, the
+    families of one size together.
+    """
+    sizes = block.sizes
+    out = np.zeros(len(sizes), dtype=np.int64)
+    offsets = np.r_[0, np.cumsum(sizes)[:-1]]
+    table = binomial_table(config)
+    for size in np.unique(sizes[sizes >= 2]).tolist():
+        which = np.nonzero(sizes == size)[0]
+        step = max(1, MAX_APART_CELLS // (size * max(size, config.cells)))
+        for first in range(0, len(which), step):
+            these = which[first : first + step]
+            numbers = block.numbers[offsets[these][:, None] + np.arange(size)]
+            atoms = atoms_of_numbers(config, numbers.ravel(), table)
+            boards = np.zeros((len(atoms), config.cells), dtype=np.float32)
+            np.put_along_axis(boards, atoms, 1.0, axis=1)
+            boards = boards.reshape(len(these), size, config.cells)
+            shared = np.matmul(boards, boards.transpose(0, 2, 1))
+            shared[:, np.arange(size), np.arange(size)] = config.atoms + 1
+            out[these] = config.atoms - shared.min(axis=(1, 2)).astype(np.int64)
+    return out
+
+
+def _whole(config: Config, blob: bytes) -> int:
+    """The bytes of a numbers blob that hold whole numbers (a damaged blob's last ones left out)."""
+    size = numbers_dtype(config).itemsize
+    return len(blob) - len(blob) % size
 
 
 def _inside(config: Config, numbers: np.ndarray) -> np.ndarray:
@@ -1555,8 +1705,9 @@ class CompactJudge(Judge):
     """A compact store (``bbcore.compact``): no row per molecule, its spectral groups and profiles.
 
     A re-traced molecule must fall in the stored groups: if its spectrum is
-    an ambiguous one stored, it is among that spectrum's molecules (its
-    family's, moved by the row's transform).  Its 9 profile statistics must
+    an ambiguous one stored (its key names a family that derives it), it is
+    among that spectrum's molecules (the family's stored ones, moved by the
+    spectrum's transform: ``groups_of``).  Its 9 profile statistics must
     have a ``Profiles`` row whose lowest number is at most its own; with
     every molecule re-traced (``--all``), the profiles are counted and must
     equal the stored ones exactly.  A molecule listed in a group with
@@ -1575,6 +1726,7 @@ class CompactJudge(Judge):
         order = np.argsort(keys, kind="stable")
         self.keys, self.molecules, self.lowest = keys[order], stored[order, -2], stored[order, -1]
         self.counted: dict[bytes, list[int]] | None = {} if everything else None
+        self.key_index = index_exists(sql.family_key_index(config))
 
     def check_count(self) -> CheckResult:
         """No molecule rows, and the profiles count every molecule."""
@@ -1595,26 +1747,8 @@ class CompactJudge(Judge):
         return result
 
     def judge(self, result: CheckResult, rows: dict[int, tuple]) -> None:
-        config = self.config
         numbers = sorted(rows)
-        spectra = sorted({rows[n][4] for n in numbers})
-        groups = {}
-        for chunk in chunked(spectra, ROWS_PER_QUERY):
-            groups.update(
-                (s, (c, t))
-                for s, c, t in db.execute_sql(sql.spectrums_named(len(chunk)), (config.name, *chunk))
-            )
-        families = {}
-        for chunk in chunked(sorted({c for c, _ in groups.values()}), ROWS_PER_QUERY):
-            query = sql.families_named(len(chunk))
-            families.update(
-                (c, _inside(config, compact.unpack_numbers(config, blob)))
-                for c, blob in db.execute_sql(query, (config.name, *chunk))
-            )
-        members = {
-            s: set(compact.images_of(config, families.get(c, np.empty(0, np.int64)), t).tolist())
-            for s, (c, t) in groups.items()
-        }
+        members = self.groups_of(sorted({rows[n][4] for n in numbers}))
         for number in numbers:
             spectrum = rows[number][4]
             if spectrum in members and number not in members[spectrum]:
@@ -1653,6 +1787,40 @@ class CompactJudge(Judge):
                 line = self.counted.setdefault(key, [0, number])
                 line[0] += 1
                 line[1] = min(line[1], number)
+
+    def groups_of(self, spectra: list[str]) -> dict[str, set[int]]:
+        """The stored ambiguous spectra among these, each with its molecules (derived from its family).
+
+        Each spectrum's key (``engine.spectra_keys``) names its family through
+        the key index (a scan of the families if that index is missing: the
+        groups phase names it); the families found are derived
+        (``families.derived``) and a spectrum's molecules are the images of
+        the family's stored ones by its transform.  Only this batch's
+        families are read.
+        """
+        config = self.config
+        partner, valid = partners(config, spectra)
+        spectra = [s for s, ok in zip(spectra, valid.tolist()) if ok]
+        keys = sorted(set(engine.spectra_keys(config, partner[valid]).view(np.int64).tolist()))
+        column = "key" if self.key_index else "position"
+        at = {name: i for i, name in enumerate(sql.FAMILY_COLUMNS)}
+        found: dict[int, np.ndarray] = {}
+        for chunk in chunked(keys, ROWS_PER_QUERY):
+            statement = sql.families_by(config, column, f"key IN ({', '.join('?' * len(chunk))})")
+            for row in db.execute_sql(statement, tuple(chunk)):
+                blob, canonical = row[at["numbers"]], row[at["canonical_number"]]
+                if type(blob) is not bytes or type(canonical) is not int:
+                    continue  # malformed: the groups phase names it
+                numbers = unpack_numbers(config, blob[: _whole(config, blob)])
+                found[canonical] = _inside(config, numbers)
+        wanted = set(spectra)
+        members: dict[str, set[int]] = {}
+        canonical, text, transform = families.derived(config, sorted(found))
+        for c, s, t in zip(canonical.tolist(), text.tolist(), transform.tolist()):
+            spectrum = s.decode("ascii")
+            if spectrum in wanted and spectrum not in members:
+                members[spectrum] = set(images_of(config, found[c], TRANSFORM_NAMES[t]).tolist())
+        return members
 
     def every_profile(self, result: CheckResult) -> CheckResult:
         """With every molecule re-traced: the profiles counted equal the stored ones."""

@@ -374,62 +374,6 @@ SPECTRUMS_BY_SPECTRUM = (
 """A configuration's Spectrums rows in their primary key's order (no sort)."""
 
 
-def spectrums_by_spectrum_coded(transforms: tuple[str, ...]) -> str:
-    """canonical_number, nb_mol, the transform's index in ``transforms`` (their count if none),
-    spectrum of a configuration's Spectrums rows, in primary key order (config bound).
-
-    A compact store's check hashes every row: SQLite turning the transform
-    into a number saved a string column per row (A6_B8: 5.3 M rows).
-    """
-    cases = " ".join(f"WHEN '{name}' THEN {i}" for i, name in enumerate(transforms))
-    return (
-        f"SELECT canonical_number, nb_mol, CASE transform {cases} ELSE {len(transforms)} END, spectrum "
-        'FROM "Spectrums" WHERE config = ? ORDER BY spectrum'
-    )
-
-
-FAMILIES_BY_CANONICAL = (
-    'SELECT canonical_number, numbers FROM "FamilyMolecules" WHERE config = ? ORDER BY canonical_number'
-)
-"""A compact store's families in their primary key's order (no sort)."""
-
-
-def families_in_buckets(count: int) -> str:
-    """A compact store's families whose ``canonical_number & ?`` is among ``count`` buckets (config first)."""
-    buckets = ", ".join("?" * count)
-    return (
-        'SELECT canonical_number, numbers FROM "FamilyMolecules" '
-        f"WHERE config = ? AND (canonical_number & ?) IN ({buckets})"
-    )
-
-
-def spectrums_in_buckets(count: int) -> str:
-    """The Spectrums rows whose ``canonical_number & ?`` is one of ``count`` buckets (config first)."""
-    buckets = ", ".join("?" * count)
-    return (
-        'SELECT canonical_number, spectrum, nb_mol, transform FROM "Spectrums" '
-        f"WHERE config = ? AND (canonical_number & ?) IN ({buckets})"
-    )
-
-
-def spectrums_named(count: int) -> str:
-    """spectrum, canonical_number, transform of ``count`` spectra (config first), by primary key."""
-    spectra = ", ".join("?" * count)
-    return (
-        'SELECT spectrum, canonical_number, transform FROM "Spectrums" '
-        f"WHERE config = ? AND spectrum IN ({spectra})"
-    )
-
-
-def families_named(count: int) -> str:
-    """canonical_number, numbers of ``count`` families (config first), by primary key."""
-    canonicals = ", ".join("?" * count)
-    return (
-        'SELECT canonical_number, numbers FROM "FamilyMolecules" '
-        f"WHERE config = ? AND canonical_number IN ({canonicals})"
-    )
-
-
 def molecules_outside_canonicals(config: Config) -> str:
     """number, canonical_number of the molecules whose canonical number is below ? or above ?.
 

@@ -12,10 +12,11 @@ resident set of the whole run, SQLite's 64 MiB page cache included).  The
 configuration must be explored in the file already.  The machine is shared:
 quote the load beside the figures.
 
-Measured (2 cores, load average 11 to 15 from other agents' test runs), the
-default samples (10,000 and 1,000):
+Measured (2 cores, load average 11 to 15 from other agents' test runs unless
+said), the default samples (10,000 and 1,000):
 
-    A6_B8 compact, 681 MB (669,622 families, 5,349,433 spectra, 1,804,946 molecules in them)
+    A6_B8 compact before Families (Spectrums rows and FamilyMolecules), 681 MB
+      (669,622 families, 5,349,433 spectra, 1,804,946 molecules in them)
       before (abf1348): stopped at 480 s and 5.4 GB resident, no phase finished:
                         it loaded every spectrum and molecule of the groups first
       after, 2 runs:    integrity 16.6 / 25.2 s, groups 55.7 / 55.9 s, samples 2.1 / 2.4 s,
@@ -24,6 +25,14 @@ default samples (10,000 and 1,000):
       after the groups phase's transforms came as numbers and the cycle collector
       was paused (load 8 to 11), 2 runs: integrity 7.8 / 10.0 s, groups 17.6 / 18.0 s,
                         total 27.8 / 31.1 s (median 29.5 s), 319 MB; from the shell 27.5 s, 333 MB
+    A6_B8 compact in the Families layout (frontier), 112 MB (669,622 Families rows,
+      5,349,433 spectra derived, 1,804,946 molecules re-traced), 3 runs at load 2.1 to 2.5:
+                        integrity 1.25 / 1.09 / 1.07 s, groups 8.57 / 8.29 / 8.09 s,
+                        samples 0.95 s, total 11.56 / 11.01 / 10.75 s (median 11.01 s),
+                        peak resident 311 MB (A4_B8 compact, 280 families, same code: 165 MB);
+                        `bbcore check A6_B8` from the shell: 18.2 s, 327 MB (/usr/bin/time, load 4.4);
+      with the type check of every value (groups.malformed), 3 runs at load 0.7 to 0.9:
+                        groups 8.48 s, total 11.54 s (medians), 311 MB; from the shell 12.4 s, 326 MB
     A4_B8 full, 184 MB (635,376 molecules), one run each at load 11.5 to 14:
       before: 44.6 s (integrity 6.8, families 32.6), 334 MB
       after:  57.1 s (integrity 12.4, families 38.9), 333 MB: the same code but for the

@@ -23,9 +23,9 @@ import pytest
 
 from bbcore import check
 from bbcore.cli import main
-from bbcore.compact import numbers_dtype
 from bbcore.config import parse_config
 from bbcore.explore import explore
+from bbcore.families import numbers_dtype
 from bbcore.store import COMPACT, FULL, MOLECULE_COLUMNS, close_database
 
 A3_B5 = parse_config("A3_B5")
@@ -34,7 +34,7 @@ REFERENCE = set(
 )
 """The molecules the reference sample re-traces by default (the engine's sample is every molecule)."""
 NOT_REFERENCE = sorted(set(range(1, A3_B5.nb_mol + 1)) - REFERENCE)
-FAMILY_43 = "@&a&@@&@&b@cac@b&@&@"
+FAMILY_43_SPECTRUM = "@&a&@@&@&b@cac@b&@&@"
 """The first spectrum of the family of molecule 43 (molecules 43 and 752)."""
 ROT90_43 = "a&@&@@&b&@@&@&a@cbc@"
 """Its image by rot90 (canonical number 43, transform rot90)."""
@@ -84,7 +84,7 @@ def stored_value(connection: sqlite3.Connection, column: str, number: int):
 # -- the file and the configuration ------------------------------------------------------
 
 
-@plant(both("integrity.damage"), {"integrity.damage"})
+@plant([("integrity.damage", FULL)], {"integrity.damage"})
 def index_disagrees_with_its_table(connection: sqlite3.Connection) -> str:
     """The Spectrums index's definition edited: its entries no longer match the table's rows.
 
@@ -98,6 +98,18 @@ def index_disagrees_with_its_table(connection: sqlite3.Connection) -> str:
         '("config", "nb_mol", "transform")\' WHERE name = \'spectrum_config_transform_nb_mol\'',
     )
     return "spectrum_config_transform_nb_mol"
+
+
+@plant([("integrity.damage", COMPACT)], {"integrity.damage"})
+def family_index_disagrees_with_its_table(connection: sqlite3.Connection) -> str:
+    """The Families size index said to be on spectra_before: its entries no longer match the rows."""
+    connection.execute("PRAGMA writable_schema = ON")
+    one(
+        connection,
+        'UPDATE sqlite_schema SET sql = \'CREATE INDEX "Families_A3_B5_size" ON "Families" '
+        "(spectra_before) WHERE config = ''A3_B5''' WHERE name = 'Families_A3_B5_size'",
+    )
+    return "Families_A3_B5_size"
 
 
 @plant(both("configuration.nb_mol"), {"configuration.nb_mol"})
@@ -214,8 +226,12 @@ def full_spectrum_row_added(connection: sqlite3.Connection) -> str:
 
 @plant([("groups.nb_mol", FULL)], {"groups.nb_mol"})
 def full_wrong_nb_mol(connection: sqlite3.Connection) -> str:
-    one(connection, "UPDATE Spectrums SET nb_mol = 3 WHERE config = 'A3_B5' AND spectrum = ?", FAMILY_43)
-    return f"spectrum {FAMILY_43}: nb_mol: stored 3, computed 2"
+    one(
+        connection,
+        "UPDATE Spectrums SET nb_mol = 3 WHERE config = 'A3_B5' AND spectrum = ?",
+        FAMILY_43_SPECTRUM,
+    )
+    return f"spectrum {FAMILY_43_SPECTRUM}: nb_mol: stored 3, computed 2"
 
 
 @plant([("groups.transform", FULL)], {"groups.transform"})
@@ -309,11 +325,14 @@ def changed_statistic(connection: sqlite3.Connection) -> str:
 
 
 def packed(*numbers: int) -> bytes:
-    """Molecule numbers as ``FamilyMolecules.numbers`` packs them for A3_B5."""
+    """Molecule numbers as ``Families.numbers`` packs them for A3_B5."""
     return np.array(numbers, dtype=numbers_dtype(A3_B5)).tobytes()
 
 
-FAMILY_43_NUMBERS = "UPDATE FamilyMolecules SET numbers = ? WHERE config = 'A3_B5' AND canonical_number = 43"
+FAMILY_43 = "UPDATE Families SET {} WHERE config = 'A3_B5' AND canonical_number = 43"
+"""A change of family 43 (position 0, molecules 43 and 752, 4 spectra, size_position 0)."""
+FAMILY_45 = "UPDATE Families SET {} WHERE config = 'A3_B5' AND canonical_number = 45"
+"""A change of family 45 (position 1, molecules 45 and 275, 4 spectra, size_position 1)."""
 
 
 @plant([("count.molecule_rows", COMPACT)], {"count.molecule_rows"})
@@ -367,98 +386,131 @@ def profile_lowest_too_high_in_reference(connection: sqlite3.Connection) -> str:
     return f"molecule {lowest:,}: Profiles ("
 
 
-@plant([("groups.missing_row", COMPACT)], {"groups.missing_row", "groups.shard_totals", "groups.shard_sizes"})
-def compact_spectrum_row_deleted(connection: sqlite3.Connection) -> str:
-    one(connection, "DELETE FROM Spectrums WHERE config = 'A3_B5' AND spectrum = ?", ROT90_43)
-    return f"spectrum {ROT90_43}: stored no Spectrums row, computed nb_mol 2 (family 43)"
+@plant([("groups.index", COMPACT)], {"groups.index"})
+def family_key_index_dropped(connection: sqlite3.Connection) -> str:
+    """The key index dropped: the samples still find their families (a scan), the check names it."""
+    connection.execute('DROP INDEX "Families_A3_B5_key"')
+    return 'family index: stored missing, computed "Families_A3_B5_key"'
 
 
-@plant([("groups.extra_row", COMPACT)], {"groups.extra_row", "groups.shard_totals", "groups.shard_sizes"})
-def compact_spectrum_row_added(connection: sqlite3.Connection) -> str:
-    """A row in family 43 for a spectrum that is none of its images (not a spectrum at all)."""
-    one(connection, "INSERT INTO Spectrums VALUES ('A3_B5', 'zz', 2, 'rot90', 43)")
-    return "spectrum zz: stored a row of family 43, computed not one of its spectra"
-
-
-@plant([("groups.nb_mol", COMPACT)], {"groups.nb_mol", "groups.shard_sizes"})
+@plant(
+    [("groups.nb_mol", COMPACT)],
+    {"groups.nb_mol", "groups.shard_sizes"},
+)
 def compact_wrong_nb_mol(connection: sqlite3.Connection) -> str:
-    one(connection, "UPDATE Spectrums SET nb_mol = 3 WHERE config = 'A3_B5' AND spectrum = ?", FAMILY_43)
-    return f"spectrum {FAMILY_43}: nb_mol: stored 3, computed 2 molecules stored"
+    """Family 43 said to have 3 molecules: first in the size order still, so its ordinals hold."""
+    one(connection, FAMILY_43.format("nb_mol = 3"))
+    return "family 43: nb_mol: stored 3, computed 2"
 
 
-@plant([("groups.transform", COMPACT)], {"groups.transform"})
-def compact_wrong_group_transform(connection: sqlite3.Connection) -> str:
-    """The diag-1 group of family 43 said to be its rot270 image (the same molecules: a symmetric family)."""
-    one(
-        connection,
-        "UPDATE Spectrums SET transform = 'rot270' WHERE config = 'A3_B5' AND spectrum = ?",
-        DIAG1_43,
-    )
-    return f"spectrum {DIAG1_43}: transform: stored rot270, computed diag-1"
+@plant([("groups.spectra", COMPACT)], {"groups.spectra"})
+def compact_wrong_spectra(connection: sqlite3.Connection) -> str:
+    one(connection, FAMILY_43.format("spectra = 3"))
+    return "family 43: spectra: stored 3, computed 4"
+
+
+@plant([("groups.spectrum", COMPACT)], {"groups.spectrum"})
+def compact_wrong_spectrum(connection: sqlite3.Connection) -> str:
+    """Family 43's first spectrum said to be its rot90 image (a spectrum of the family, not c's own)."""
+    one(connection, FAMILY_43.format("spectrum = ?"), ROT90_43)
+    return f"family 43: spectrum: stored '{ROT90_43}', computed '{FAMILY_43_SPECTRUM}' (molecule 43's"
+
+
+@plant([("groups.key", COMPACT)], {"groups.key"})
+def compact_wrong_key(connection: sqlite3.Connection) -> str:
+    """Family 43's key changed: a typed spectrum of it would find nothing (nor do the samples)."""
+    (key,) = connection.execute("SELECT key FROM Families WHERE canonical_number = 43").fetchone()
+    one(connection, FAMILY_43.format("key = ?"), key + 1)
+    return f"family 43: key: stored {key + 1:,}, computed {key:,}"
+
+
+@plant([("groups.max_diff", COMPACT)], {"groups.max_diff"})
+def compact_wrong_max_diff(connection: sqlite3.Connection) -> str:
+    one(connection, FAMILY_43.format("max_diff = 2"))
+    return "family 43: max_diff: stored 2, computed 1"
+
+
+@plant([("groups.position", COMPACT)], {"groups.position"})
+def compact_position_gap(connection: sqlite3.Connection) -> str:
+    one(connection, FAMILY_45.format("position = 2"))
+    return "family 45: position: stored 2 after the family 43 at 0, computed 1"
+
+
+@plant([("groups.spectra_before", COMPACT)], {"groups.spectra_before"})
+def compact_wrong_spectra_before(connection: sqlite3.Connection) -> str:
+    one(connection, FAMILY_45.format("spectra_before = 5"))
+    return "family 45: spectra_before: stored 5, computed 4"
+
+
+@plant([("groups.size_position", COMPACT)], {"groups.size_position"})
+def compact_wrong_size_position(connection: sqlite3.Connection) -> str:
+    one(connection, FAMILY_45.format("size_position = 2"))
+    return "family 45: size_position: stored 2, computed 1 (its size's next)"
+
+
+@plant([("groups.size_spectra_before", COMPACT)], {"groups.size_spectra_before"})
+def compact_wrong_size_spectra_before(connection: sqlite3.Connection) -> str:
+    one(connection, FAMILY_45.format("size_spectra_before = 3"))
+    return "family 45: size_spectra_before: stored 3, computed 4 (its size's next)"
 
 
 @plant(
     [("engine.not_in_group", COMPACT), ("reference.not_in_group", COMPACT)],
-    {"groups.nb_mol", "groups.transform", "engine.not_in_group", "reference.not_in_group"},
+    {"groups.nb_mol", "groups.numbers", "groups.max_diff", "engine.not_in_group", "reference.not_in_group"},
 )
 def compact_molecule_left_out(connection: sqlite3.Connection) -> dict[str, str]:
-    """Molecule 43 left out of its family: the groups have one molecule, and 43 is in none."""
-    one(connection, FAMILY_43_NUMBERS, packed(752))
+    """Molecule 43 left out of its family: the family has one molecule, and 43 is in none of its groups."""
+    one(connection, FAMILY_43.format("numbers = ?"), packed(752))
     return {
-        "engine.not_in_group": f"molecule 43: group of spectrum {FAMILY_43}: stored not among its molecules",
+        "engine.not_in_group": f"molecule 43: group of spectrum {FAMILY_43_SPECTRUM}: stored not among",
         "reference.not_in_group": f"molecule 175: group of spectrum {DIAG1_43}: stored not among",
     }
 
 
-@plant(
-    [("groups.canonical_number", COMPACT)],
-    {"groups.canonical_number", "engine.not_in_group", "reference.not_in_group"},
-)
-def compact_wrong_group_canonical(connection: sqlite3.Connection) -> str:
-    one(
-        connection,
-        "UPDATE Spectrums SET canonical_number = 44 WHERE config = 'A3_B5' AND spectrum = ?",
-        DIAG1_43,
-    )
-    return f"spectrum {DIAG1_43}: canonical_number: stored 44, computed 43"
+@plant([("groups.canonical_number", COMPACT)], {"groups.canonical_number", "groups.position"})
+def compact_wrong_family_canonical(connection: sqlite3.Connection) -> str:
+    """Family 43 said to be family 752 (its other molecule: the same spectrum, the same images).
+
+    Then it is out of order too: family 45 follows it at position 1.
+    """
+    one(connection, FAMILY_43.format("canonical_number = 752"))
+    return "family 752: stored 752, computed 43 (the smallest canonical number of its molecules)"
 
 
-@plant(
-    [("groups.no_family", COMPACT)],
-    {"groups.no_family", "groups.shard_totals", "engine.not_in_group", "reference.not_in_group"},
-)
-def compact_family_deleted(connection: sqlite3.Connection) -> str:
-    one(connection, "DELETE FROM FamilyMolecules WHERE config = 'A3_B5' AND canonical_number = 43")
-    return f"spectrum {FAMILY_43}: stored canonical number 43, computed no FamilyMolecules row"
+@plant([("groups.malformed", COMPACT)], {"groups.malformed", "groups.shard_totals", "groups.shard_sizes"})
+def compact_text_for_a_number(connection: sqlite3.Connection) -> str:
+    """Family 45's max_diff made text: the row is named and left out (so the shards count one more)."""
+    one(connection, FAMILY_45.format("max_diff = 'one'"))
+    return "family at position 1: max_diff: stored 'one', computed an integer"
 
 
 @plant([("groups.numbers", COMPACT)], {"groups.numbers"})
 def compact_family_blob_damaged(connection: sqlite3.Connection) -> str:
     """Family 43's molecules with a number past the last molecule appended."""
-    one(connection, FAMILY_43_NUMBERS, packed(43, 752, 5000))
-    return "family 43: FamilyMolecules.numbers: stored [43, 752, 5,000], computed increasing numbers from 1"
+    one(connection, FAMILY_43.format("numbers = ?"), packed(43, 752, 5000))
+    return "family 43: numbers: stored [43, 752, 5,000], computed 2 or more increasing numbers from 1"
 
 
 @plant(
     [("groups.member", COMPACT)],
-    {"groups.member", "groups.transform", "engine.not_in_group", "reference.not_in_group"},
+    {"groups.member", "groups.max_diff", "engine.not_in_group", "reference.not_in_group"},
 )
 def compact_family_member_replaced(connection: sqlite3.Connection) -> str:
     """Family 43's molecule 43 replaced by 44, which has another spectrum."""
-    one(connection, FAMILY_43_NUMBERS, packed(44, 752))
-    return f"molecule 44: spectrum (in the family of 43): stored '{FAMILY_43}' (molecule 43's)"
+    one(connection, FAMILY_43.format("numbers = ?"), packed(44, 752))
+    return f"molecule 44: spectrum (in the family of 43): stored '{FAMILY_43_SPECTRUM}' (molecule 43's)"
 
 
 @plant([("groups.shard_sizes", COMPACT)], {"groups.shard_sizes"})
 def compact_shard_sizes(connection: sqlite3.Connection) -> str:
     one(connection, "UPDATE GroupedShards SET sizes = ? WHERE config = 'A3_B5'", '{"2": [2, 9]}')
-    return "GroupedShards.sizes (families, groups): stored {2: (2, 9)}, computed {2: (2, 8)}"
+    return "GroupedShards.sizes (families, spectra): stored {2: (2, 9)}, computed {2: (2, 8)}"
 
 
 @plant([("groups.shard_totals", COMPACT)], {"groups.shard_totals"})
 def compact_shard_totals(connection: sqlite3.Connection) -> str:
     one(connection, "UPDATE GroupedShards SET spectra = spectra + 1 WHERE config = 'A3_B5'")
-    return "GroupedShards (spectra, families): stored (9, 2), computed (8, 2) rows"
+    return "GroupedShards (spectra, families): stored (9, 2), computed (8, 2) in the families"
 
 
 # -- the tests ---------------------------------------------------------------------------
@@ -543,7 +595,7 @@ def test_no_integrity_skips_the_file_check(clean: dict[str, Path], tmp_path: Pat
     path = tmp_path / "index.sqlite"
     shutil.copy(clean[COMPACT], path)
     connection = sqlite3.connect(path)
-    index_disagrees_with_its_table(connection)
+    family_index_disagrees_with_its_table(connection)
     connection.commit()
     connection.close()
     code, found = report(path, capsys, "--no-integrity")
