@@ -95,3 +95,16 @@ def test_the_readme_links_resolve_in_the_repository() -> None:
     targets = local_targets(README)
     assert any(target.startswith("docs/") and target.endswith(".md") for target in targets)
     assert [target for target in targets if not (ROOT / target).exists()] == []
+
+
+def test_the_docs_list_every_finding_of_check_as_the_checker_has_it():
+    """docs/cli.md's list of what ``check`` verifies is the checker's own (``check.FINDINGS``):
+    every finding, its stores and its description, and no finding the checker does not have."""
+    from bbcore.check import FINDINGS
+
+    text = (DOCS / "cli.md").read_text()
+    listed = set(re.findall(r"^    - `([a-z_]+\.[a-z_]+)` \(", text, flags=re.MULTILINE))
+    assert listed == set(FINDINGS)
+    for finding in FINDINGS.values():
+        stores = "both stores" if len(finding.stores) == 2 else f"{finding.stores[0]} store"
+        assert f"    - `{finding.name}` ({stores}): {finding.description}\n" in text
