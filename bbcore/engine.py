@@ -171,24 +171,31 @@ def compiled(kernel):
 _COMPILED: dict = {}
 
 
-def kernels_cached() -> bool:
-    """Whether a run will load the engine's kernels from numba's cache beside the module
-    (about a second) rather than compile them (a first run after installing: up to a minute).
+def kernels_cached(compact: bool = False) -> bool:
+    """Whether a run will load its kernels from numba's cache beside the module (about a
+    second) rather than compile them (a first run after installing: up to a minute).
 
-    numba names a cached kernel ``<module>.<function>-<line>.py<version>.nbi``; a
-    cache elsewhere (a read-only install) counts as not cached, so the answer
-    errs on the side of announcing a compilation.
+    A full run calls the tracing and enantiomer kernels only; a compact run
+    (``compact``) calls every kernel of this module.  Asking for every kernel
+    made a user who had only ever run full explorations see "compiling" on
+    every start.  numba names a cached kernel
+    ``<module>.<function>-<line>.py<version>.nbi``; a cache elsewhere (a
+    read-only install) counts as not cached, so the answer errs on the side
+    of announcing a compilation.
     """
     folder = Path(__file__).with_name("__pycache__")
     version = f"py{sys.version_info.major}{sys.version_info.minor}"
     module = __name__.rpartition(".")[2]
-    kernels = [
-        value for name, value in globals().items() if name.startswith("_") and name.endswith("_kernel")
-    ]
+    kernels = _every_kernel() if compact else (_trace_kernel, _enantiomer_kernel)
     names = (
         f"{module}.{kernel.__name__}-{kernel.__code__.co_firstlineno}.{version}.nbi" for kernel in kernels
     )
     return all((folder / name).exists() for name in names)
+
+
+def _every_kernel() -> list:
+    """The numba kernels of this module (``_<name>_kernel``)."""
+    return [value for name, value in globals().items() if name.startswith("_") and name.endswith("_kernel")]
 
 
 def _trace_kernel(

@@ -412,7 +412,8 @@ class BlackBoxApp(App[None]):
         self.last_error = None
         self.explored_note = None
         self.meter = RateMeter(0 if restart else config_state(config).done)
-        compiled = self.engine_loaded or kernels_cached()
+        compact = self.run_store(config, restart=restart, store=store) == COMPACT
+        compiled = self.engine_loaded or kernels_cached(compact)
         self.loading = "loading the engine" if compiled else "compiling the engine, first run only"
         self.exploring = config
         self.progress = None
@@ -429,18 +430,23 @@ class BlackBoxApp(App[None]):
         """
         state = config_state(config)
         started = not restart and (state.done > 0 or state.complete)
-        if self.cluster:
-            mode = COMPACT
-        else:
-            mode = state.store if started else store or default_store(config)
         return refusal(
             config,
             self.db_path,
-            store=mode,
+            store=self.run_store(config, restart=restart, store=store),
             workers=self.explore_workers,
             done=state.done if started else 0,
             brief=True,
         )
+
+    def run_store(self, config: Config, *, restart: bool = False, store: str | None = None) -> str:
+        """The store a run of ``config`` writes: compact on a cluster, the one a started
+        configuration keeps, else ``store`` or the default for its size."""
+        if self.cluster:
+            return COMPACT
+        state = config_state(config)
+        started = not restart and (state.done > 0 or state.complete)
+        return state.store if started else store or default_store(config)
 
     def pause_exploration(self) -> None:
         """Ask the run to pause: the ranges under way are stored first (under a second)."""

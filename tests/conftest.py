@@ -185,7 +185,7 @@ def compiled_engine() -> None:
     atoms, _ = engine.canonical_molecules(config, 1, config.nb_mol + 1)
     partner, length, turns = engine.trace_batch(config, atoms)
     engine.spectrum_keys(config, atoms, partner)
-    engine.ray_profile(partner, length, turns)  # the compact store's (kernels_cached counts it)
+    engine.ray_profile(partner, length, turns)  # the compact store's (kernels_cached(compact=True) counts it)
     strategy.compute_book(config, source="compute")
 
 

@@ -335,7 +335,22 @@ def test_the_engine_knows_whether_a_run_will_compile_it(
 ) -> None:
     assert kernels_cached()  # compiled (and cached) by the session's first engine call
     monkeypatch.setattr(engine, "__file__", str(tmp_path / "engine.py"))
-    assert not kernels_cached()
+    assert not kernels_cached() and not kernels_cached(compact=True)
+
+
+def test_a_full_run_needs_only_the_kernels_it_calls(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """A cache holding the full store's kernels (tracing, enantiomer groups) but not the compact
+    store's says a full run loads and a compact one compiles: before, every kernel was asked
+    for, and a user of full stores only saw "compiling the engine" at every start."""
+    real = Path(engine.__file__).with_name("__pycache__")
+    folder = tmp_path / "__pycache__"
+    folder.mkdir()
+    for kernel in ("_trace_kernel", "_enantiomer_kernel"):
+        for cached in real.glob(f"engine.{kernel}-*.nbi"):
+            (folder / cached.name).write_bytes(cached.read_bytes())
+    monkeypatch.setattr(engine, "__file__", str(tmp_path / "engine.py"))
+    assert kernels_cached()
+    assert not kernels_cached(compact=True)
 
 
 async def test_the_theme_is_kept_in_the_settings(tmp_path: Path, temporary_settings: Path) -> None:

@@ -288,7 +288,7 @@ async def test_the_engine_compiles_once_per_run_of_the_app(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # As if numba's cache were elsewhere (a read-only install): the first run says it compiles.
-    monkeypatch.setattr(app_module, "kernels_cached", lambda: False)
+    monkeypatch.setattr(app_module, "kernels_cached", lambda compact=False: False)
     app = BlackBoxApp(tmp_path / "bb.sqlite", range_size=SMALL_RANGES)
     loading = []
     async with app.run_test() as pilot:
