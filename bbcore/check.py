@@ -1286,17 +1286,7 @@ def _spectrum_images_kernel(partner, source, inverse, out):
 
 # -- a compact store (bbcore.families: one Families row per family) -------------------------
 
-FAMILY_INTEGERS = (
-    "position",
-    "canonical_number",
-    "key",
-    "nb_mol",
-    "spectra",
-    "max_diff",
-    "spectra_before",
-    "size_position",
-    "size_spectra_before",
-)
+FAMILY_INTEGERS = tuple(name for name in sql.FAMILY_COLUMNS if name not in ("config", "spectrum", "numbers"))
 """The integer columns of a ``Families`` row, read into arrays a block at a time."""
 
 
