@@ -450,7 +450,7 @@ def _explore_compact(
             elapsed = time.monotonic() - started
             done = step.done - (done_before if step.phase == compact.TRACING else 0)
             rate = done / elapsed if elapsed > 0 and step.phase == compact.TRACING else 0.0
-            unit = {compact.TRACING: "molecules", compact.GROUPING: "shards"}.get(step.phase, "rows")
+            unit = {compact.TRACING: "molecules", compact.GROUPING: "shards"}.get(step.phase, "families")
             progress(Progress(config.name, step.done, step.total, elapsed, rate, phase or step.phase, unit))
 
     workers = workers or os.cpu_count() or 1

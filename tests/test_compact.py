@@ -301,12 +301,13 @@ def test_pause_and_resume_give_the_clean_result(tmp_path, clean_a4_b6, monkeypat
     path = tmp_path / "db.sqlite"
     start_compact(path, config, 4)
     monkeypatch.setattr(compact, "WRITE_ROWS", 8)
-    phases = []
+    phases, units = [], {}
     for phase in ("tracing", "grouping", "writing"):
         stop = threading.Event()
 
         def progress(p, phase=phase, stop=stop):
             phases.append(p.phase)
+            units[p.phase] = (p.unit, p.total)
             if p.phase == phase and p.done > 0:
                 stop.set()
 
@@ -315,6 +316,8 @@ def test_pause_and_resume_give_the_clean_result(tmp_path, clean_a4_b6, monkeypat
     assert explore(config, path, range_size=700) == COMPLETE
     assert result_of(path, config) == clean_a4_b6
     assert phases.index("tracing") < phases.index("grouping") < phases.index("writing")
+    assert units["tracing"] == ("molecules", config.nb_mol)
+    assert units["writing"] == ("families", 100)  # A4_B6's 100 families, a row each
 
 
 # -- every reader, on a configuration explored both ways -----------------------------------
