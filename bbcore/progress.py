@@ -25,7 +25,7 @@ class Progress:
     # "paused".  In the full store's "spectrums" phase, done counts the molecules through the
     # grouping (estimated, spectra.GroupingMeter) and rate is that phase's own.
     phase: str
-    unit: str = "molecules"  # what done and total count: molecules; shards when grouping, families when writing
+    unit: str = "molecules"  # what done and total count: molecules; shards grouping; families writing
 
     @property
     def fraction(self) -> float:
