@@ -55,6 +55,7 @@ from bbtui.messages import DecodeFinished, DecodeProgress
 from bbtui.widgets.board import Board, BoardGrid, RaySelected, record_board
 from bbtui.widgets.game_board import DraftChanged, DraftRefused, GameBoard, shots_text
 from bbtui.widgets.inputs import ConfigBoundValidator, ConfigValidator, GameInput, GamePasted, KeyInput
+from bbtui.widgets.message import MessageLine
 from bbtui.widgets.stats_table import StatsTable
 
 PAGE = 24
@@ -115,8 +116,6 @@ class DecodeScreen(Screen):
         # Draw the shown rays on the candidates: None follows the game (not for a full
         # spectrum, whose 4W rays would cover the box), ctrl+t decides.
         self.draw_shown: bool | None = None
-        self.status = ""  # the last line said that is not an error
-        self.showing_error = False
 
     @property
     def bb_app(self) -> Host:
@@ -157,7 +156,7 @@ class DecodeScreen(Screen):
             yield KeyInput(
                 placeholder="guess: number or O-", id="decode-guess", validators=[GuessValidator(None)]
             )
-        yield Label("", id="decode-message", classes="message")
+        yield MessageLine(id="decode-message")
         yield ProgressBar(total=1, show_eta=False, id="decode-progress")
         # Not a focus stop of its own: Tab goes config, game, guess, board, candidates.
         with VerticalScroll(id="decode-body", can_focus=False):
@@ -209,19 +208,12 @@ class DecodeScreen(Screen):
         self.decode(Game.empty(config.width))
 
     def say(self, text: str, *, error: bool = False) -> None:
-        """The line under the inputs.  An error stays only until the next valid action
-        (``clear_error``), which shows the last other line again."""
-        message = self.query_one("#decode-message", Label)
-        message.update(text)
-        message.set_class(error, "error")
-        self.showing_error = error
-        if not error:
-            self.status = text
+        """The line under the inputs (``MessageLine``): an error stays only until the next valid action."""
+        self.query_one("#decode-message", MessageLine).say(text, error=error)
 
     def clear_error(self) -> None:
         """A valid action: an error said before is no longer true."""
-        if self.showing_error:
-            self.say(self.status)
+        self.query_one("#decode-message", MessageLine).clear_error()
 
     # -- the inputs --------------------------------------------------------------
 

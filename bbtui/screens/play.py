@@ -45,6 +45,7 @@ from bbtui.messages import BookReady, CoachAnswer
 from bbtui.widgets.board import Board, BoardGrid
 from bbtui.widgets.game_board import GameBoard, shots_text
 from bbtui.widgets.inputs import ConfigValidator, KeyInput
+from bbtui.widgets.message import MessageLine
 from bbtui.widgets.play_board import AtomToggled, PlayBoard, ShotFired
 
 SEED_RE = re.compile(r"^\s*seed\s*(\d+)\s*$", re.I)
@@ -80,8 +81,6 @@ class PlayScreen(Screen):
         self.decoder: Decoder | None = None  # the coach's, kept per configuration
         self.waiting_hard = False
         self.waiting_reveal = False
-        self.status = ""  # the last line said that is not an error
-        self.showing_error = False
 
     @property
     def bb_app(self) -> Host:
@@ -102,7 +101,7 @@ class PlayScreen(Screen):
                 placeholder="A4_B8", id="play-config", validators=[ConfigValidator()], classes="config-input"
             )
             yield KeyInput(placeholder=f"new game: {NEW_GAME_HELP}", id="play-new")
-        yield Label("", id="play-message", classes="message")
+        yield MessageLine(id="play-message")
         with VerticalScroll(id="play-body"):
             with Horizontal(id="play-top"):
                 yield Vertical(id="play-box")
@@ -127,19 +126,12 @@ class PlayScreen(Screen):
         await self.set_config(config)
 
     def say(self, text: str, *, error: bool = False) -> None:
-        """The line under the inputs.  An error stays only until the next valid action
-        (``clear_error``), which shows the last other line again."""
-        message = self.query_one("#play-message", Label)
-        message.update(text)
-        message.set_class(error, "error")
-        self.showing_error = error
-        if not error:
-            self.status = text
+        """The line under the inputs (``MessageLine``): an error stays only until the next valid action."""
+        self.query_one("#play-message", MessageLine).say(text, error=error)
 
     def clear_error(self) -> None:
         """A valid action: an error said before is no longer true."""
-        if self.showing_error:
-            self.say(self.status)
+        self.query_one("#play-message", MessageLine).clear_error()
 
     async def set_config(self, config: Config) -> None:
         """A fresh box of ``config`` and a random game."""
