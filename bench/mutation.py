@@ -75,6 +75,15 @@ ranges.py:
 - ``missing_ranges``: ``start > cursor`` made ``>=``: when ``start ==
   cursor``, ``range(cursor, start, size)`` is empty and nothing is yielded.
 
+game.py:
+- ``Game.rays``: ``p < r`` made ``p <= r``: an exit is never at its own
+  position (``with_result`` and the parsers refuse it), so ``p == r`` never
+  happens;
+- ``_game_from_labels``: ``waiting_ok=False`` made ``None``: both are false
+  where ``_read_labels`` tests it;
+- ``_parse_diagram``: the labels' first value ``""`` made ``"XXXX"``: the
+  loop over the four sides sets every one of the 4W labels.
+
 Last run (2 children, a shared 2-core machine under load, 2026-11-25), each
 module with its own tests: rays 97.7% (339 of 347 killed, 8 equivalent),
 numbering 93.4% (270 of 289, 19 equivalent), geometry 97.7% (214 of 219, 5

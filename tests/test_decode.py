@@ -21,6 +21,7 @@ from bbcore.game import (
     labels_text,
     parse_game,
     parse_guess,
+    result_words,
 )
 from bbcore.numbering import (
     _combination_batches,
@@ -209,6 +210,37 @@ def test_blank_text_is_a_game_with_no_ray_shot():
     assert parse_game(" \n\t\n", A2_B4) == Game.empty(4)
 
 
+def test_a_game_with_no_ray_shot_is_all_not_shot_marks():
+    """Game.empty is the game of a string of 4W not-shot marks, and shows as one."""
+    assert Game.empty(4) == parse_game("." * 16, A2_B4)
+    assert Game.empty(4).pattern() == "." * 16
+    assert Game.empty(4).pattern("?") == "?" * 16
+
+
+def test_a_partial_game_shows_its_unknown_positions_and_exit_letters():
+    game = Game.empty(4).with_result(9, 3).with_result(1, ABSORBED).with_result(16, REFLECTED)
+    assert game.pattern() == "@.a.....a......&"
+    assert game.pattern("-") == "@-a-----a------&"
+    assert game.rays() == [(1, ABSORBED), (3, 9), (16, REFLECTED)]
+
+
+def test_results_in_words():
+    assert [result_words(r) for r in (None, ABSORBED, REFLECTED, 7)] == [
+        "not shot",
+        "absorbed (H)",
+        "reflected (R)",
+        "out at position 7",
+    ]
+
+
+def test_an_exit_to_a_position_of_another_pair_clears_that_pair():
+    """Pairing 5 with 3, which was paired with 1, leaves 1 not shot: no ray ends at two places."""
+    game = Game.empty(4).with_result(1, 3).with_result(5, 3)
+    assert game.result(3) == 5 and game.result(5) == 3
+    assert game.result(1) is None and game.labels[0] == ""
+    assert game.shown == (3, 5)
+
+
 def test_with_result_pairs_relabels_and_clears():
     game = Game.empty(4).with_result(1, 7)
     assert game.result(1) == 7 and game.result(7) == 1 and game.labels[0] == game.labels[6] == "a"
@@ -320,7 +352,10 @@ BAD_DIAGRAMS = [
         "line 7: the diagram says there are 3 balls in the box, A2_B4 has 2 atoms",
     ),
     (diagram((3, "")), "line 4 interrupts the box"),
-    ("@ & @ &\nThere are 2 balls in the box", "no box found in the diagram"),
+    (diagram((2, "")), "line 3 interrupts the box: every box row has cells '-' or 'O'"),
+    (diagram((2, "& - - - - c d")), "line 3: 2 labels right of the box ('c', 'd')"),
+    (diagram((5, "   @ & @ c")), "line 6: label '@' is not below a column of the box"),
+    ("@ & @ &\nThere are 2 balls in the box", "no box found in the diagram: its rows are cells '-' or 'O'"),
     (diagram((5, "  @ & ! c")), "unknown label '!' at position 7"),
     (diagram((5, "  @ & a c")), "label 'a' appears 3 times"),
 ]
@@ -335,6 +370,14 @@ def test_malformed_diagrams_are_named(text, message):
 
 def test_the_good_diagram_of_those_tests_parses():
     assert parse_game(diagram() + "\n\nThere are 2 balls in the box", A2_B4).results == WORKED_RESULTS
+
+
+def test_a_diagram_without_a_label_row_above_or_below_leaves_those_sides_not_shot():
+    box_only = parse_game("@ O - O - @\n& - - - - &\na - - - - a\nb - - - - b", A2_B4)
+    assert box_only.labels == parse_game("@&ab....ba&@....", A2_B4).labels
+    assert box_only.results == parse_game("@&ab....ba&@....", A2_B4).results
+    no_top = parse_game("\n".join(GOOD_DIAGRAM[1:]), A2_B4)
+    assert no_top.results == WORKED_RESULTS[:12] + (None,) * 4
 
 
 def test_a_diagram_of_another_size_is_refused():
