@@ -752,6 +752,33 @@ def test_a_wrong_guess_names_a_contradicted_ray():
     )
 
 
+def test_a_guess_checked_without_candidates_only_agrees_or_contradicts():
+    game = parse_game(WORKED, A2_B4)
+    assert decode.check_guess(A2_B4, game, atoms_of(A2_B4, 2)) == decode.Verdict(
+        True, None, None, "the guess agrees with every shown ray"
+    )
+    wrong = decode.check_guess(A2_B4, game, atoms_of(A2_B4, 1))
+    assert wrong.consistent is False and wrong.others is None
+
+
+def test_a_guess_with_a_cell_outside_the_box_is_refused():
+    game = parse_game(WORKED, A2_B4)
+    for cells in ((0, 16), (-1, 3)):
+        with pytest.raises(DecodeError, match=r"^a guess's cells are in 0\.\.15$"):
+            decode.check_guess(A2_B4, game, cells)
+
+
+def test_a_guess_with_one_other_molecule_agreeing_says_molecule():
+    game = parse_game("@@&.............", A2_B4)
+    cands = decode.candidates(A2_B4, game)
+    verdict = decode.check_guess(A2_B4, game, atoms_of(A2_B4, 4), cands)
+    assert verdict.others == 1
+    assert (
+        verdict.message
+        == "the guess agrees with every shown ray, but so do 1 other molecule: it is not proved yet"
+    )
+
+
 def test_a_consistent_guess_that_is_not_proved():
     game = parse_game("@...............", A2_B4)
     cands = decode.candidates(A2_B4, game)
