@@ -779,6 +779,19 @@ def test_a_guess_with_one_other_molecule_agreeing_says_molecule():
     )
 
 
+def test_candidates_contain_exactly_the_molecules_that_agree():
+    """Every molecule of A2_B4 asked, against no ray shown (every molecule) and one
+    absorption (a list of numbers: a molecule past its last one is not in it)."""
+    every = decode.candidates(A2_B4, Game.empty(4))
+    some = decode.candidates(A2_B4, parse_game("@...............", A2_B4))
+    kept = {int(n) for n, _ in some.molecules()}
+    assert 0 < len(kept) < A2_B4.nb_mol and max(kept) < A2_B4.nb_mol
+    for number in range(1, A2_B4.nb_mol + 1):
+        atoms = atoms_of(A2_B4, number)
+        assert every.contains(atoms)
+        assert some.contains(atoms) == (number in kept)
+
+
 def test_a_consistent_guess_that_is_not_proved():
     game = parse_game("@...............", A2_B4)
     cands = decode.candidates(A2_B4, game)
