@@ -84,6 +84,32 @@ game.py:
 - ``_parse_diagram``: the labels' first value ``""`` made ``"XXXX"``: the
   loop over the four sides sets every one of the 4W labels.
 
+decode.py (triage not finished; see the list of open survivors below):
+- ``_rarity`` (20 mutants: each constant, comparison and branch of the sort
+  key): the key only orders the shown rays, so the molecules are filtered by
+  the same rays in another order: the same candidates, only slower or faster;
+- ``_computed_candidates``: ``sorted(game.rays(), key=_rarity...)`` with the
+  key dropped or ``None``: the rays in position order (positions are
+  distinct, so their results are never compared), the same candidates;
+- ``_stored_candidates``: ``spectrum``, ``GLOB``, ``number`` and ``AND``
+  written in another case: SQLite's keywords and column names ignore case;
+  ``dtype=np.int64`` dropped or ``None``: numpy's default integer is int64
+  on the 64-bit systems bbtui runs on;
+- ``check_guess``: ``int(ray.exit or 0)`` made ``or 1``: a ray that comes
+  out always has an exit.
+
+Open decode survivors (neither killed nor shown equivalent yet, last run):
+``Candidates.molecules`` 11, ``Candidates.batches`` 5, ``candidates`` 18,
+19, 31, 32, 42-47, 55, 56, ``_compact_complete`` 2, ``_agreeing`` 4,
+``excluded_cells`` 26, 30, 32, ``_computed_candidates`` 16, 37, 40, 41, 56,
+57, 58, ``is_explored`` 2, ``_stored_candidates`` 25, 49, 54.  Several reach
+the store or the compact layout, whose tests live outside test_decode.py.
+
+check.py cannot be mutated yet: mutmut's trampoline (a ``**kwargs`` call,
+opcode DICT_MERGE) wraps functions that numba compiles, and numba refuses
+it (``UnsupportedBytecodeError``), so the clean-file test fails before any
+mutant runs.
+
 Last run (2 children, a shared 2-core machine under load, 2026-11-25), each
 module with its own tests: rays 97.7% (339 of 347 killed, 8 equivalent),
 numbering 93.4% (270 of 289, 19 equivalent), geometry 97.7% (214 of 219, 5
