@@ -554,6 +554,24 @@ def test_progress_and_stop():
         decode.candidates(A4_B8, game, source="compute", stop=stop)
 
 
+def test_progress_counts_up_and_a_stop_during_the_run_ends_it_at_the_next_batch():
+    exits = Game.empty(8).with_result(1, 24)
+    calls = []
+    decode.candidates(A4_B8, exits, source="compute", progress=lambda done, total: calls.append(done))
+    assert calls == sorted(set(calls)) and len(calls) > 3  # each batch adds its molecules
+    stop = threading.Event()
+    seen = []
+
+    def stop_after_the_first_batch(done: int, total: int) -> None:
+        seen.append(done)
+        if done > 0:
+            stop.set()
+
+    with pytest.raises(decode.DecodeCancelled):
+        decode.candidates(A4_B8, exits, source="compute", progress=stop_after_the_first_batch, stop=stop)
+    assert seen == calls[:2]
+
+
 # -- stored and computed agree -------------------------------------------------
 
 
