@@ -786,7 +786,7 @@ def test_a_guess_with_a_cell_outside_the_box_is_refused():
             decode.check_guess(A2_B4, game, cells)
 
 
-def test_a_guess_with_one_other_molecule_agreeing_says_molecule():
+def test_one_or_two_other_molecules_agreeing_are_counted_in_words():
     game = parse_game("@@&.............", A2_B4)
     cands = decode.candidates(A2_B4, game)
     verdict = decode.check_guess(A2_B4, game, atoms_of(A2_B4, 4), cands)
@@ -795,6 +795,9 @@ def test_a_guess_with_one_other_molecule_agreeing_says_molecule():
         verdict.message
         == "the guess agrees with every shown ray, but so do 1 other molecule: it is not proved yet"
     )
+    game = parse_game("@&a......a......", A2_B4)
+    verdict = decode.check_guess(A2_B4, game, atoms_of(A2_B4, 1), decode.candidates(A2_B4, game))
+    assert verdict.message.endswith("but so do 2 other molecules: it is not proved yet")
 
 
 def test_candidates_contain_exactly_the_molecules_that_agree():
