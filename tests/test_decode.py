@@ -21,6 +21,7 @@ from bbcore.game import (
     labels_text,
     parse_game,
     parse_guess,
+    result_words,
 )
 from bbcore.numbering import (
     _combination_batches,
@@ -209,6 +210,37 @@ def test_blank_text_is_a_game_with_no_ray_shot():
     assert parse_game(" \n\t\n", A2_B4) == Game.empty(4)
 
 
+def test_a_game_with_no_ray_shot_is_all_not_shot_marks():
+    """Game.empty is the game of a string of 4W not-shot marks, and shows as one."""
+    assert Game.empty(4) == parse_game("." * 16, A2_B4)
+    assert Game.empty(4).pattern() == "." * 16
+    assert Game.empty(4).pattern("?") == "?" * 16
+
+
+def test_a_partial_game_shows_its_unknown_positions_and_exit_letters():
+    game = Game.empty(4).with_result(9, 3).with_result(1, ABSORBED).with_result(16, REFLECTED)
+    assert game.pattern() == "@.a.....a......&"
+    assert game.pattern("-") == "@-a-----a------&"
+    assert game.rays() == [(1, ABSORBED), (3, 9), (16, REFLECTED)]
+
+
+def test_results_in_words():
+    assert [result_words(r) for r in (None, ABSORBED, REFLECTED, 7)] == [
+        "not shot",
+        "absorbed (H)",
+        "reflected (R)",
+        "out at position 7",
+    ]
+
+
+def test_an_exit_to_a_position_of_another_pair_clears_that_pair():
+    """Pairing 5 with 3, which was paired with 1, leaves 1 not shot: no ray ends at two places."""
+    game = Game.empty(4).with_result(1, 3).with_result(5, 3)
+    assert game.result(3) == 5 and game.result(5) == 3
+    assert game.result(1) is None and game.labels[0] == ""
+    assert game.shown == (3, 5)
+
+
 def test_with_result_pairs_relabels_and_clears():
     game = Game.empty(4).with_result(1, 7)
     assert game.result(1) == 7 and game.result(7) == 1 and game.labels[0] == game.labels[6] == "a"
@@ -320,7 +352,10 @@ BAD_DIAGRAMS = [
         "line 7: the diagram says there are 3 balls in the box, A2_B4 has 2 atoms",
     ),
     (diagram((3, "")), "line 4 interrupts the box"),
-    ("@ & @ &\nThere are 2 balls in the box", "no box found in the diagram"),
+    (diagram((2, "")), "line 3 interrupts the box: every box row has cells '-' or 'O'"),
+    (diagram((2, "& - - - - c d")), "line 3: 2 labels right of the box ('c', 'd')"),
+    (diagram((5, "   @ & @ c")), "line 6: label '@' is not below a column of the box"),
+    ("@ & @ &\nThere are 2 balls in the box", "no box found in the diagram: its rows are cells '-' or 'O'"),
     (diagram((5, "  @ & ! c")), "unknown label '!' at position 7"),
     (diagram((5, "  @ & a c")), "label 'a' appears 3 times"),
 ]
@@ -335,6 +370,14 @@ def test_malformed_diagrams_are_named(text, message):
 
 def test_the_good_diagram_of_those_tests_parses():
     assert parse_game(diagram() + "\n\nThere are 2 balls in the box", A2_B4).results == WORKED_RESULTS
+
+
+def test_a_diagram_without_a_label_row_above_or_below_leaves_those_sides_not_shot():
+    box_only = parse_game("@ O - O - @\n& - - - - &\na - - - - a\nb - - - - b", A2_B4)
+    assert box_only.labels == parse_game("@&ab....ba&@....", A2_B4).labels
+    assert box_only.results == parse_game("@&ab....ba&@....", A2_B4).results
+    no_top = parse_game("\n".join(GOOD_DIAGRAM[1:]), A2_B4)
+    assert no_top.results == WORKED_RESULTS[:12] + (None,) * 4
 
 
 def test_a_diagram_of_another_size_is_refused():
@@ -509,6 +552,24 @@ def test_progress_and_stop():
     stop.set()
     with pytest.raises(decode.DecodeCancelled):
         decode.candidates(A4_B8, game, source="compute", stop=stop)
+
+
+def test_progress_counts_up_and_a_stop_during_the_run_ends_it_at_the_next_batch():
+    exits = Game.empty(8).with_result(1, 24)
+    calls = []
+    decode.candidates(A4_B8, exits, source="compute", progress=lambda done, total: calls.append(done))
+    assert calls == sorted(set(calls)) and len(calls) > 3  # each batch adds its molecules
+    stop = threading.Event()
+    seen = []
+
+    def stop_after_the_first_batch(done: int, total: int) -> None:
+        seen.append(done)
+        if done > 0:
+            stop.set()
+
+    with pytest.raises(decode.DecodeCancelled):
+        decode.candidates(A4_B8, exits, source="compute", progress=stop_after_the_first_batch, stop=stop)
+    assert seen == calls[:2]
 
 
 # -- stored and computed agree -------------------------------------------------
@@ -707,6 +768,49 @@ def test_a_wrong_guess_names_a_contradicted_ray():
     assert verdict.message == (
         "the guess contradicts position 6: the game shows reflected (R), the guess gives absorbed (H)"
     )
+
+
+def test_a_guess_checked_without_candidates_only_agrees_or_contradicts():
+    game = parse_game(WORKED, A2_B4)
+    assert decode.check_guess(A2_B4, game, atoms_of(A2_B4, 2)) == decode.Verdict(
+        True, None, None, "the guess agrees with every shown ray"
+    )
+    wrong = decode.check_guess(A2_B4, game, atoms_of(A2_B4, 1))
+    assert wrong.consistent is False and wrong.others is None
+
+
+def test_a_guess_with_a_cell_outside_the_box_is_refused():
+    game = parse_game(WORKED, A2_B4)
+    for cells in ((0, 16), (-1, 3)):
+        with pytest.raises(DecodeError, match=r"^a guess's cells are in 0\.\.15$"):
+            decode.check_guess(A2_B4, game, cells)
+
+
+def test_one_or_two_other_molecules_agreeing_are_counted_in_words():
+    game = parse_game("@@&.............", A2_B4)
+    cands = decode.candidates(A2_B4, game)
+    verdict = decode.check_guess(A2_B4, game, atoms_of(A2_B4, 4), cands)
+    assert verdict.others == 1
+    assert (
+        verdict.message
+        == "the guess agrees with every shown ray, but so do 1 other molecule: it is not proved yet"
+    )
+    game = parse_game("@&a......a......", A2_B4)
+    verdict = decode.check_guess(A2_B4, game, atoms_of(A2_B4, 1), decode.candidates(A2_B4, game))
+    assert verdict.message.endswith("but so do 2 other molecules: it is not proved yet")
+
+
+def test_candidates_contain_exactly_the_molecules_that_agree():
+    """Every molecule of A2_B4 asked, against no ray shown (every molecule) and one
+    absorption (a list of numbers: a molecule past its last one is not in it)."""
+    every = decode.candidates(A2_B4, Game.empty(4))
+    some = decode.candidates(A2_B4, parse_game("@...............", A2_B4))
+    kept = {int(n) for n, _ in some.molecules()}
+    assert 0 < len(kept) < A2_B4.nb_mol and max(kept) < A2_B4.nb_mol
+    for number in range(1, A2_B4.nb_mol + 1):
+        atoms = atoms_of(A2_B4, number)
+        assert every.contains(atoms)
+        assert some.contains(atoms) == (number in kept)
 
 
 def test_a_consistent_guess_that_is_not_proved():

@@ -204,3 +204,14 @@ def test_stored_and_missing_cover_every_molecule_exactly_once(database, data, si
     assert counted[1:] == [1] * config.nb_mol
     assert left == sorted(left)
     assert fully_stored(config) == (len(stored) == config.nb_mol)
+
+
+def test_adjacent_intervals_across_a_page_boundary_are_all_read(database):
+    """Intervals of one molecule, each starting where the last stopped, over more than a page:
+    the next page starts after the last interval's start, not its stop, so the interval that
+    starts exactly where a page's last one stops is read, not taken for a hole."""
+    count = INTERVALS_PAGE + 2
+    intervals = [(i, i + 1) for i in range(1, count + 1)]
+    store_intervals(LARGE, intervals)
+    assert list(stored_intervals(LARGE)) == intervals
+    assert missing(LARGE, intervals, LARGE.nb_mol)[0] == (count + 1, LARGE.nb_mol + 1)
