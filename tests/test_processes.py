@@ -25,6 +25,7 @@ import threading
 from pathlib import Path
 
 import pytest
+from expect import BBCORE
 from proctree import session_processes, stored_ranges, wait_until
 
 from bbcore import compact
@@ -67,6 +68,20 @@ def clean_run(tmp_path_factory) -> dict[str, list[tuple]]:
     return table_rows(path)
 
 
+def start_explorer(path: Path, config: Config, *options: str, captured: bool = False) -> subprocess.Popen:
+    """``bbcore explore`` of ``config`` with 2 workers in a session of its own (so that every process
+    it starts can be found and killed); its output captured as text, or dropped."""
+    output = subprocess.PIPE if captured else subprocess.DEVNULL
+    return subprocess.Popen(
+        [*BBCORE, "--db", str(path), "explore", config.name, *options, "--workers", "2"],
+        stdout=output,
+        stderr=output,
+        text=captured,
+        env=ENV,
+        start_new_session=True,
+    )
+
+
 def kill_and_check_no_survivor(process: subprocess.Popen, path: Path, config: Config = CONFIG) -> None:
     """Once workers are storing ranges, SIGKILL the explorer alone; nothing of its session survives."""
     session = process.pid
@@ -105,13 +120,7 @@ def resume_and_compare(path: Path, clean_run: dict[str, list[tuple]]) -> None:
 
 def test_killing_the_cli_explorer_ends_its_workers_and_resume_equals_a_clean_run(tmp_path, clean_run):
     path = tmp_path / "db.sqlite"
-    process = subprocess.Popen(
-        [sys.executable, "-m", "bbcore", "--db", str(path), "explore", CONFIG.name, "--workers", "2"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        env=ENV,
-        start_new_session=True,
-    )
+    process = start_explorer(path, CONFIG)
     kill_and_check_no_survivor(process, path)
     resume_and_compare(path, clean_run)
 
@@ -193,13 +202,7 @@ def test_killing_a_compact_explorer_ends_its_workers_and_resume_equals_a_clean_r
 ):
     path = tmp_path / "db.sqlite"
     command = [sys.executable, "-m", "bbcore", "--db", str(path), "explore", COMPACT_CONFIG.name]
-    process = subprocess.Popen(
-        [*command, "--store", "compact", "--workers", "2"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        env=ENV,
-        start_new_session=True,
-    )
+    process = start_explorer(path, COMPACT_CONFIG, "--store", "compact")
     kill_and_check_no_survivor(process, path, COMPACT_CONFIG)
     assert stored_ranges(path, COMPACT_CONFIG) < COMPACT_RANGES  # killed while tracing
     result = subprocess.run(command, capture_output=True, text=True, env=ENV, timeout=300)
@@ -242,14 +245,7 @@ def terminate_and_check_paused(process: subprocess.Popen, path: Path, config: Co
 
 def test_sigterm_pauses_a_full_explorer_and_resume_equals_a_clean_run(tmp_path, clean_run):
     path = tmp_path / "db.sqlite"
-    process = subprocess.Popen(
-        [sys.executable, "-m", "bbcore", "--db", str(path), "explore", CONFIG.name, "--workers", "2"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=ENV,
-        start_new_session=True,
-    )
+    process = start_explorer(path, CONFIG, captured=True)
     terminate_and_check_paused(process, path, CONFIG)
     resume_and_compare(path, clean_run)
 
@@ -257,14 +253,7 @@ def test_sigterm_pauses_a_full_explorer_and_resume_equals_a_clean_run(tmp_path, 
 def test_sigterm_pauses_a_compact_explorer_and_resume_equals_a_clean_run(tmp_path, compact_clean_run):
     path = tmp_path / "db.sqlite"
     command = [sys.executable, "-m", "bbcore", "--db", str(path), "explore", COMPACT_CONFIG.name]
-    process = subprocess.Popen(
-        [*command, "--store", "compact", "--workers", "2"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=ENV,
-        start_new_session=True,
-    )
+    process = start_explorer(path, COMPACT_CONFIG, "--store", "compact", captured=True)
     terminate_and_check_paused(process, path, COMPACT_CONFIG)
     assert stored_ranges(path, COMPACT_CONFIG) < COMPACT_RANGES  # paused while tracing
     result = subprocess.run(command, capture_output=True, text=True, env=ENV, timeout=300)
