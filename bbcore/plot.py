@@ -4,7 +4,9 @@ plotext 6's public API is one figure, ``plotext.figure`` (module-level
 state, as in matplotlib's pyplot): each chart clears it, draws on it and
 reads ``figure.build().string()``, the chart as text, under a lock so that
 two threads never draw on it at once.  The ``colorless`` theme; the y axis
-gets a few round integer ticks, since the values are counts.
+gets a few round integer ticks, since the values are counts.  plotext is
+imported by the first chart: importing it took 0.5 s, and every ``bbcore``
+command imports this module.
 """
 
 from __future__ import annotations
@@ -13,8 +15,6 @@ import math
 import re
 import threading
 from collections.abc import Sequence
-
-import plotext
 
 FIGURE_LOCK = threading.Lock()
 """plotext's one public figure is shared: one chart is drawn on it at a time."""
@@ -42,6 +42,8 @@ def tick_label(value: int) -> str:
 
 def chart_text(title: str, labels: Sequence[str], values: Sequence[int], width: int, height: int) -> str:
     """The bar chart as plotext draws it (ANSI text), ``width`` x ``height`` cells."""
+    import plotext  # half a second to import: only a chart pays for it, not every command's start
+
     ticks = round_ticks(max(values))
     with FIGURE_LOCK:
         figure = plotext.figure

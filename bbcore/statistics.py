@@ -275,22 +275,98 @@ MOLECULE_DISTRIBUTIONS: dict[str, tuple[str, str, dict[str, tuple[str, ...]]]] =
 A molecule with no ray of a class counts at 0 for that class."""
 
 
-def molecule_distribution(profile: list[ProfileRow], name: str) -> Distribution:
-    """One of ``MOLECULE_DISTRIBUTIONS`` (``rays``, ``longest``, ``turns``), from the profile."""
+@dataclass(frozen=True)
+class ProfileCounts:
+    """What the distributions and the records read of the profile, already counted.
+
+    For each of ``MOLECULE_DISTRIBUTIONS``, the molecules counted by the
+    values of its columns (``distribution_columns``) and whether they have a
+    ray of each class: one row per combination, the values, the 3 flags
+    (``RAY_CLASSES`` order), the molecules and the lowest number (int64).
+    """
+
+    grouped: dict[str, np.ndarray]
+
+    def records(self) -> dict[tuple[RayClass, Measure], tuple[int, int, int]]:
+        """For each class and measure some molecule has a ray of: the record value, how many
+        molecules reach it and the lowest number among them."""
+        found = {}
+        for name in MOLECULE_DISTRIBUTIONS:
+            columns = distribution_columns(name)
+            grouped = self.grouped[name]
+            for ray_class, measure in itertools.product(RAY_CLASSES, MEASURES):
+                column = f"{ray_class}_max_{measure}"
+                if column not in columns:
+                    continue
+                having = grouped[:, len(columns) + RAY_CLASSES.index(ray_class)] > 0
+                if not having.any():
+                    continue
+                values = grouped[:, columns.index(column)]
+                value = int(values[having].max())
+                reaching = having & (values == value)
+                found[ray_class, measure] = (
+                    value,
+                    int(grouped[reaching, -2].sum()),
+                    int(grouped[reaching, -1].min()),
+                )
+        return found
+
+
+def distribution_columns(name: str) -> tuple[str, ...]:
+    """The profile columns a molecule distribution is made of, in ``PROFILE_COLUMNS`` order."""
+    used = {c for columns in MOLECULE_DISTRIBUTIONS[name][2].values() for c in columns}
+    return tuple(c for c in PROFILE_COLUMNS if c in used)
+
+
+def profile_counts(config: Config, profile: list[ProfileRow] | None = None) -> ProfileCounts:
+    """The profile's counts for the distributions and the records.
+
+    A compact store counts them in SQL over ``Profiles``, one GROUP BY per
+    distribution (``sql.profile_grouped``): reading A7_B8's 998,521 profile
+    rows into Python took 7 s, the counts are a few thousand rows.  A full
+    store's profile is the GROUP BY over its molecules (``statistics_profile``),
+    counted here the same way.
+    """
+    if profile is None and is_compact(config):
+        grouped = {}
+        for name in MOLECULE_DISTRIBUTIONS:
+            columns = distribution_columns(name)
+            rows = db.execute_sql(sql.profile_grouped(columns, RAY_CLASSES), (config.name,)).fetchall()
+            grouped[name] = np.array(rows, dtype=np.int64).reshape(len(rows), len(columns) + 5)
+        return ProfileCounts(grouped)
+    profile = statistics_profile(config) if profile is None else profile
+    count = len(profile)
+    values = {c: np.fromiter((row.values[c] for row in profile), np.int64, count) for c in PROFILE_COLUMNS}
+    molecules = np.fromiter((row.molecules for row in profile), np.int64, count)
+    lowest = np.fromiter((row.lowest for row in profile), np.int64, count)
+    flags = [(values[f"{c}_number"] > 0).astype(np.int64) for c in RAY_CLASSES]
+    grouped = {}
+    for name in MOLECULE_DISTRIBUTIONS:
+        keys = np.stack([values[c] for c in distribution_columns(name)] + flags, axis=1)
+        combinations, inverse = np.unique(keys, axis=0, return_inverse=True)
+        totals = np.zeros(len(combinations), dtype=np.int64)
+        np.add.at(totals, inverse.ravel(), molecules)
+        least = np.full(len(combinations), np.iinfo(np.int64).max, dtype=np.int64)
+        np.minimum.at(least, inverse.ravel(), lowest)
+        grouped[name] = np.column_stack([combinations, totals, least]).astype(np.int64)
+    return ProfileCounts(grouped)
+
+
+def molecule_distribution(counts: ProfileCounts, name: str) -> Distribution:
+    """One of ``MOLECULE_DISTRIBUTIONS`` (``rays``, ``longest``, ``turns``), from the profile's counts."""
     title, key_label, series = MOLECULE_DISTRIBUTIONS[name]
-    molecules = np.fromiter((row.molecules for row in profile), dtype=np.int64, count=len(profile))
-    columns = {
-        c: np.fromiter((row.values[c] for row in profile), dtype=np.int64, count=len(profile))
-        for c in {c for names in series.values() for c in names}
-    }  # numpy: a loop over A6_B8's 326,131 profile rows took 1.2 s a distribution
-    counts: dict[str, dict[int, int]] = {}
+    grouped = counts.grouped[name]
+    index = {c: i for i, c in enumerate(distribution_columns(name))}
+    molecules = grouped[:, -2]
+    tallies: dict[str, dict[int, int]] = {}
     for s, names in series.items():
-        values, inverse = np.unique(np.max([columns[c] for c in names], axis=0), return_inverse=True)
+        per_row = np.max(grouped[:, [index[c] for c in names]], axis=1)
+        values, inverse = np.unique(per_row, return_inverse=True)
         totals = np.zeros(len(values), dtype=np.int64)
         np.add.at(totals, inverse.ravel(), molecules)
-        counts[s] = dict(zip(values.tolist(), totals.tolist()))
-    keys = sorted(set().union(*counts.values()))
-    rows = tuple((k, tuple(counts[s].get(k, 0) for s in series)) for k in keys)
+        tallies[s] = dict(zip(values.tolist(), totals.tolist()))
+    keys = sorted(set().union(*tallies.values()))
+    rows = tuple((k, tuple(tallies[s].get(k, 0) for s in series)) for k in keys)
     return Distribution(name, title, key_label, tuple(series), rows)
 
 
@@ -305,13 +381,13 @@ def size_distribution(config: Config, table: list[AmbiguityLine] | None = None) 
 
 
 def distributions(
-    config: Config, profile: list[ProfileRow] | None = None, table: list[AmbiguityLine] | None = None
+    config: Config, counts: ProfileCounts | None = None, table: list[AmbiguityLine] | None = None
 ) -> list[Distribution]:
     """Every distribution of a complete configuration: rays, longest, turns, sizes."""
     require_complete(config)
-    profile = statistics_profile(config) if profile is None else profile
+    counts = profile_counts(config) if counts is None else counts
     return [
-        *(molecule_distribution(profile, name) for name in MOLECULE_DISTRIBUTIONS),
+        *(molecule_distribution(counts, name) for name in MOLECULE_DISTRIBUTIONS),
         size_distribution(config, table),
     ]
 
@@ -352,10 +428,10 @@ def record_ray(
     return max(candidates, key=lambda r: (getattr(r, other), -r.position))
 
 
-def ray_records(config: Config, profile: list[ProfileRow] | None = None) -> list[RayRecord]:
+def ray_records(config: Config, counts: ProfileCounts | None = None) -> list[RayRecord]:
     """The records (3 classes x length, turns), in RAY_CLASSES x MEASURES order.
 
-    From the profile (the SQL GROUP BY of the statistics): the record is the
+    From the profile's counts (``profile_counts``): the record is the
     largest ``<class>_max_<measure>`` among molecules that have a ray of the
     class (a maximum of 0 can also mean "no such ray"), with how many
     molecules reach it and the lowest number.  That molecule is made from its
@@ -363,32 +439,18 @@ def ray_records(config: Config, profile: list[ProfileRow] | None = None) -> list
     A class no molecule has (reflections in a full box, say) has no record.
     """
     require_complete(config)
-    profile = statistics_profile(config) if profile is None else profile
+    counts = profile_counts(config) if counts is None else counts
+    found = counts.records()
     records = []
     for ray_class in RAY_CLASSES:
-        having = [row for row in profile if row.values[f"{ray_class}_number"] > 0]
         for measure in MEASURES:
-            column = f"{ray_class}_max_{measure}"
-            if not having:
+            if (ray_class, measure) not in found:
                 continue
-            value = max(row.values[column] for row in having)
-            reaching = [row for row in having if row.values[column] == value]
-            number = min(row.lowest for row in reaching)
+            value, molecules, number = found[ray_class, measure]
             atoms = atoms_of(config, number)
             molecule = molecule_string(config, atoms)
             ray = record_ray(config, atoms, ray_class, measure, value)
-            records.append(
-                RayRecord(
-                    config,
-                    ray_class,
-                    measure,
-                    value,
-                    sum(row.molecules for row in reaching),
-                    number,
-                    molecule,
-                    ray,
-                )
-            )
+            records.append(RayRecord(config, ray_class, measure, value, molecules, number, molecule, ray))
     return records
 
 
@@ -483,15 +545,15 @@ class StatisticsReport:
 def statistics_report(config: Config) -> StatisticsReport:
     """The whole report of a complete configuration (raises StatisticsError otherwise)."""
     require_complete(config)
-    profile = statistics_profile(config)
-    records = ray_records(config, profile)
+    counts = profile_counts(config)
+    records = ray_records(config, counts)
     ambiguity = ambiguity_report(config)
     return StatisticsReport(
         config,
         ambiguity,
         tuple(records),
         claim_statement(config, records),
-        tuple(distributions(config, profile, list(ambiguity.lines))),
+        tuple(distributions(config, counts, list(ambiguity.lines))),
     )
 
 

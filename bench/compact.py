@@ -25,7 +25,14 @@ in milliseconds.  With ``--full-db``, the report and the derived
 ``Spectrums`` rows (``bbcore export --table spectrums``) of the same
 configuration in that full store are compared with the compact one, line
 for line.  ``--db PATH`` measures the readers of an existing compact
-database, without exploring.  The medians and the ratio compact / floor, both measured in this run,
+database, without exploring; ``--readers report,decode`` times only those
+(the TUI's keys are measured with ``browse``), ``--reader-runs N`` fresh
+processes each, and ``--baseline TREE`` runs each reader in another checkout
+of bbtui too (its code: ``PYTHONPATH`` and the working folder set to it),
+alternating, with the ratio of the medians::
+
+    python bench/compact.py A7_B8 --db A7_B8.sqlite --readers report,decode --reader-runs 7 --baseline ../main
+  The medians and the ratio compact / floor, both measured in this run,
 are printed; the machine's load average is printed at the start and end.
 """
 
@@ -149,12 +156,14 @@ def watched(command: list[str], disk: list[Path]) -> tuple[float, int, int, str]
     return wall, peaks[0], peaks[1], out
 
 
-def timed_reader(db: Path, *words: str) -> float:
-    """Seconds for one ``bbcore`` reader in a fresh process (``groups``: first 60 lines)."""
+def timed_reader(db: Path, *words: str, tree: Path = ROOT) -> float:
+    """Seconds for one ``bbcore`` reader in a fresh process (``groups``: first 60 lines), run from
+    the checkout ``tree`` (this one by default)."""
     start = time.perf_counter()
     process = subprocess.Popen(
         [sys.executable, "-m", "bbcore", "--db", str(db), *words],
-        env=ENV,
+        env={**ENV, "PYTHONPATH": str(tree)},
+        cwd=tree,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,
@@ -176,9 +185,12 @@ from bbcore.config import parse_config
 from bbcore.store import open_database
 open_database(sys.argv[1], write=False)
 config = parse_config(sys.argv[2])
+QUIET = sys.argv[4] == "quiet"  # only the spectrum and the largest size, no timings
 PAGE = 35
 
 def timed(what, call):
+    if QUIET:
+        return
     times = []
     for _ in range(5):
         start = time.perf_counter()
@@ -214,10 +226,11 @@ print("LARGEST", largest)
 """
 
 
-def browse_latencies(db: Path, name: str) -> tuple[str, int]:
-    """Print what the TUI's keys cost on a compact database; return a stored spectrum, the largest size."""
+def browse_latencies(db: Path, name: str, quiet: bool = False) -> tuple[str, int]:
+    """Print what the TUI's keys cost on a compact database (not when ``quiet``); return a stored
+    spectrum, the largest size."""
     out = subprocess.run(
-        [sys.executable, "-c", BROWSE, str(db), name, str(ROOT)],
+        [sys.executable, "-c", BROWSE, str(db), name, str(ROOT), "quiet" if quiet else "timed"],
         env=ENV,
         capture_output=True,
         text=True,
@@ -270,11 +283,24 @@ def main() -> None:
     parser.add_argument("--keep", type=Path, help="keep the last compact database at this path")
     parser.add_argument("--db", type=Path, help="measure the readers of this compact database only")
     parser.add_argument("--no-floor", action="store_true", help="explore without measuring the floor")
+    parser.add_argument(
+        "--readers",
+        type=lambda text: text.split(","),
+        default=list(READERS),
+        help=f"the readers to time, comma-separated (default: all of {','.join(READERS)})",
+    )
+    parser.add_argument("--reader-runs", type=int, default=3, help="fresh processes per reader (default 3)")
+    parser.add_argument(
+        "--baseline", type=Path, help="another checkout: each reader is run there too, alternating"
+    )
     args = parser.parse_args()
+    unknown = set(args.readers) - set(READERS)
+    if unknown:
+        parser.error(f"unknown readers {sorted(unknown)}: choose among {','.join(READERS)}")
     config = parse_config(args.config)
     print(f"{config.name}: {config.nb_mol:,} molecules, {args.workers} workers; load {load()}")
     if args.db:
-        readers(args.db, config, args.full_db)
+        readers(args.db, config, args.full_db, args)
         return
     floors, walls, rss, disks = [], [], [], []
     folder = Path(tempfile.mkdtemp(prefix="compact-bench-", dir=os.environ.get("BENCH_TMP")))
@@ -327,24 +353,40 @@ def main() -> None:
         )
         if args.keep:
             shutil.copy(db, args.keep)
-        readers(db, config, args.full_db)
+        readers(db, config, args.full_db, args)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def readers(db: Path, config: Config, full_db: Path | None) -> None:
+READERS = ("browse", "report", "groups", "status", "groups-size", "decode")
+"""What ``readers`` can time: the TUI's keys in one process, then each command in fresh processes."""
+
+
+def readers(db: Path, config: Config, full_db: Path | None, args: argparse.Namespace) -> None:
     """The readers of a compact database: fresh processes, then the TUI's keys in one process."""
     print(f"database {db.stat().st_size / 1e6:,.1f} MB")
-    spectrum, largest = browse_latencies(db, config.name)
-    for words in (
-        ("report", config.name),
-        ("groups", config.name),
-        ("status",),
-        ("groups", config.name, "--size", str(largest)),
-        ("decode", config.name, spectrum),
-    ):
-        times = [timed_reader(db, *words) for _ in range(3)]
-        print(f"bbcore {' '.join(words)}: median {statistics.median(times):.2f} s of 3 fresh processes")
+    spectrum, largest = browse_latencies(db, config.name, quiet="browse" not in args.readers)
+    commands = {
+        "report": ("report", config.name),
+        "groups": ("groups", config.name),
+        "status": ("status",),
+        "groups-size": ("groups", config.name, "--size", str(largest)),
+        "decode": ("decode", config.name, spectrum),
+    }
+    for name, words in commands.items():
+        if name not in args.readers:
+            continue
+        times, baseline = [], []
+        for _ in range(args.reader_runs):
+            times.append(timed_reader(db, *words))
+            if args.baseline:
+                baseline.append(timed_reader(db, *words, tree=args.baseline.resolve()))
+        median = statistics.median(times)
+        line = f"bbcore {' '.join(words)}: median {median:.2f} s of {len(times)} fresh processes"
+        if baseline:
+            base = statistics.median(baseline)
+            line += f"; {args.baseline}: {base:.2f} s; ratio {median / base:.2f}x"
+        print(line)
     if full_db:
         same = report_text(db, config.name) == report_text(full_db, config.name)
         print(f"report compact vs {full_db}: {'identical' if same else 'DIFFERENT'}")

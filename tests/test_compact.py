@@ -566,3 +566,30 @@ def test_a_compact_file_of_the_previous_layout_is_migrated_in_place(tmp_path, ca
     assert every_listing(old, config) == every_listing(fresh, config)
     for words in (["report", "A4_B5"], ["export", "A4_B5", "--table", "spectrums"], ["groups", "A3_B4"]):
         assert cli(capsys, old, *words) == cli(capsys, fresh, *words)
+
+
+STARTS_LIGHT = """
+import sys
+from bbcore.cli import main
+main(["--db", sys.argv[1], "decode", "A4_B6", sys.argv[2]])
+print("loaded:", sorted(m for m in ("numba", "plotext") if m in sys.modules))
+"""
+
+
+def test_decoding_a_stored_spectrum_starts_without_numba_or_plotext(both_a4_b6):
+    """A fresh ``bbcore decode`` of a stored spectrum reads its family and answers without importing
+    numba (its kernels run as plain Python on the family's few molecules) or plotext: they cost a
+    fresh process most of a second."""
+    _, small = both_a4_b6
+    spectrum = groups(small, Config(4, 6), "compact")[0][0][0]
+    done = subprocess.run(
+        [sys.executable, "-c", STARTS_LIGHT, str(small), spectrum],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "read from the explored A4_B6" in done.stdout
+    assert done.stdout.splitlines()[-1] == "loaded: []"

@@ -167,3 +167,25 @@ def test_ray_profile_equals_the_reference_statistics(name):
         for molecule in atoms.tolist()
     ]
     assert profile.tolist() == expected
+
+
+def test_small_batches_run_the_kernels_as_plain_python_with_the_same_results(monkeypatch):
+    """Up to ``PLAIN_AT_MOST`` molecules, a kernel not compiled yet runs as plain Python (a stored
+    spectrum's family decoded without numba's start): every molecule of A3_B5's enantiomer groups,
+    traced and imaged, equals the compiled kernels' answer."""
+    config = Config(3, 5)
+    atoms, own = engine.canonical_molecules(config, 1, config.nb_mol + 1)
+
+    def batches() -> list[engine.EnantiomerBatch]:
+        cuts = range(0, len(own), 16)
+        return [engine.groups_of_canonicals(config, atoms[i : i + 16], own[i : i + 16]) for i in cuts]
+
+    compiled = batches()
+    monkeypatch.setattr(engine, "_COMPILED", {})
+    plain = batches()
+    assert "_trace_kernel" not in engine._COMPILED and "_enantiomer_kernel" not in engine._COMPILED
+    for fast, slow in zip(compiled, plain):
+        for name in ("number", "canonical_number", "transform", "molecule", "spectrum", "stats"):
+            assert np.array_equal(getattr(fast, name), getattr(slow, name)), name
+    engine.groups_of_canonicals(config, atoms[:100], own[:100])  # above the bound: compiled
+    assert "_trace_kernel" in engine._COMPILED
