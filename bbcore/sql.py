@@ -231,11 +231,10 @@ def profile_rows(columns: tuple[str, ...]) -> str:
     return f'SELECT {", ".join(columns)}, molecules, lowest FROM "Profiles" WHERE config = ?'
 
 
-def profile_grouped(columns: tuple[str, ...], classes: tuple[str, ...]) -> str:
-    """A compact store's molecules counted by some profile columns and by whether they have a ray
-    of each class, with the lowest number of each combination (config bound): one scan."""
-    keys = ", ".join([*columns, *(f"{c}_number > 0" for c in classes)])
-    return f'SELECT {keys}, sum(molecules), min(lowest) FROM "Profiles" WHERE config = ? GROUP BY {keys}'
+def profile_packed(keys: list[str]) -> str:
+    """A compact store's profile rows with their statistics packed in ``keys`` (SQL expressions),
+    then the molecules and the lowest number (config bound)."""
+    return f'SELECT {", ".join(keys)}, molecules, lowest FROM "Profiles" WHERE config = ?'
 
 
 def insert_profiles(columns: tuple[str, ...]) -> str:
