@@ -206,9 +206,7 @@ def _trace_kernel(
     start_cell,
     start_dir,
     step,
-    action,
-    heading,
-    turned,
+    move,
     entry_action,
     exit_position,
     max_steps,
@@ -250,13 +248,15 @@ def _trace_kernel(
                 continue
             bent = 0
             ended = False
+            p += step[d]
             for s in range(1, max_steps + 1):
-                p += step[d]
-                key = d * 512 + code[p]
-                act = action[key]
+                # one look-up a cell: what happens, the heading, a turn, the next cell's offset
+                mv = move[d * 512 + code[p]]
+                act = mv & 3
                 if act == GO:
-                    bent += turned[key]
-                    d = heading[key]
+                    bent += (mv >> 4) & 1
+                    d = (mv >> 2) & 3
+                    p += mv >> 5
                     continue
                 ended = True
                 turns[m, j] = bent
@@ -281,6 +281,23 @@ def _trace_kernel(
     return lost
 
 
+@cache
+def _move_table(width: int) -> np.ndarray:
+    """``action``, ``heading``, ``turned`` and the flat offset of the heading's next cell in one
+    int64 a (direction, neighbourhood code): ``action | heading << 2 | turned << 4 | offset << 5``.
+
+    A ray's step is then two dependent loads (the cell's code, this entry)
+    instead of four: tracing is a chain of them, so its latency is the
+    kernel's time."""
+    geo = geometry(width)
+    return (
+        geo.action.astype(np.int64)
+        | geo.heading.astype(np.int64) << 2
+        | geo.turned.astype(np.int64) << 4
+        | geo.step[geo.heading].astype(np.int64) << 5
+    )
+
+
 def trace_batch(config: Config, atoms: np.ndarray, positions: np.ndarray | None = None):
     """Trace rays of a batch of molecules (cells, shape (k, N)).
 
@@ -303,9 +320,7 @@ def trace_batch(config: Config, atoms: np.ndarray, positions: np.ndarray | None 
         geo.start_cell[positions],
         geo.start_dir[positions],
         geo.step,
-        geo.action,
-        geo.heading,
-        geo.turned,
+        _move_table(config.width),
         geo.entry_action,
         geo.exit_position,
         2 * config.cells,

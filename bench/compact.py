@@ -59,6 +59,38 @@ print(floor_run(sys.argv[1], int(sys.argv[2]), start))
 """
 
 
+PHASED = """
+import sys, time
+start = time.perf_counter()
+sys.path.insert(0, sys.argv[4])
+from bbcore.explore import explore
+from bbcore.config import parse_config
+from bbcore.store import open_database
+open_database(sys.argv[1])
+seen = {}
+
+def progress(report):
+    seen.setdefault(report.phase, time.perf_counter() - start)
+
+config = parse_config(sys.argv[2])
+status = explore(config, sys.argv[1], workers=int(sys.argv[3]), store="compact", progress=progress)
+assert status == "complete", status
+seen["complete"] = time.perf_counter() - start
+print("PHASES", " ".join(f"{phase}={at:.2f}" for phase, at in seen.items()))
+"""
+"""``--phases``: the exploration in a fresh process through ``explore()``, as the CLI calls it,
+printing when each phase started (seconds since the process started)."""
+
+
+def phase_lengths(line: str) -> str:
+    """``tracing 9.3 s, grouping ...`` from a ``PHASES tracing=1.2 grouping=10.5 ...`` line."""
+    marks = [(name, float(at)) for name, at in (word.split("=") for word in line.split()[1:])]
+    lengths = [f"start {marks[0][1]:.1f} s"] + [
+        f"{name} {end - at:.1f} s" for (name, at), (_, end) in zip(marks, marks[1:])
+    ]
+    return ", ".join(lengths)
+
+
 def trace_every_molecule(job: tuple[Config, int, int]) -> int:
     """The floor's task: trace every molecule numbered start..stop-1 (nothing kept)."""
     import numpy as np
@@ -256,6 +288,21 @@ def report_text(db: Path, name: str) -> str:
     return result.stdout
 
 
+def compact_command(db: Path, config: Config, args: argparse.Namespace) -> list[str]:
+    """The compact exploration's command: ``bbcore explore``, or ``PHASED`` with ``--phases``."""
+    if args.phases:
+        return [sys.executable, "-c", PHASED, str(db), config.name, str(args.workers), str(ROOT)]
+    command = [sys.executable, "-m", "bbcore", "--db", str(db), "explore", config.name]
+    return command + ["--store", "compact", "--workers", str(args.workers)]
+
+
+def print_phases(out: str) -> None:
+    """The phases' lengths, when the run printed them (``--phases``)."""
+    for line in out.splitlines():
+        if line.startswith("PHASES"):
+            print(f"  phases: {phase_lengths(line)}")
+
+
 def load() -> str:
     """The load averages."""
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
@@ -270,6 +317,7 @@ def main() -> None:
     parser.add_argument("--keep", type=Path, help="keep the last compact database at this path")
     parser.add_argument("--db", type=Path, help="measure the readers of this compact database only")
     parser.add_argument("--no-floor", action="store_true", help="explore without measuring the floor")
+    parser.add_argument("--phases", action="store_true", help="explore through explore(), timing each phase")
     args = parser.parse_args()
     config = parse_config(args.config)
     print(f"{config.name}: {config.nb_mol:,} molecules, {args.workers} workers; load {load()}")
@@ -285,9 +333,7 @@ def main() -> None:
                 floors.append(float("nan"))
                 for path in folder.iterdir():
                     shutil.rmtree(path) if path.is_dir() else path.unlink()
-                command = [sys.executable, "-m", "bbcore", "--db", str(db), "explore", config.name]
-                command += ["--store", "compact", "--workers", str(args.workers)]
-                wall, peak_rss, peak_disk, _ = watched(command, [folder])
+                wall, peak_rss, peak_disk, out = watched(compact_command(db, config, args), [folder])
                 walls.append(wall)
                 rss.append(peak_rss)
                 disks.append(peak_disk)
@@ -296,6 +342,7 @@ def main() -> None:
                     f"peak disk {peak_disk / 1e6:,.1f} MB, final db {db.stat().st_size / 1e6:,.1f} MB; "
                     f"load {load()}"
                 )
+                print_phases(out)
                 continue
             out = subprocess.run(
                 [sys.executable, "-c", FLOOR, config.name, str(args.workers), "", str(ROOT)],
@@ -307,9 +354,7 @@ def main() -> None:
             floors.append(float(out.strip().splitlines()[-1]))
             for path in folder.iterdir():
                 shutil.rmtree(path) if path.is_dir() else path.unlink()
-            command = [sys.executable, "-m", "bbcore", "--db", str(db), "explore", config.name]
-            command += ["--store", "compact", "--workers", str(args.workers)]
-            wall, peak_rss, peak_disk, _ = watched(command, [folder])
+            wall, peak_rss, peak_disk, out = watched(compact_command(db, config, args), [folder])
             walls.append(wall)
             rss.append(peak_rss)
             disks.append(peak_disk)
@@ -319,6 +364,7 @@ def main() -> None:
                 f"peak disk {peak_disk / 1e6:,.1f} MB, final db {db.stat().st_size / 1e6:,.1f} MB; "
                 f"load {load()}"
             )
+            print_phases(out)
         floor, wall = statistics.median(floors), statistics.median(walls)
         print(
             f"median of {args.runs}: floor {floor:.2f} s, compact {wall:.2f} s, ratio {wall / floor:.2f}x; "
