@@ -638,9 +638,30 @@ def _keys_kernel(atoms, partner, cell_perm, source, codes, keys, orbit, shared):
     kept = np.empty(8, dtype=np.int64)
     every = np.empty(8, dtype=np.uint64)
     hashes = np.empty(8, dtype=np.uint64)
+    occupied = np.zeros(cell_perm.shape[1], dtype=np.bool_)
     for m in range(k):
+        # most molecules have 8 distinct images: none but the identity maps the atoms onto
+        # themselves (one look-up a transform, mostly), and their images need no sorting
+        for a in range(n):
+            occupied[atoms[m, a]] = True
+        symmetric = False
+        for t in range(1, 8):
+            onto = True
+            for a in range(n):
+                if not occupied[cell_perm[t, atoms[m, a]]]:
+                    onto = False
+                    break
+            if onto:
+                symmetric = True
+                break
+        for a in range(n):
+            occupied[atoms[m, a]] = False
         distinct = 0
         for t in range(8):
+            if not symmetric:
+                kept[t] = t
+                distinct = 8
+                continue
             for a in range(n):
                 cell = cell_perm[t, atoms[m, a]]
                 b = a - 1

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -70,23 +71,28 @@ open_database(sys.argv[1])
 seen = {}
 
 def progress(report):
-    seen.setdefault(report.phase, time.perf_counter() - start)
+    seen.setdefault(report.phase, (time.perf_counter() - start, time.process_time()))
 
 config = parse_config(sys.argv[2])
 status = explore(config, sys.argv[1], workers=int(sys.argv[3]), store="compact", progress=progress)
 assert status == "complete", status
-seen["complete"] = time.perf_counter() - start
-print("PHASES", " ".join(f"{phase}={at:.2f}" for phase, at in seen.items()))
+seen["complete"] = (time.perf_counter() - start, time.process_time())
+print("PHASES", " ".join(f"{phase}={at:.2f},{cpu:.2f}" for phase, (at, cpu) in seen.items()))
 """
 """``--phases``: the exploration in a fresh process through ``explore()``, as the CLI calls it,
 printing when each phase started (seconds since the process started)."""
 
 
 def phase_lengths(line: str) -> str:
-    """``tracing 9.3 s, grouping ...`` from a ``PHASES tracing=1.2 grouping=10.5 ...`` line."""
-    marks = [(name, float(at)) for name, at in (word.split("=") for word in line.split()[1:])]
+    """``tracing 9.3 s (CPU 9.1 s), grouping ...`` from a ``PHASES tracing=1.2,0.9 ...`` line.
+
+    The CPU time is the driver's own: every task's with ``--workers 1`` (they run in it)."""
+    marks = [
+        (name, *map(float, at.split(","))) for name, at in (word.split("=") for word in line.split()[1:])
+    ]
     lengths = [f"start {marks[0][1]:.1f} s"] + [
-        f"{name} {end - at:.1f} s" for (name, at), (_, end) in zip(marks, marks[1:])
+        f"{name} {end - at:.1f} s (CPU {end_cpu - cpu:.1f} s)"
+        for (name, at, cpu), (_, end, end_cpu) in zip(marks, marks[1:])
     ]
     return ", ".join(lengths)
 
@@ -159,10 +165,19 @@ def disk_use(paths: list[Path]) -> int:
     return total
 
 
-def watched(command: list[str], disk: list[Path]) -> tuple[float, int, int, str]:
-    """Run a command: its wall time, peak tree RSS, peak disk of ``disk``, and its stdout."""
+cpu_seconds: list[float] = []
+"""The CPU time of each command ``watched`` ran."""
+
+
+def watched(command: list[str], disk: list[Path], env: dict = ENV) -> tuple[float, int, int, str]:
+    """Run a command: its wall time, peak tree RSS, peak disk of ``disk``, and its stdout.
+
+    ``cpu_seconds[-1]`` is then its CPU time (user and system, the workers it
+    waited for included): on a busy machine, CPU seconds over the cores say
+    what the wall time would be on a quiet one."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    process = subprocess.Popen(command, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     peaks = [0, 0]
 
     def sample() -> None:
@@ -175,6 +190,8 @@ def watched(command: list[str], disk: list[Path]) -> tuple[float, int, int, str]
     sampler.start()
     out, _ = process.communicate()
     wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu_seconds.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
     sampler.join()
     if process.returncode != 0:
         raise SystemExit(f"{' '.join(command)} failed with status {process.returncode}")
@@ -291,9 +308,21 @@ def report_text(db: Path, name: str) -> str:
 def compact_command(db: Path, config: Config, args: argparse.Namespace) -> list[str]:
     """The compact exploration's command: ``bbcore explore``, or ``PHASED`` with ``--phases``."""
     if args.phases:
-        return [sys.executable, "-c", PHASED, str(db), config.name, str(args.workers), str(ROOT)]
+        return [sys.executable, "-c", PHASED, str(db), config.name, str(args.workers), str(args.tree)]
     command = [sys.executable, "-m", "bbcore", "--db", str(db), "explore", config.name]
     return command + ["--store", "compact", "--workers", str(args.workers)]
+
+
+def tree_env(tree: Path) -> dict:
+    """The environment of a run of ``tree``'s bbcore: another tree's numba cache goes to a
+    temporary folder, never into that tree."""
+    if tree.resolve() == ROOT:
+        return ENV
+    return {
+        **ENV,
+        "PYTHONPATH": str(tree),
+        "NUMBA_CACHE_DIR": str(Path(tempfile.gettempdir()) / "bench-numba"),
+    }
 
 
 def print_phases(out: str) -> None:
@@ -318,6 +347,9 @@ def main() -> None:
     parser.add_argument("--db", type=Path, help="measure the readers of this compact database only")
     parser.add_argument("--no-floor", action="store_true", help="explore without measuring the floor")
     parser.add_argument("--phases", action="store_true", help="explore through explore(), timing each phase")
+    parser.add_argument(
+        "--tree", type=Path, default=ROOT, help="with --phases: the bbcore tree to run (a baseline)"
+    )
     args = parser.parse_args()
     config = parse_config(args.config)
     print(f"{config.name}: {config.nb_mol:,} molecules, {args.workers} workers; load {load()}")
@@ -333,12 +365,15 @@ def main() -> None:
                 floors.append(float("nan"))
                 for path in folder.iterdir():
                     shutil.rmtree(path) if path.is_dir() else path.unlink()
-                wall, peak_rss, peak_disk, out = watched(compact_command(db, config, args), [folder])
+                wall, peak_rss, peak_disk, out = watched(
+                    compact_command(db, config, args), [folder], tree_env(args.tree)
+                )
                 walls.append(wall)
                 rss.append(peak_rss)
                 disks.append(peak_disk)
                 print(
-                    f"run {run + 1}: compact {wall:.2f} s, peak RSS {peak_rss / 1e6:,.0f} MB, "
+                    f"run {run + 1}: compact {wall:.2f} s (CPU {cpu_seconds[-1]:.1f} s), "
+                    f"peak RSS {peak_rss / 1e6:,.0f} MB, "
                     f"peak disk {peak_disk / 1e6:,.1f} MB, final db {db.stat().st_size / 1e6:,.1f} MB; "
                     f"load {load()}"
                 )
@@ -354,13 +389,16 @@ def main() -> None:
             floors.append(float(out.strip().splitlines()[-1]))
             for path in folder.iterdir():
                 shutil.rmtree(path) if path.is_dir() else path.unlink()
-            wall, peak_rss, peak_disk, out = watched(compact_command(db, config, args), [folder])
+            wall, peak_rss, peak_disk, out = watched(
+                compact_command(db, config, args), [folder], tree_env(args.tree)
+            )
             walls.append(wall)
             rss.append(peak_rss)
             disks.append(peak_disk)
             print(
                 f"run {run + 1}: floor {floors[-1]:.2f} s, compact {wall:.2f} s "
-                f"({wall / floors[-1]:.2f}x), peak RSS {peak_rss / 1e6:,.0f} MB, "
+                f"({wall / floors[-1]:.2f}x, CPU {cpu_seconds[-1]:.1f} s), "
+                f"peak RSS {peak_rss / 1e6:,.0f} MB, "
                 f"peak disk {peak_disk / 1e6:,.1f} MB, final db {db.stat().st_size / 1e6:,.1f} MB; "
                 f"load {load()}"
             )
