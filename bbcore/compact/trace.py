@@ -64,6 +64,8 @@ TRACE_BATCH = 1 << 16
 
 PROFILE_WIDTH = 11
 """A profile row: the 9 statistics, the molecules, the lowest number."""
+PROFILE_ROWS = 1 << 19
+"""Profile rows of a range held before they are summed: its memory, about 50 MB."""
 PROFILES_AT_ONCE = 16
 """Range profiles summed at a time at the end of the tracing (each has up to ~100,000 rows)."""
 PROFILE_FIELDS = (
@@ -108,7 +110,7 @@ def trace_range(job: TraceJob) -> TraceResult:
     """
     config = job.config
     keys, numbers, profiles = [], [], []
-    molecules = 0
+    molecules = pending = 0
     for low in range(job.start, job.stop, TRACE_BATCH):
         check_halt()
         atoms, own = engine.canonical_molecules(config, low, min(low + TRACE_BATCH, job.stop))
@@ -119,6 +121,9 @@ def trace_range(job: TraceJob) -> TraceResult:
         keys.append(key)
         numbers.append(own.astype(np.uint64) | np.where(shared, SHARED, np.uint64(0)))
         profiles.append(_profile(engine.ray_profile(partner, length, turns), orbit, own))
+        pending += len(own)
+        if pending >= PROFILE_ROWS:  # summed now and then: a dense range's rows held 350 MB
+            profiles, pending = [merge_profiles(profiles)], 0
         molecules += int(orbit.sum(dtype=np.int64))
     records = np.empty(sum(len(k) for k in keys), dtype=RECORD)
     if keys:
@@ -159,9 +164,9 @@ def _profile(stats: np.ndarray, orbit: np.ndarray, own: np.ndarray) -> np.ndarra
     """Profile rows of traced canonical molecules: each counts its whole enantiomer group.
 
     A group's lowest number is its canonical molecule's, and images share
-    their canonical molecule's statistics.  Summed once a range
-    (``merge_profiles``), not a batch: a batch's molecules rarely share all 9
-    statistics, so summing each batch first only sorted the rows twice.
+    their canonical molecule's statistics.  Summed every ``PROFILE_ROWS``
+    rows (``merge_profiles``), not every batch: a batch's molecules rarely
+    share all 9 statistics, so summing each batch only sorted the rows twice.
     """
     rows = np.empty((len(own), PROFILE_WIDTH), dtype=np.int64)
     rows[:, :9] = stats
