@@ -27,6 +27,15 @@ configuration in that full store are compared with the compact one, line
 for line.  ``--db PATH`` measures the readers of an existing compact
 database, without exploring.  The medians and the ratio compact / floor, both measured in this run,
 are printed; the machine's load average is printed at the start and end.
+
+Every run also prints its CPU time (the process and the workers it waited
+for): on a shared machine, CPU seconds over the cores say what a quiet one
+would take.  ``--phases`` runs the exploration through ``explore()`` (what
+the CLI calls) and prints each phase's length, with the driver's CPU time
+(every task's with ``--workers 1``); ``--tree PATH`` then runs another
+checkout's bbcore, for a baseline measured in the same run::
+
+    python bench/compact.py A6_B8 --runs 1 --no-floor --phases --workers 1 --tree /work/main
 """
 
 from __future__ import annotations
