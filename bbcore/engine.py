@@ -219,9 +219,7 @@ def _trace_kernel(
     start_cell,
     start_dir,
     step,
-    action,
-    heading,
-    turned,
+    move,
     entry_action,
     exit_position,
     max_steps,
@@ -263,13 +261,15 @@ def _trace_kernel(
                 continue
             bent = 0
             ended = False
+            p += step[d]
             for s in range(1, max_steps + 1):
-                p += step[d]
-                key = d * 512 + code[p]
-                act = action[key]
+                # one look-up a cell: what happens, the heading, a turn, the next cell's offset
+                mv = move[d * 512 + code[p]]
+                act = mv & 3
                 if act == GO:
-                    bent += turned[key]
-                    d = heading[key]
+                    bent += (mv >> 4) & 1
+                    d = (mv >> 2) & 3
+                    p += mv >> 5
                     continue
                 ended = True
                 turns[m, j] = bent
@@ -294,6 +294,23 @@ def _trace_kernel(
     return lost
 
 
+@cache
+def _move_table(width: int) -> np.ndarray:
+    """``action``, ``heading``, ``turned`` and the flat offset of the heading's next cell in one
+    int64 a (direction, neighbourhood code): ``action | heading << 2 | turned << 4 | offset << 5``.
+
+    A ray's step is then two dependent loads (the cell's code, this entry)
+    instead of four: tracing is a chain of them, so its latency is the
+    kernel's time."""
+    geo = geometry(width)
+    return (
+        geo.action.astype(np.int64)
+        | geo.heading.astype(np.int64) << 2
+        | geo.turned.astype(np.int64) << 4
+        | geo.step[geo.heading].astype(np.int64) << 5
+    )
+
+
 def trace_batch(config: Config, atoms: np.ndarray, positions: np.ndarray | None = None):
     """Trace rays of a batch of molecules (cells, shape (k, N)).
 
@@ -316,9 +333,7 @@ def trace_batch(config: Config, atoms: np.ndarray, positions: np.ndarray | None 
         geo.start_cell[positions],
         geo.start_dir[positions],
         geo.step,
-        geo.action,
-        geo.heading,
-        geo.turned,
+        _move_table(config.width),
         geo.entry_action,
         geo.exit_position,
         2 * config.cells,
@@ -618,7 +633,7 @@ _MIX_1 = np.uint64(0xBF58476D1CE4E5B9)
 _MIX_2 = np.uint64(0x94D049BB133111EB)
 
 
-def _keys_kernel(atoms, partner, cell_perm, source, inverse, keys, orbit, shared):  # pragma: no cover
+def _keys_kernel(atoms, partner, cell_perm, source, codes, keys, orbit, shared):  # pragma: no cover
     """Spectrum keys of traced canonical molecules (numba).
 
     For each molecule: the 64-bit hash of each distinct image's spectrum
@@ -633,12 +648,33 @@ def _keys_kernel(atoms, partner, cell_perm, source, inverse, keys, orbit, shared
     npos = partner.shape[1]
     image = np.empty(n, dtype=np.int64)
     seen = np.empty((8, n), dtype=np.int64)
+    kept = np.empty(8, dtype=np.int64)
+    every = np.empty(8, dtype=np.uint64)
     hashes = np.empty(8, dtype=np.uint64)
+    occupied = np.zeros(cell_perm.shape[1], dtype=np.bool_)
     for m in range(k):
+        # most molecules have 8 distinct images: none but the identity maps the atoms onto
+        # themselves (one look-up a transform, mostly), and their images need no sorting
+        for a in range(n):
+            occupied[atoms[m, a]] = True
+        symmetric = False
+        for t in range(1, 8):
+            onto = True
+            for a in range(n):
+                if not occupied[cell_perm[t, atoms[m, a]]]:
+                    onto = False
+                    break
+            if onto:
+                symmetric = True
+                break
+        for a in range(n):
+            occupied[atoms[m, a]] = False
         distinct = 0
-        smallest = np.uint64(0xFFFFFFFFFFFFFFFF)
-        clash = False
         for t in range(8):
+            if not symmetric:
+                kept[t] = t
+                distinct = 8
+                continue
             for a in range(n):
                 cell = cell_perm[t, atoms[m, a]]
                 b = a - 1
@@ -658,29 +694,50 @@ def _keys_kernel(atoms, partner, cell_perm, source, inverse, keys, orbit, shared
                     break
             if repeated:
                 continue
-            h = _HASH_START
-            for j in range(npos):
-                q = partner[m, source[t, j]]
-                code = q + 3 if q < 0 else inverse[t, q] + 3
-                h = (h ^ np.uint64(code)) * _HASH_MULTIPLIER
-                h = h ^ (h >> np.uint64(29))
+            for a in range(n):
+                seen[distinct, a] = image[a]
+            kept[distinct] = t
+            distinct += 1
+        # the 8 images' hashes side by side (a repeated image's too: the same hash, not used),
+        # so that 8 independent chains of multiplications overlap in the CPU; a position's
+        # code is one look-up (``_hash_codes``), without a branch on the ray's outcome
+        for t in range(8):
+            every[t] = _HASH_START
+        for j in range(npos):
+            for t in range(8):
+                h = (every[t] ^ codes[t, partner[m, source[t, j]] + 2]) * _HASH_MULTIPLIER
+                every[t] = h ^ (h >> np.uint64(29))
+        smallest = np.uint64(0xFFFFFFFFFFFFFFFF)
+        clash = False
+        for u in range(distinct):
+            h = every[kept[u]]
             h = h ^ (h >> np.uint64(30))
             h = h * _MIX_1
             h = h ^ (h >> np.uint64(27))
             h = h * _MIX_2
             h = h ^ (h >> np.uint64(31))
-            for u in range(distinct):
-                if hashes[u] == h:
+            for v in range(u):
+                if hashes[v] == h:
                     clash = True
-            for a in range(n):
-                seen[distinct, a] = image[a]
-            hashes[distinct] = h
-            distinct += 1
+            hashes[u] = h
             if h < smallest:
                 smallest = h
         keys[m] = smallest
         orbit[m] = distinct
         shared[m] = clash
+
+
+@cache
+def _hash_codes(width: int) -> np.ndarray:
+    """What a spectrum's hash mixes in for each transform and partner code, shape (8, 4W + 2):
+    column ``q + 2`` holds ``q + 3`` for an absorbed or reflected ray (q < 0), else the moved
+    exit position plus 3 (``inverse[t, q] + 3``), as ``spectra_keys`` computes it."""
+    _, _, inverse = _symmetry_tables(width)
+    codes = np.empty((8, 4 * width + 2), dtype=np.uint64)
+    codes[:, 0] = REFLECTED_CODE + 3
+    codes[:, 1] = ABSORBED_CODE + 3
+    codes[:, 2:] = inverse + 3
+    return codes
 
 
 def spectrum_keys(config: Config, atoms: np.ndarray, partner: np.ndarray):
@@ -697,7 +754,14 @@ def spectrum_keys(config: Config, atoms: np.ndarray, partner: np.ndarray):
     orbit = np.empty(k, dtype=np.int8)
     shared = np.empty(k, dtype=np.bool_)
     compiled(_keys_kernel)(
-        np.ascontiguousarray(atoms, dtype=np.int64), partner, cells, source, inverse, keys, orbit, shared
+        np.ascontiguousarray(atoms, dtype=np.int64),
+        partner,
+        cells,
+        source,
+        _hash_codes(config.width),
+        keys,
+        orbit,
+        shared,
     )
     return keys, orbit, shared
 
@@ -763,6 +827,263 @@ def ray_profile(partner: np.ndarray, length: np.ndarray, turns: np.ndarray) -> n
     out = np.empty((len(partner), 9), dtype=np.int64)
     compiled(_profile_kernel)(partner, length, turns, out)
     return out
+
+
+# -- the compact grouping: families of ambiguous spectra, exactly -----------------
+
+
+def _families_kernel(
+    atoms,
+    own,
+    runs,
+    partner,
+    cell_perm,
+    source,
+    inverse,
+    table,
+    nb_mol,
+    family_row,
+    family_size,
+    family_spectra,
+    family_max_diff,
+    family_end,
+    members,
+):  # pragma: no cover
+    """The families of ambiguous spectra among runs of traced canonical molecules (numba).
+
+    ``runs[r]..runs[r + 1]`` are the canonical molecules of one key, whose
+    enantiomer groups may share spectra.  Each run's molecules (each
+    canonical molecule's distinct images, the first transform in table
+    order giving each) are grouped by spectrum, exactly: sorted by a hash of
+    the spectrum (the image's partner array, positions moved by the
+    transform), then compared position by position within equal hashes.  A
+    group of two molecules or more whose first molecule (the smallest
+    canonical number, then number) is a canonical molecule itself opens a
+    family; its other spectra are the groups whose first molecule is an
+    image of that canonical molecule.  For each family: its canonical
+    molecule's row, the molecules of a spectrum, its spectra, the most atoms
+    differing between two molecules of a spectrum (symmetry keeps it equal
+    in every spectrum), and the molecules of its first spectrum by number
+    into ``members`` up to ``family_end``.  No strings, no statistics: what
+    ``bbcore.compact`` writes and nothing more.  Returns the families.
+    """
+    n = atoms.shape[1]
+    npos = partner.shape[1]
+    cells = cell_perm.shape[1]
+    longest = 0
+    for r in range(len(runs) - 1):
+        longest = max(longest, runs[r + 1] - runs[r])
+    rows = 8 * longest
+    number = np.empty(rows, dtype=np.int64)
+    row_of = np.empty(rows, dtype=np.int64)
+    transform = np.empty(rows, dtype=np.int64)
+    image = np.empty((rows, n), dtype=np.int64)
+    spectrum = np.empty((rows, npos), dtype=np.int64)
+    hashed = np.empty(rows, dtype=np.uint64)
+    order = np.empty(rows, dtype=np.int64)
+    group = np.empty(rows, dtype=np.int64)
+    listed = np.empty(rows, dtype=np.int64)
+    start = np.empty(rows + 1, dtype=np.int64)
+    filled = np.empty(rows, dtype=np.int64)
+    spectra_of = np.zeros(max(longest, 1), dtype=np.int64)
+    numbers = np.empty(8, dtype=np.int64)
+    sorted_cells = np.empty(n, dtype=np.int64)
+    families = 0
+    written = 0
+    for r in range(len(runs) - 1):
+        first, last = runs[r], runs[r + 1]
+        count = 0
+        for m in range(first, last):
+            for t in range(8):
+                for i in range(n):  # insertion sort: numba's sort is slow on tiny arrays
+                    cell = cell_perm[t, atoms[m, i]]
+                    j = i - 1
+                    while j >= 0 and sorted_cells[j] > cell:
+                        sorted_cells[j + 1] = sorted_cells[j]
+                        j -= 1
+                    sorted_cells[j + 1] = cell
+                colex = 0
+                for i in range(n):
+                    colex += table[cells - 1 - sorted_cells[i], n - i]
+                numbers[t] = nb_mol - colex
+                seen = False
+                for u in range(t):
+                    if numbers[u] == numbers[t]:
+                        seen = True
+                        break
+                if seen:
+                    continue
+                number[count] = numbers[t]
+                row_of[count] = m
+                transform[count] = t
+                for i in range(n):
+                    image[count, i] = sorted_cells[i]
+                h = _HASH_START
+                for j in range(npos):
+                    q = partner[m, source[t, j]]
+                    code = q if q < 0 else inverse[t, q]
+                    spectrum[count, j] = code
+                    h = (h ^ np.uint64(code + 3)) * _HASH_MULTIPLIER
+                    h = h ^ (h >> np.uint64(29))
+                hashed[count] = h
+                count += 1
+        # rows by hash, then exact groups within each stretch of equal hashes
+        order[:count] = np.argsort(hashed[:count])
+        groups = 0
+        for i in range(count):
+            group[i] = -1
+        low = 0
+        while low < count:
+            high = low + 1
+            while high < count and hashed[order[high]] == hashed[order[low]]:
+                high += 1
+            for a in range(low, high):
+                x = order[a]
+                if group[x] >= 0:
+                    continue
+                group[x] = groups
+                for b in range(a + 1, high):
+                    y = order[b]
+                    if group[y] >= 0:
+                        continue
+                    same = True
+                    for j in range(npos):
+                        if spectrum[x, j] != spectrum[y, j]:
+                            same = False
+                            break
+                    if same:
+                        group[y] = groups
+                groups += 1
+            low = high
+        # the rows group by group (a counting sort), each group's by number
+        for g in range(groups + 1):
+            start[g] = 0
+        for i in range(count):
+            start[group[i] + 1] += 1
+        for g in range(groups):
+            start[g + 1] += start[g]
+        for g in range(groups):
+            filled[g] = start[g]
+        for i in range(count):
+            g = group[i]
+            j = filled[g] - 1  # insertion by number among the group's rows placed so far
+            while j >= start[g] and number[listed[j]] > number[i]:
+                listed[j + 1] = listed[j]
+                j -= 1
+            listed[j + 1] = i
+            filled[g] += 1
+        # each group: its first molecule, and what it adds to a family
+        for m in range(last - first):
+            spectra_of[m] = 0
+        for g in range(groups):
+            size = start[g + 1] - start[g]
+            head = listed[start[g]]
+            for a in range(start[g] + 1, start[g + 1]):
+                i = listed[a]
+                if own[row_of[i]] < own[row_of[head]]:
+                    head = i
+            if size < 2:
+                continue
+            spectra_of[row_of[head] - first] += 1
+            if transform[head] != 0:
+                continue
+            most = 0
+            for a in range(start[g], start[g + 1]):
+                x = listed[a]
+                for b in range(a + 1, start[g + 1]):
+                    y = listed[b]
+                    i = j = common = 0
+                    while i < n and j < n:
+                        if image[x, i] == image[y, j]:
+                            common += 1
+                            i += 1
+                            j += 1
+                        elif image[x, i] < image[y, j]:
+                            i += 1
+                        else:
+                            j += 1
+                    most = max(most, n - common)
+            family_row[families] = row_of[head]
+            family_size[families] = size
+            family_max_diff[families] = most
+            for a in range(start[g], start[g + 1]):
+                members[written] = number[listed[a]]
+                written += 1
+            family_end[families] = written
+            families += 1
+        for f in range(families - 1, -1, -1):
+            m = family_row[f]
+            if m < first:
+                break
+            family_spectra[f] = spectra_of[m - first]
+    return families
+
+
+@dataclass
+class Families:
+    """The families of ambiguous spectra of some canonical molecules (``families_of_runs``), in
+    the order of their runs: each family's canonical molecule (its row among those given), the
+    molecules of each of its spectra, its spectra, its most atoms differing, and the molecules
+    of its first spectrum (the canonical molecule's own), ``members[ends[f - 1]:ends[f]]``."""
+
+    row: np.ndarray
+    size: np.ndarray
+    spectra: np.ndarray
+    max_diff: np.ndarray
+    ends: np.ndarray
+    members: np.ndarray
+    spectrum: np.ndarray  # uint8 (families, 4W): the first spectrum's letters
+
+
+def families_of_runs(config: Config, atoms: np.ndarray, own: np.ndarray, runs: np.ndarray) -> Families:
+    """The families of ambiguous spectra among runs of canonical molecules that share a key.
+
+    ``atoms`` (k, N) and ``own`` (k,) are the canonical molecules, run after
+    run; ``runs`` the k + 1 bounds.  Traces them and groups their enantiomer
+    groups by spectrum exactly (``_families_kernel``): the lean path of a
+    compact run's grouping, checked against ``groups_of_canonicals`` (every
+    spectrum with its molecules) by the tests.
+    """
+    table = binomial_table(config)
+    atoms = np.ascontiguousarray(atoms, dtype=np.int64)
+    own = np.ascontiguousarray(own, dtype=np.int64)
+    runs = np.ascontiguousarray(runs, dtype=np.int64)
+    partner, _, _ = trace_batch(config, atoms)
+    cells, source, inverse = _symmetry_tables(config.width)
+    k = len(atoms)
+    row = np.empty(k, dtype=np.int64)
+    size = np.empty(k, dtype=np.int64)
+    spectra = np.empty(k, dtype=np.int64)
+    max_diff = np.empty(k, dtype=np.int64)
+    ends = np.empty(k, dtype=np.int64)
+    members = np.empty(8 * k, dtype=np.int64)
+    found = compiled(_families_kernel)(
+        atoms,
+        own,
+        runs,
+        partner,
+        cells,
+        source,
+        inverse,
+        table,
+        config.nb_mol,
+        row,
+        size,
+        spectra,
+        max_diff,
+        ends,
+        members,
+    )
+    ends = ends[:found]
+    return Families(
+        row[:found],
+        size[:found],
+        spectra[:found],
+        max_diff[:found],
+        ends,
+        members[: ends[-1] if found else 0],
+        letters(partner[row[:found]]),
+    )
 
 
 def groups_of_canonicals(config: Config, atoms: np.ndarray, own: np.ndarray) -> EnantiomerBatch:

@@ -18,7 +18,7 @@ import threading
 from pathlib import Path
 
 from bbcore.compact.run import explore_compact
-from bbcore.compact.trace import RANGE_SIZE as COMPACT_RANGE_SIZE
+from bbcore.compact.trace import range_size as compact_range_size
 from bbcore.config import Config
 from bbcore.feasibility import disk_full_line, refusal
 from bbcore.full import RANGE_SIZE, explore_full
@@ -93,7 +93,14 @@ def explore(
         ensure_config(config, mode)
         if mode == COMPACT:
             return explore_compact(
-                config, path, workers, progress, stop, range_size or COMPACT_RANGE_SIZE, runner, shard_root
+                config,
+                path,
+                workers,
+                progress,
+                stop,
+                range_size or compact_range_size(config),
+                runner,
+                shard_root,
             )
         return explore_full(config, path, workers, progress, stop, range_size or RANGE_SIZE)
 

@@ -37,7 +37,7 @@ MAX_SECONDS = 24 * 3600
 
 RATES = {
     "full": 15_000,
-    "compact": 250_000,
+    "compact": 1_000_000,
 }
 """Molecules per second per worker, end to end (tracing, storing, grouping).
 
@@ -47,10 +47,15 @@ smaller configurations go faster (A4_B8 130,700/s, A5_B8 110,000/s on the
 same 2 cores) because the rate falls as the file grows, so the large
 configuration's rate is the one to plan with.
 
-``compact``: under half of the slowest compact run measured (README,
-"Larger configurations"): A7_B8, 621 M molecules in 545 s on 2 cores,
-570,000 a worker (A6_B8: 1,020,000); only canonical molecules are traced,
-and the more molecules are ambiguous the longer the writing."""
+``compact``: A7_B8 (621 M molecules) took 300 s of CPU end to end
+(``bench/compact.py A7_B8 --runs 1``, the process and its 2 workers, 2026-11-25):
+about 180 s on 2 quiet cores (the tracing and grouping split over them, the
+54 s of writing on one), 1.7 M molecules a second, 860,000 a worker.  The
+machine it ran on was shared (load average 8 to 11): 829 s there.  A
+larger configuration has more of its molecules ambiguous (A6_B8 19%, A7_B8
+43.5%), so more to group and write per molecule: the rate planned with is
+about 60% of A7_B8's, which puts A8_B8 (4.4 G molecules) at about 37
+minutes on 2 quiet cores."""
 
 FULL_BYTES_BASE, FULL_BYTES_PER_POSITION = 60, 7.5
 """Bytes of database per molecule in the full store: a row holds the
@@ -59,12 +64,14 @@ index repeats it.  Measured, file size over molecules: A4_B8 (32
 positions) 290 B, A6_B8 303 B, A3_B13 (52 positions) 438 B; the model
 gives 300, 300 and 450."""
 
-COMPACT_BYTES = 24
+COMPACT_BYTES = 6
 """Bytes of disk per molecule at the peak of a compact run: 16 bytes of
-record per canonical molecule (one in eight), the shards' results and the
-database, which grow with the share of molecules that are ambiguous.
-Measured peaks: A5_B8 5.9 B (5% of its molecules ambiguous), A6_B8 13.1 B
-(19%), A7_B8 22.8 B (43.5%)."""
+record per canonical molecule (one in eight, 2 bytes a molecule) while
+tracing, then the shards' results and the database, which grow with the
+share of molecules that are ambiguous.  Measured peaks in the family
+layout: A6_B8 3.9-4.2 B (19% of its molecules ambiguous), A7_B8 4.2 B
+(43.5%: 2.6 GB); 6 B leaves room for A8_B8's larger share and its 8-byte
+molecule numbers (past 2^32 molecules): about 27 GB."""
 
 BYTES_PER_MOLECULE = {
     "full": lambda config: FULL_BYTES_BASE + FULL_BYTES_PER_POSITION * config.positions,

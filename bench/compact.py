@@ -32,14 +32,25 @@ of bbtui too (its code: ``PYTHONPATH`` and the working folder set to it),
 alternating, with the ratio of the medians::
 
     python bench/compact.py A7_B8 --db A7_B8.sqlite --readers report,decode --reader-runs 7 --baseline ../main
-  The medians and the ratio compact / floor, both measured in this run,
+
+The medians and the ratio compact / floor, both measured in this run,
 are printed; the machine's load average is printed at the start and end.
+
+Every run also prints its CPU time (the process and the workers it waited
+for): on a shared machine, CPU seconds over the cores say what a quiet one
+would take.  ``--phases`` runs the exploration through ``explore()`` (what
+the CLI calls) and prints each phase's length, with the driver's CPU time
+(every task's with ``--workers 1``); ``--tree PATH`` then runs another
+checkout's bbcore, for a baseline measured in the same run::
+
+    python bench/compact.py A6_B8 --runs 1 --no-floor --phases --workers 1 --tree /work/main
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -64,6 +75,43 @@ sys.path.insert(0, sys.argv[4])
 from bench.compact import floor_run
 print(floor_run(sys.argv[1], int(sys.argv[2]), start))
 """
+
+
+PHASED = """
+import sys, time
+start = time.perf_counter()
+sys.path.insert(0, sys.argv[4])
+from bbcore.explore import explore
+from bbcore.config import parse_config
+from bbcore.store import open_database
+open_database(sys.argv[1])
+seen = {}
+
+def progress(report):
+    seen.setdefault(report.phase, (time.perf_counter() - start, time.process_time()))
+
+config = parse_config(sys.argv[2])
+status = explore(config, sys.argv[1], workers=int(sys.argv[3]), store="compact", progress=progress)
+assert status == "complete", status
+seen["complete"] = (time.perf_counter() - start, time.process_time())
+print("PHASES", " ".join(f"{phase}={at:.2f},{cpu:.2f}" for phase, (at, cpu) in seen.items()))
+"""
+"""``--phases``: the exploration in a fresh process through ``explore()``, as the CLI calls it,
+printing when each phase started (seconds since the process started)."""
+
+
+def phase_lengths(line: str) -> str:
+    """``tracing 9.3 s (CPU 9.1 s), grouping ...`` from a ``PHASES tracing=1.2,0.9 ...`` line.
+
+    The CPU time is the driver's own: every task's with ``--workers 1`` (they run in it)."""
+    marks = [
+        (name, *map(float, at.split(","))) for name, at in (word.split("=") for word in line.split()[1:])
+    ]
+    lengths = [f"start {marks[0][1]:.1f} s"] + [
+        f"{name} {end - at:.1f} s (CPU {end_cpu - cpu:.1f} s)"
+        for (name, at, cpu), (_, end, end_cpu) in zip(marks, marks[1:])
+    ]
+    return ", ".join(lengths)
 
 
 def trace_every_molecule(job: tuple[Config, int, int]) -> int:
@@ -134,10 +182,19 @@ def disk_use(paths: list[Path]) -> int:
     return total
 
 
-def watched(command: list[str], disk: list[Path]) -> tuple[float, int, int, str]:
-    """Run a command: its wall time, peak tree RSS, peak disk of ``disk``, and its stdout."""
+cpu_seconds: list[float] = []
+"""The CPU time of each command ``watched`` ran."""
+
+
+def watched(command: list[str], disk: list[Path], env: dict = ENV) -> tuple[float, int, int, str]:
+    """Run a command: its wall time, peak tree RSS, peak disk of ``disk``, and its stdout.
+
+    ``cpu_seconds[-1]`` is then its CPU time (user and system, the workers it
+    waited for included): on a busy machine, CPU seconds over the cores say
+    what the wall time would be on a quiet one."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    process = subprocess.Popen(command, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     peaks = [0, 0]
 
     def sample() -> None:
@@ -150,6 +207,8 @@ def watched(command: list[str], disk: list[Path]) -> tuple[float, int, int, str]
     sampler.start()
     out, _ = process.communicate()
     wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu_seconds.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
     sampler.join()
     if process.returncode != 0:
         raise SystemExit(f"{' '.join(command)} failed with status {process.returncode}")
@@ -269,6 +328,33 @@ def report_text(db: Path, name: str) -> str:
     return result.stdout
 
 
+def compact_command(db: Path, config: Config, args: argparse.Namespace) -> list[str]:
+    """The compact exploration's command: ``bbcore explore``, or ``PHASED`` with ``--phases``."""
+    if args.phases:
+        return [sys.executable, "-c", PHASED, str(db), config.name, str(args.workers), str(args.tree)]
+    command = [sys.executable, "-m", "bbcore", "--db", str(db), "explore", config.name]
+    return command + ["--store", "compact", "--workers", str(args.workers)]
+
+
+def tree_env(tree: Path) -> dict:
+    """The environment of a run of ``tree``'s bbcore: another tree's numba cache goes to a
+    temporary folder, never into that tree."""
+    if tree.resolve() == ROOT:
+        return ENV
+    return {
+        **ENV,
+        "PYTHONPATH": str(tree),
+        "NUMBA_CACHE_DIR": str(Path(tempfile.gettempdir()) / "bench-numba"),
+    }
+
+
+def print_phases(out: str) -> None:
+    """The phases' lengths, when the run printed them (``--phases``)."""
+    for line in out.splitlines():
+        if line.startswith("PHASES"):
+            print(f"  phases: {phase_lengths(line)}")
+
+
 def load() -> str:
     """The load averages."""
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
@@ -293,6 +379,10 @@ def main() -> None:
     parser.add_argument(
         "--baseline", type=Path, help="another checkout: each reader is run there too, alternating"
     )
+    parser.add_argument("--phases", action="store_true", help="explore through explore(), timing each phase")
+    parser.add_argument(
+        "--tree", type=Path, default=ROOT, help="with --phases: the bbcore tree to run (a baseline)"
+    )
     args = parser.parse_args()
     unknown = set(args.readers) - set(READERS)
     if unknown:
@@ -311,17 +401,19 @@ def main() -> None:
                 floors.append(float("nan"))
                 for path in folder.iterdir():
                     shutil.rmtree(path) if path.is_dir() else path.unlink()
-                command = [sys.executable, "-m", "bbcore", "--db", str(db), "explore", config.name]
-                command += ["--store", "compact", "--workers", str(args.workers)]
-                wall, peak_rss, peak_disk, _ = watched(command, [folder])
+                wall, peak_rss, peak_disk, out = watched(
+                    compact_command(db, config, args), [folder], tree_env(args.tree)
+                )
                 walls.append(wall)
                 rss.append(peak_rss)
                 disks.append(peak_disk)
                 print(
-                    f"run {run + 1}: compact {wall:.2f} s, peak RSS {peak_rss / 1e6:,.0f} MB, "
+                    f"run {run + 1}: compact {wall:.2f} s (CPU {cpu_seconds[-1]:.1f} s), "
+                    f"peak RSS {peak_rss / 1e6:,.0f} MB, "
                     f"peak disk {peak_disk / 1e6:,.1f} MB, final db {db.stat().st_size / 1e6:,.1f} MB; "
                     f"load {load()}"
                 )
+                print_phases(out)
                 continue
             out = subprocess.run(
                 [sys.executable, "-c", FLOOR, config.name, str(args.workers), "", str(ROOT)],
@@ -333,18 +425,20 @@ def main() -> None:
             floors.append(float(out.strip().splitlines()[-1]))
             for path in folder.iterdir():
                 shutil.rmtree(path) if path.is_dir() else path.unlink()
-            command = [sys.executable, "-m", "bbcore", "--db", str(db), "explore", config.name]
-            command += ["--store", "compact", "--workers", str(args.workers)]
-            wall, peak_rss, peak_disk, _ = watched(command, [folder])
+            wall, peak_rss, peak_disk, out = watched(
+                compact_command(db, config, args), [folder], tree_env(args.tree)
+            )
             walls.append(wall)
             rss.append(peak_rss)
             disks.append(peak_disk)
             print(
                 f"run {run + 1}: floor {floors[-1]:.2f} s, compact {wall:.2f} s "
-                f"({wall / floors[-1]:.2f}x), peak RSS {peak_rss / 1e6:,.0f} MB, "
+                f"({wall / floors[-1]:.2f}x, CPU {cpu_seconds[-1]:.1f} s), "
+                f"peak RSS {peak_rss / 1e6:,.0f} MB, "
                 f"peak disk {peak_disk / 1e6:,.1f} MB, final db {db.stat().st_size / 1e6:,.1f} MB; "
                 f"load {load()}"
             )
+            print_phases(out)
         floor, wall = statistics.median(floors), statistics.median(walls)
         print(
             f"median of {args.runs}: floor {floor:.2f} s, compact {wall:.2f} s, ratio {wall / floor:.2f}x; "

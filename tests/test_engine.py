@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import random
+from collections import Counter
 
 import numpy as np
 import pytest
@@ -13,7 +14,7 @@ from hypothesis import strategies as st
 from bbcore import engine, rays
 from bbcore.config import Config, parse_config
 from bbcore.geometry import TRANSFORM_NAMES, transform_atoms
-from bbcore.numbering import atoms_of, number_of
+from bbcore.numbering import atoms_of, atoms_of_numbers, number_of
 
 WHOLE_CONFIGS = [
     "A2_B4",
@@ -189,3 +190,83 @@ def test_small_batches_run_the_kernels_as_plain_python_with_the_same_results(mon
             assert np.array_equal(getattr(fast, name), getattr(slow, name)), name
     engine.groups_of_canonicals(config, atoms[:100], own[:100])  # above the bound: compiled
     assert "_trace_kernel" in engine._COMPILED
+
+
+def reference_families(records) -> dict[int, tuple]:
+    """The families of ambiguous spectra from the reference records, by canonical number:
+    ``(molecules a spectrum, spectra, most atoms differing, first spectrum's molecules, spectrum)``.
+
+    A spectral group is the molecules of one spectrum (two or more); its first molecule has
+    the smallest canonical number, then number; a family's first group is its canonical
+    molecule's own (transform ``id``), its other spectra the groups that start with an image
+    of that molecule."""
+    by_spectrum: dict[str, list] = {}
+    for record in records:
+        by_spectrum.setdefault(record[4], []).append(record)
+    groups = [sorted(rows, key=lambda r: r[1]) for rows in by_spectrum.values() if len(rows) >= 2]
+    heads = [min(group, key=lambda r: (r[2], r[1])) for group in groups]
+    spectra = Counter(head[2] for head in heads)
+    families = {}
+    for group, head in zip(groups, heads):
+        if head[5] == "id":
+            boards = [{cell for cell, mark in enumerate(r[3]) if mark == "O"} for r in group]
+            most = max(len(a - b) for a in boards for b in boards)
+            families[head[2]] = (len(group), spectra[head[2]], most, [r[1] for r in group], head[4])
+    return families
+
+
+def engine_families(config: Config, canonicals: np.ndarray, runs: np.ndarray) -> dict[int, tuple]:
+    """``engine.families_of_runs`` in the shape of ``reference_families``."""
+    found = engine.families_of_runs(config, atoms_of_numbers(config, canonicals), canonicals, runs)
+    starts = np.r_[0, found.ends][:-1]
+    return {
+        int(canonicals[row]): (int(size), int(spectra), int(most), found.members[a:b].tolist(), text)
+        for row, size, spectra, most, a, b, text in zip(
+            found.row,
+            found.size,
+            found.spectra,
+            found.max_diff,
+            starts,
+            found.ends,
+            [bytes(chars).decode("ascii") for chars in found.spectrum],
+            strict=True,
+        )
+    }
+
+
+@pytest.mark.parametrize("name", ["A2_B4", "A3_B4", "A4_B4", "A3_B5", "A2_B6"])
+def test_families_of_runs_equal_the_reference_groups(name, whole_reference):
+    """The compact grouping's lean kernel finds every family of the reference, with its size,
+    spectra, atoms differing and first spectrum's molecules: every canonical molecule in one
+    run, and in the runs of equal keys that a compact run gives it."""
+    config = parse_config(name)
+    records = whole_reference(config)
+    expected = reference_families(records)
+    canonicals = np.array([r[1] for r in records if r[1] == r[2]], dtype=np.int64)
+    assert engine_families(config, canonicals, np.array([0, len(canonicals)])) == expected
+    atoms = atoms_of_numbers(config, canonicals)
+    keys, _, _ = engine.spectrum_keys(config, atoms, engine.trace_batch(config, atoms)[0])
+    order = np.argsort(keys, kind="stable")
+    runs = np.flatnonzero(np.r_[True, keys[order][1:] != keys[order][:-1], True])
+    assert engine_families(config, canonicals[order], runs) == expected
+
+
+@settings(max_examples=30, deadline=None)
+@given(data=st.data())
+def test_families_of_runs_on_random_runs_of_a4_b6(data):
+    """Cut A4_B6's canonical molecules, sorted by key, anywhere between keys into batches:
+    each batch's families together are the whole configuration's, as one run finds them."""
+    config = Config(4, 6)
+    canonicals = engine.canonical_molecules(config, 1, config.nb_mol + 1)[1]
+    whole = engine_families(config, canonicals, np.array([0, len(canonicals)]))
+    atoms = atoms_of_numbers(config, canonicals)
+    keys, _, _ = engine.spectrum_keys(config, atoms, engine.trace_batch(config, atoms)[0])
+    order = np.argsort(keys, kind="stable")
+    runs = np.flatnonzero(np.r_[True, keys[order][1:] != keys[order][:-1], True])
+    cuts = sorted(set(data.draw(st.lists(st.sampled_from(runs.tolist()), max_size=6))) | {0, len(order)})
+    found = {}
+    for low, high in zip(cuts, cuts[1:]):
+        inside = runs[(runs >= low) & (runs <= high)] - low
+        found.update(engine_families(config, canonicals[order][low:high], inside))
+    assert found == whole
+    assert sum(size * spectra for size, spectra, *_ in whole.values()) > 0

@@ -59,7 +59,7 @@ between writing and recording) are deleted before tracing resumes, and the
 writing resumes after the last family stored.  Memory is
 bounded by the shard size (``SHARD_RECORDS``) and the range size, disk by the
 records (16 bytes per canonical molecule, about 2 bytes per molecule) and
-the result (A7_B8: 22.8 bytes a molecule at the peak, the database and the
+the result (A7_B8: 4.2 bytes a molecule at the peak, the database and the
 shards' results).
 
 The shard files live in ``<database>.shards/<config>/`` unless told otherwise,

@@ -38,8 +38,9 @@ from bbcore.numbering import atoms_of_numbers
 from bbcore.runner import Runner, check_halt
 from bbcore.store import GroupedShard
 
-SETTLE_BATCH = 1 << 14
-"""Canonical molecules traced again at a time when a shard's groups are settled."""
+SETTLE_BATCH = 1 << 16
+"""Canonical molecules traced again at a time when a shard's groups are settled (whole keys):
+about 0.1 s, so that a pause is quick."""
 
 
 @dataclass(frozen=True)
@@ -77,96 +78,102 @@ def read_shard(directory: Path | str, shard: int) -> np.ndarray:
 
 
 def group_shard(job: GroupJob) -> GroupResult:
-    """Stage 2: the ambiguous spectra whose key falls in one shard.
+    """Stage 2: the families of ambiguous spectra whose key falls in one shard.
 
-    The records are sorted by key; a key held by two records, or by one
-    whose images may share a spectrum, is settled by tracing its enantiomer
-    groups again with their spectra (``engine.groups_of_canonicals``).
+    The records are sorted by key; the canonical molecules of a key held by
+    two records, or by one whose images may share a spectrum, are traced
+    again and their enantiomer groups grouped by spectrum exactly
+    (``engine.families_of_runs``), ``SETTLE_BATCH`` of them at a time (whole
+    keys), so that a pause comes within a batch's time.
     """
     records = read_shard(job.directory, job.shard)
-    keys = records["key"]
-    order = np.argsort(keys, kind="stable")
-    keys = keys[order]
+    order = np.argsort(records["key"])  # the order within a key does not matter: every result is sorted
+    keys = records["key"][order]
     raw = records["number"][order]
     numbers = (raw & ~SHARED).astype(np.int64)
-    shared = (raw & SHARED) != 0
     # runs of equal keys: [starts[i], starts[i + 1])
     starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]]) if len(keys) else np.empty(0, np.int64)
-    bounds = np.r_[starts, len(keys)]
-    sizes = np.diff(bounds)
-    any_shared = np.add.reduceat(shared.astype(np.int64), starts) > 0 if len(keys) else np.empty(0, bool)
+    sizes = np.diff(np.r_[starts, len(keys)])
+    any_shared = np.logical_or.reduceat((raw & SHARED) != 0, starts) if len(keys) else np.empty(0, bool)
     chosen = np.flatnonzero((sizes > 1) | any_shared)
-    parts: list[tuple[np.ndarray, ...]] = []
-    batch: list[np.ndarray] = []
-    pending = 0
-    for run in chosen:
-        batch.append(numbers[bounds[run] : bounds[run + 1]])
-        pending += int(sizes[run])
-        if pending >= SETTLE_BATCH:
-            check_halt()
-            parts.append(settle(job.config, np.concatenate(batch)))
-            batch, pending = [], 0
-    if batch:
-        parts.append(settle(job.config, np.concatenate(batch)))
-    if not parts:
-        parts.append(settle(job.config, np.empty(0, dtype=np.int64)))
-    joined = (np.concatenate(column) for column in zip(*parts))
-    spectra, transform, canonical, max_diff, sizes, numbers = joined
-    by_number = np.argsort(records["number"] & ~SHARED, kind="stable")
-    canonicals = (records["number"][by_number] & ~SHARED).astype(np.int64)
-    family_keys = records["key"][by_number][np.searchsorted(canonicals, canonical[transform == 0])]
-    _write_result_folder(job, spectra, transform, canonical, max_diff, sizes, numbers, family_keys)
-    families = int(np.count_nonzero(transform == 0))
-    counts = _counts_by(max_diff, transform), _counts_by(sizes, transform)
-    return GroupResult(job.shard, len(records), len(sizes), families, *counts)
+    lengths = sizes[chosen]
+    bounds = np.r_[0, np.cumsum(lengths)].astype(np.int64)  # the chosen runs, end to end
+    canonicals = numbers[np.repeat(starts[chosen] - bounds[:-1], lengths) + np.arange(bounds[-1])]
+    run_keys = keys[starts[chosen]]
+    parts = []
+    first = 0
+    while first < len(chosen):
+        last = max(first + 1, int(np.searchsorted(bounds, bounds[first] + SETTLE_BATCH, side="right")) - 1)
+        check_halt()
+        low, high = bounds[first], bounds[last]
+        batch = canonicals[low:high]
+        found = engine.families_of_runs(
+            job.config, atoms_of_numbers(job.config, batch), batch, bounds[first : last + 1] - low
+        )
+        run_of = np.repeat(np.arange(first, last), lengths[first:last])
+        parts.append((found, batch[found.row], run_keys[run_of[found.row]]))
+        first = last
+    columns = _result_columns(job.config, parts)
+    _write_result_folder(job, columns)
+    spectra, max_diff, family_sizes = (
+        columns["family_spectra"],
+        columns["family_max_diff"],
+        columns["family_sizes"],
+    )
+    counts = _counts_by(max_diff, spectra), _counts_by(family_sizes, spectra)
+    return GroupResult(job.shard, len(records), int(spectra.sum()), len(spectra), *counts)
 
 
-def _counts_by(values: np.ndarray, transform: np.ndarray) -> dict[int, list[int]]:
-    """Spectral groups counted by a value of theirs: ``{value: [families, groups]}``."""
-    counts = {}
-    for value in np.unique(values).tolist():
-        alike = values == value
-        counts[value] = [int(np.count_nonzero(alike & (transform == 0))), int(np.count_nonzero(alike))]
-    return counts
+def _counts_by(values: np.ndarray, spectra: np.ndarray) -> dict[int, list[int]]:
+    """Families and their spectral groups counted by a value of theirs: ``{value: [families, groups]}``."""
+    present, inverse, families = np.unique(values, return_inverse=True, return_counts=True)
+    groups = np.bincount(inverse.ravel(), weights=spectra, minlength=len(present)).astype(np.int64)
+    return {int(v): [int(f), int(g)] for v, f, g in zip(present.tolist(), families.tolist(), groups.tolist())}
 
 
-def _write_result_folder(
-    job: GroupJob,
-    spectra: np.ndarray,
-    transform: np.ndarray,
-    canonical: np.ndarray,
-    max_diff: np.ndarray,
-    sizes: np.ndarray,
-    numbers: np.ndarray,
-    family_keys: np.ndarray,
-) -> None:
-    """A grouped shard's families, sorted by canonical number for the writing stage, in its folder
-    (whole or absent).
+def _result_columns(config: Config, parts: list[tuple[engine.Families, np.ndarray, np.ndarray]]) -> dict:
+    """A grouped shard's families, sorted by canonical number for the writing stage.
 
-    One row a family (its first spectrum, the one of transform 0): c
-    (``families.npy``), its key, size, spectra, max_diff and spectrum, and
-    the molecules of its first spectrum (``family_numbers.npy``, packed as
+    One row a family (its first spectrum: its canonical molecule's own): c
+    (``families``), its key, size, spectra, max_diff and spectrum, and the
+    molecules of its first spectrum (``family_numbers``, packed as
     ``numbers_dtype``).  A family's other spectra are derived on read
     (``bbcore.families``), so they are not written.
     """
-    config = job.config
-    text = np.ascontiguousarray(spectra).view(f"S{config.positions}").ravel()
-    offsets = np.r_[0, np.cumsum(sizes)].astype(np.int64)
-    firsts = np.flatnonzero(transform == 0)  # in settle's order, as family_keys
-    present, counts = np.unique(canonical, return_counts=True)
-    by_canonical = np.argsort(canonical[firsts], kind="stable")
-    family = firsts[by_canonical]
-    members = (np.arange(offsets[i], offsets[i + 1]) for i in family.tolist())
-    family_numbers = numbers[np.concatenate([np.empty(0, np.int64), *members])]
-    columns = {
-        "families": canonical[family].astype(np.int64),
-        "family_keys": family_keys[by_canonical].astype(np.uint64),
-        "family_sizes": sizes[family].astype(np.int64),
-        "family_spectra": counts[np.searchsorted(present, canonical[family])].astype(np.int64),
-        "family_max_diff": max_diff[family].astype(np.int64),
-        "family_spectrum": text[family],
-        "family_numbers": family_numbers.astype(numbers_dtype(config)),
+    if not parts:
+        found = engine.Families(*(np.empty(0, np.int64),) * 6, np.empty((0, config.positions), np.uint8))
+        parts = [(found, np.empty(0, np.int64), np.empty(0, np.uint64))]
+    canonical = np.concatenate([c for _, c, _ in parts])
+    order = np.argsort(canonical, kind="stable")
+    joined = {
+        name: np.concatenate([getattr(f, name) for f, _, _ in parts])
+        for name in ("size", "spectra", "max_diff")
     }
+    ends = np.concatenate([f.ends + offset for (f, _, _), offset in zip(parts, _offsets(parts))])
+    members = np.concatenate([f.members for f, _, _ in parts])
+    starts = np.r_[0, ends][:-1]
+    sizes = joined["size"][order]
+    # each family's molecules, in canonical order: its first molecule's place, then the next ones
+    take = np.repeat(starts[order] - np.r_[0, np.cumsum(sizes)][:-1], sizes) + np.arange(sizes.sum())
+    text = np.ascontiguousarray(np.concatenate([f.spectrum for f, _, _ in parts]))
+    return {
+        "families": canonical[order].astype(np.int64),
+        "family_keys": np.concatenate([k for _, _, k in parts])[order].astype(np.uint64),
+        "family_sizes": sizes.astype(np.int64),
+        "family_spectra": joined["spectra"][order].astype(np.int64),
+        "family_max_diff": joined["max_diff"][order].astype(np.int64),
+        "family_spectrum": text.view(f"S{config.positions}").ravel()[order],
+        "family_numbers": members[take.astype(np.int64)].astype(numbers_dtype(config)),
+    }
+
+
+def _offsets(parts) -> list[int]:
+    """Where each part's molecules start in the parts' molecules end to end."""
+    return np.r_[0, np.cumsum([len(f.members) for f, _, _ in parts])][:-1].tolist()
+
+
+def _write_result_folder(job: GroupJob, columns: dict[str, np.ndarray]) -> None:
+    """A grouped shard's result columns in its folder (whole or absent)."""
     final = result_folder(job.directory, job.shard)
     temporary = final.with_name(f".{final.name}.{os.getpid()}.part")
     shutil.rmtree(temporary, ignore_errors=True)
@@ -175,54 +182,6 @@ def _write_result_folder(
         np.save(temporary / f"{name}.npy", values)
     shutil.rmtree(final, ignore_errors=True)  # left by a run killed before recording the shard
     os.replace(temporary, final)
-
-
-def settle(config: Config, canonicals: np.ndarray) -> tuple[np.ndarray, ...]:
-    """The spectra shared by two molecules or more among these enantiomer groups, exactly.
-
-    Returns the arrays of ``GroupResult`` from ``spectra`` to ``numbers``.
-    """
-    canonicals = np.sort(canonicals)
-    if len(canonicals):
-        batch = engine.groups_of_canonicals(config, atoms_of_numbers(config, canonicals), canonicals)
-        spectrum, molecule = batch.spectrum, batch.molecule
-        number, canonical, transform = batch.number, batch.canonical_number, batch.transform
-    else:
-        spectrum = np.empty((0, config.positions), dtype=np.uint8)
-        molecule = np.empty((0, config.cells), dtype=np.uint8)
-        number = canonical = np.empty(0, dtype=np.int64)
-        transform = np.empty(0, dtype=np.int8)
-    as_bytes = np.ascontiguousarray(spectrum).view(f"S{config.positions}").ravel()
-    # by spectrum, then canonical number, then number: a group's first row is its first molecule
-    order = np.lexsort((number, canonical, as_bytes))
-    ordered = as_bytes[order]
-    starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]]) if len(order) else order
-    sizes = np.diff(np.r_[starts, len(order)])
-    kept = sizes >= 2
-    heads = order[starts[kept]]
-    members = order[np.repeat(kept, sizes)]
-    group_sizes = sizes[kept].astype(np.int64)
-    group_of = np.repeat(np.arange(len(group_sizes)), group_sizes)
-    members = members[np.lexsort((number[members], group_of))]  # by number within each group
-    atoms = molecule[members] == ATOM_CODE
-    max_diff = np.zeros(len(group_sizes), dtype=np.int64)
-    firsts = np.r_[0, np.cumsum(group_sizes)[:-1]].astype(np.int64)
-    for size in np.unique(group_sizes):
-        which = np.flatnonzero(group_sizes == size)
-        boards = atoms[(firsts[which][:, None] + np.arange(size)).ravel()].reshape(len(which), size, -1)
-        differing = (boards[:, :, None, :] & ~boards[:, None, :, :]).sum(axis=3)
-        max_diff[which] = differing.reshape(len(which), -1).max(axis=1)
-    return (
-        np.ascontiguousarray(spectrum[heads]),
-        transform[heads].astype(np.int64),
-        canonical[heads].astype(np.int64),
-        max_diff,
-        group_sizes,
-        number[members].astype(np.int64),
-    )
-
-
-ATOM_CODE = ord("O")
 
 
 def group(

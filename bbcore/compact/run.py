@@ -27,7 +27,8 @@ from bbcore.compact.shards import (
     delete_folder,
     shard_count,
 )
-from bbcore.compact.trace import RANGE_SIZE, trace
+from bbcore.compact.trace import range_size as default_range_size
+from bbcore.compact.trace import trace
 from bbcore.compact.write import write_result
 from bbcore.config import Config
 from bbcore.progress import COMPLETE, PAUSED, ExploreError, Progress, RunProgressCallback
@@ -124,7 +125,7 @@ def run_stages(
     runner: Runner | None = None,
     stop: threading.Event | None = None,
     report: Callable[[Step], None] | None = None,
-    range_size: int = RANGE_SIZE,
+    range_size: int | None = None,
     shard_root: Path | str | None = None,
 ) -> bool:
     """Trace, then group, then write what is missing of a compact configuration; True when complete.
@@ -144,7 +145,9 @@ def run_stages(
     if row is None or row.shards is None:
         raise CompactError(f"{config.name} is not a compact exploration")
     directory = config_directory(db_path, config, shard_root)
-    if not trace(config, directory, row.shards, runner, stop, report, range_size):
+    if not trace(
+        config, directory, row.shards, runner, stop, report, range_size or default_range_size(config)
+    ):
         return False
     if not group(config, directory, row.shards, runner, stop, report):
         return False

@@ -36,13 +36,36 @@ from bbcore.runner import Runner, check_halt
 from bbcore.store import ExploredRange, Profile, db, now, stored_count
 
 RANGE_SIZE = 1 << 18
-"""Molecule numbers per tracing task: a few seconds at most (canonical molecules are
-dense among low numbers), so that a pause is quick, and few files (one per shard)."""
+"""The fewest molecule numbers per tracing task (``range_size``)."""
+LARGEST_RANGE = 1 << 22
+"""The most molecule numbers per tracing task: a few seconds (a pause comes within a
+``TRACE_BATCH``), and a profile of a few hundred thousand rows."""
+RANGES_AT_LEAST = 128
+"""Tracing tasks a configuration is cut into, at least, while ranges are larger than
+``RANGE_SIZE``: enough for every worker to stay busy to the end."""
+
+
+def range_size(config: Config) -> int:
+    """Molecule numbers per tracing task: a power of two from ``RANGE_SIZE`` to ``LARGEST_RANGE``,
+    about ``nb_mol / RANGES_AT_LEAST``.
+
+    Each task writes a file per shard, a profile and a row, and each profile
+    is summed at the end: A7_B8 in ranges of 2^18 was 2,370 tasks of 0.05 s,
+    and summing their profiles took minutes.  A5_B8 keeps 30 tasks of 2^18.
+    """
+    size = RANGE_SIZE
+    while size < LARGEST_RANGE and size * 2 * RANGES_AT_LEAST <= config.nb_mol:
+        size *= 2
+    return size
+
+
 TRACE_BATCH = 1 << 16
 """Numbers traced at a time within a range, which bounds a task's memory."""
 
 PROFILE_WIDTH = 11
 """A profile row: the 9 statistics, the molecules, the lowest number."""
+PROFILE_ROWS = 1 << 19
+"""Profile rows of a range held before they are summed: its memory, about 50 MB."""
 PROFILES_AT_ONCE = 16
 """Range profiles summed at a time at the end of the tracing (each has up to ~100,000 rows)."""
 PROFILE_FIELDS = (
@@ -87,7 +110,7 @@ def trace_range(job: TraceJob) -> TraceResult:
     """
     config = job.config
     keys, numbers, profiles = [], [], []
-    molecules = 0
+    molecules = pending = 0
     for low in range(job.start, job.stop, TRACE_BATCH):
         check_halt()
         atoms, own = engine.canonical_molecules(config, low, min(low + TRACE_BATCH, job.stop))
@@ -98,6 +121,9 @@ def trace_range(job: TraceJob) -> TraceResult:
         keys.append(key)
         numbers.append(own.astype(np.uint64) | np.where(shared, SHARED, np.uint64(0)))
         profiles.append(_profile(engine.ray_profile(partner, length, turns), orbit, own))
+        pending += len(own)
+        if pending >= PROFILE_ROWS:  # summed now and then: a dense range's rows held 350 MB
+            profiles, pending = [merge_profiles(profiles)], 0
         molecules += int(orbit.sum(dtype=np.int64))
     records = np.empty(sum(len(k) for k in keys), dtype=RECORD)
     if keys:
@@ -119,7 +145,7 @@ def _shard_of(keys: np.ndarray, shards: int) -> np.ndarray:
 
 def _write_shards(job: TraceJob, records: np.ndarray) -> None:
     """Each shard's part of the records, in its folder (whole or absent)."""
-    shard = _shard_of(records["key"], job.shards)
+    shard = _shard_of(records["key"], job.shards).astype(np.uint16)  # MAX_SHARDS: a radix sort
     order = np.argsort(shard, kind="stable")
     present, firsts = np.unique(shard[order], return_index=True)
     bounds = np.r_[firsts, len(order)]
@@ -138,13 +164,15 @@ def _profile(stats: np.ndarray, orbit: np.ndarray, own: np.ndarray) -> np.ndarra
     """Profile rows of traced canonical molecules: each counts its whole enantiomer group.
 
     A group's lowest number is its canonical molecule's, and images share
-    their canonical molecule's statistics.
+    their canonical molecule's statistics.  Summed every ``PROFILE_ROWS``
+    rows (``merge_profiles``), not every batch: a batch's molecules rarely
+    share all 9 statistics, so summing each batch only sorted the rows twice.
     """
     rows = np.empty((len(own), PROFILE_WIDTH), dtype=np.int64)
     rows[:, :9] = stats
     rows[:, 9] = orbit
     rows[:, 10] = own
-    return merge_profiles([rows])
+    return rows
 
 
 def merge_profiles(parts: list[np.ndarray]) -> np.ndarray:
@@ -152,8 +180,8 @@ def merge_profiles(parts: list[np.ndarray]) -> np.ndarray:
 
     The 9 statistics are packed in one int64 (mixed radix, the bounds of
     ``statistics.profile_bases``: rays of a class <= 4W, a length or turns
-    <= 2 W^2) when it fits (W <= 10): np.unique on one number is about 10
-    times quicker than on rows.
+    <= 2 W^2) when it fits (W <= 10): sorting one number is about 10
+    times quicker than rows.  The rows come out in increasing statistics.
     """
     rows = np.concatenate(parts) if parts else np.empty((0, PROFILE_WIDTH), dtype=np.int64)
     if not len(rows):
@@ -163,17 +191,19 @@ def merge_profiles(parts: list[np.ndarray]) -> np.ndarray:
         packed = np.zeros(len(rows), dtype=np.int64)
         for column in range(9):
             packed = packed * (rays if column < 3 else ray) + rows[:, column]
-        _, first, inverse = np.unique(packed, return_index=True, return_inverse=True)
+        order = np.argsort(packed)
+        packed = packed[order]
+        starts = np.flatnonzero(np.r_[True, packed[1:] != packed[:-1]])
     else:
         _, first, inverse = np.unique(rows[:, :9], axis=0, return_index=True, return_inverse=True)
-    values = rows[first, :9]
-    inverse = inverse.ravel()
-    merged = np.empty((len(values), PROFILE_WIDTH), dtype=np.int64)
-    merged[:, :9] = values
-    merged[:, 9] = 0
-    np.add.at(merged[:, 9], inverse, rows[:, 9])
-    merged[:, 10] = np.iinfo(np.int64).max
-    np.minimum.at(merged[:, 10], inverse, rows[:, 10])
+        order = np.argsort(inverse.ravel(), kind="stable")
+        starts = np.searchsorted(inverse.ravel()[order], np.arange(len(first)))
+    # each profile's rows side by side: one reduceat, not np.add.at (10 times slower)
+    ordered = rows[order]
+    merged = np.empty((len(starts), PROFILE_WIDTH), dtype=np.int64)
+    merged[:, :9] = ordered[starts, :9]
+    merged[:, 9] = np.add.reduceat(ordered[:, 9], starts)
+    merged[:, 10] = np.minimum.reduceat(ordered[:, 10], starts)
     return merged
 
 

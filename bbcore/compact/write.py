@@ -75,9 +75,10 @@ def write_result(
         for s, low, high in slices:
             first = offsets[s][low]
             numbers = members[s][first : offsets[s][high]]
-            blobs += [
-                numbers[a - first : b - first].tobytes() for a, b in pairwise(offsets[s][low : high + 1])
-            ]
+            # one bytes object a shard, sliced: a numpy slice and its tobytes() a family took 4 times longer
+            raw, width = numbers.tobytes(), numbers.itemsize
+            bounds = ((offsets[s][low : high + 1] - first) * width).tolist()
+            blobs += [raw[a:b] for a, b in pairwise(bounds)]
         writer.write(
             FamilyColumns(
                 canonical=canonical[order],
