@@ -139,9 +139,9 @@ MODULES: dict[str, tuple[str, tuple[str, ...]]] = {
     "numbering": ("bbcore/numbering.py", ("tests/test_numbering.py",)),
     "geometry": ("bbcore/geometry.py", ("tests/test_symmetry.py", "tests/test_rays.py")),
     "game": ("bbcore/game.py", ("tests/test_decode.py", "tests/test_play.py")),
-    "decode": ("bbcore/decode.py", ("tests/test_decode.py",)),
+    "decode": ("bbcore/decode.py", ("tests/test_decode.py", "tests/test_decode_edges.py")),
     "ranges": ("bbcore/ranges.py", ("tests/test_ranges.py",)),
-    "check": ("bbcore/check.py", ("tests/test_check.py",)),
+    "check": ("bbcore/check.py", ("tests/test_check.py", "tests/test_check_damage.py")),
 }
 """Each module and the tests run against its mutants."""
 DEFAULT = ("rays", "numbering", "geometry")
@@ -175,8 +175,13 @@ def mutmut_section(source: str, tests: tuple[str, ...]) -> str:
     )
 
 
-def run_module(name: str, work: Path, children: int, show: bool) -> dict:
-    """Mutate one module in its own copy of the checkout; its figures and surviving mutants."""
+def run_module(name: str, work: Path, children: int, show: bool, only: tuple[str, ...] = ()) -> dict:
+    """Mutate one module in its own copy of the checkout; its figures and surviving mutants.
+
+    ``only``: mutmut's mutant names or globs (``bbcore.check.x_check_*``): those
+    mutants alone are run; the others keep the result of an earlier run in the
+    same ``--work`` folder, or count as not run.
+    """
     source, tests = MODULES[name]
     folder = work / name
     checkout_copy(folder)
@@ -187,7 +192,7 @@ def run_module(name: str, work: Path, children: int, show: bool) -> dict:
     pyproject.write_text(pyproject.read_text() + mutmut_section(source, tests))
     started = time.monotonic()
     run = subprocess.run(
-        [sys.executable, "-m", "mutmut", "run", "--max-children", str(children)],
+        [sys.executable, "-m", "mutmut", "run", "--max-children", str(children), *only],
         cwd=folder,
         capture_output=True,
         text=True,
@@ -230,6 +235,13 @@ def main() -> int:
     parser.add_argument("--work", type=Path, help="folder for the copies (default: a temporary one, removed)")
     parser.add_argument("--show", action="store_true", help="print each surviving mutant's diff")
     parser.add_argument("--json", type=Path, help="also write the figures to this file")
+    parser.add_argument(
+        "--only",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="run only the mutants so named (mutmut's globs: 'bbcore.check.x_check_*'); repeatable",
+    )
     args = parser.parse_args()
     names = list(MODULES) if args.all else (args.modules or list(DEFAULT))
     unknown = [name for name in names if name not in MODULES]
@@ -251,7 +263,7 @@ def main() -> int:
     figures = {}
     try:
         for name in names:
-            figures[name] = run_module(name, work, args.children, args.show)
+            figures[name] = run_module(name, work, args.children, args.show, tuple(args.only))
     finally:
         if args.work is None:
             shutil.rmtree(work, ignore_errors=True)
