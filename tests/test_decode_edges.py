@@ -182,10 +182,12 @@ def test_a_full_spectrum_of_a_spectral_group_is_read_from_a_compact_store(compac
 # -- no database at all ---------------------------------------------------------------
 
 
-def test_a_full_spectrum_decodes_in_a_process_that_opened_no_database():
-    """A script importing bbcore decodes without opening a file: computed, never 'explored'."""
+def test_a_full_spectrum_decodes_in_a_process_that_opened_no_database(store):
+    """Read from the store where A3_B4 is explored; a script that opened no file computes it."""
     game = full_game(A3_B4, 200)
-    expected = decode.candidates(A3_B4, game, source="compute").numbers.tolist()
+    stored = decode.candidates(A3_B4, game)
+    assert decode.is_explored(A3_B4) and stored.source == "store"
+    expected = stored.numbers.tolist()
     script = (
         "import json\n"
         "from bbcore import decode\n"
