@@ -331,3 +331,23 @@ def test_the_samples_find_their_families_without_the_key_index(compact: Path, tm
     assert "molecule 43: group of spectrum @&a&@@&@&b@cac@b&@&@: stored not among its molecules" in " ".join(
         lines
     )
+
+
+def test_a_clean_file_whose_groups_do_not_start_at_their_lowest_number_passes(
+    explored: Path, tmp_path, capsys
+):
+    """A4_B4 (the shared small file): a spectral group's first molecule is its smallest
+    (canonical number, number), which in 26 of its 66 groups is not its lowest number."""
+    path = tmp_path / "small.sqlite"
+    shutil.copy(explored, path)
+    connection = sqlite3.connect(path)
+    (later,) = connection.execute(
+        "SELECT COUNT(*) FROM (SELECT spectrum, MIN(number) AS lowest FROM Molecules WHERE config = 'A4_B4' "
+        "GROUP BY spectrum HAVING COUNT(*) > 1) AS g WHERE lowest != (SELECT number FROM Molecules "
+        "WHERE config = 'A4_B4' AND spectrum = g.spectrum ORDER BY canonical_number, number LIMIT 1)"
+    ).fetchone()
+    connection.close()
+    assert later == 26
+    code = main(["--db", str(path), "check", "A4_B4"])
+    out, err = capsys.readouterr()
+    assert code == 0, out + err
