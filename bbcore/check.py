@@ -1802,6 +1802,8 @@ class CompactJudge(Judge):
                 blob, canonical = row[at["numbers"]], row[at["canonical_number"]]
                 if type(blob) is not bytes or type(canonical) is not int:
                     continue  # malformed: the groups phase names it
+                if not 1 <= canonical <= config.nb_mol:
+                    continue  # no molecule (the engine would read out of bounds): the groups phase names it
                 numbers = unpack_numbers(config, blob[: _whole(config, blob)])
                 found[canonical] = _inside(config, numbers)
         wanted = set(spectra)

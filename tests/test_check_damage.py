@@ -620,6 +620,19 @@ def family_numbered_zero(connection: sqlite3.Connection) -> dict:
     return {"groups.canonical_number": ["family 0: stored 0, computed a number from 1 to 2,300"]}
 
 
+@edge(COMPACT, {"groups.canonical_number", "groups.position"})
+def every_family_of_a_block_numbered_as_no_molecule(connection: sqlite3.Connection) -> dict:
+    """Both families left out (0 and 2,301 are no molecules): a block with nothing to re-trace."""
+    one(connection, FAMILY_43.format("canonical_number = 0"))
+    one(connection, FAMILY_45.format("canonical_number = 2301"))
+    return {
+        "groups.canonical_number": [
+            "family 0: stored 0, computed a number from 1 to 2,300",
+            "family 2,301: stored 2,301, computed a number from 1 to 2,300",
+        ]
+    }
+
+
 FAMILY_RENUMBERED = {
     "engine.not_in_group",
     "groups.canonical_number",
