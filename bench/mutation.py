@@ -211,6 +211,17 @@ def run_module(name: str, work: Path, children: int, show: bool, only: tuple[str
     if run.returncode != 0:
         print(f"{name}: mutmut failed ({run.returncode}):\n{run.stdout[-3000:]}\n{run.stderr[-3000:]}")
         return {}
+    return report_module(name, work, show, f"({seconds / 60:.1f} min)")
+
+
+def report_module(name: str, work: Path, show: bool, note: str = "") -> dict:
+    """Print the figures and surviving mutants of the run of one module in ``work`` (the last, or
+    several with ``--only``); ``{}`` when it has none."""
+    source, _ = MODULES[name]
+    folder = work / name
+    if not (folder / "mutants").is_dir():
+        print(f"{name}: no run in {folder}")
+        return {}
     subprocess.run([sys.executable, "-m", "mutmut", "export-cicd-stats"], cwd=folder, capture_output=True)
     stats = json.loads((folder / "mutants" / "mutmut-cicd-stats.json").read_text())
     results = subprocess.run(
@@ -227,7 +238,7 @@ def run_module(name: str, work: Path, children: int, show: bool, only: tuple[str
         f"{name:<10s} {source:<22s} killed {stats['killed']:4d}  survived {stats['survived']:4d}  "
         f"timeout {stats['timeout']:3d}  no tests {stats['no_tests']:4d}  score {100 * score:5.1f}%  "
         + (f"not run {not_run:4d}  " if not_run else "")
-        + f"({seconds / 60:.1f} min)"
+        + note
     )
     for survivor in survivors:
         print(f"    survived: {survivor}")
@@ -247,6 +258,9 @@ def main() -> int:
     parser.add_argument("--children", type=int, default=2, help="mutants tested at once (default 2)")
     parser.add_argument("--work", type=Path, help="folder for the copies (default: a temporary one, removed)")
     parser.add_argument("--show", action="store_true", help="print each surviving mutant's diff")
+    parser.add_argument(
+        "--report", action="store_true", help="run nothing: print the figures of the runs already in --work"
+    )
     parser.add_argument("--json", type=Path, help="also write the figures to this file")
     parser.add_argument(
         "--only",
@@ -272,11 +286,17 @@ def main() -> int:
     except ImportError:
         print("bench/mutation.py: error: needs mutmut 3: pip install mutmut", file=sys.stderr)
         return 2
+    if args.report and args.work is None:
+        print("bench/mutation.py: error: --report reads the runs in --work FOLDER", file=sys.stderr)
+        return 2
     work = args.work or Path(tempfile.mkdtemp(prefix="bbtui-mutation-"))
     figures = {}
     try:
         for name in names:
-            figures[name] = run_module(name, work, args.children, args.show, tuple(args.only))
+            if args.report:
+                figures[name] = report_module(name, work, args.show)
+            else:
+                figures[name] = run_module(name, work, args.children, args.show, tuple(args.only))
     finally:
         if args.work is None:
             shutil.rmtree(work, ignore_errors=True)
