@@ -759,6 +759,29 @@ def test_every_finding_has_a_planted_damage() -> None:
     assert all(finding.description for finding in check.FINDINGS.values())
 
 
+RETRACED = "2,300 molecules (all) re-traced by the engine: "
+SAMPLED = "1,000 molecules, a seeded sample re-traced by the reference rays.py: "
+COVERED = {
+    FULL: {
+        "configuration": "C(25, 3) = 2,300 molecules, atoms, width, ranges",
+        "count": "2,300 molecule rows",
+        "groups": "8 ambiguous spectra: nb_mol, transform, canonical number",
+        "families": "2,300 molecules: canonical, transform, board, spectrum by symmetry, members",
+        "engine": RETRACED + "canonical, transform, board, spectrum, 17 statistics",
+        "reference": SAMPLED + "canonical, transform, board, spectrum, 17 statistics",
+    },
+    COMPACT: {
+        "configuration": "C(25, 3) = 2,300 molecules, atoms, width, ranges",
+        "count": "2,300 molecules in the profiles, no molecule rows",
+        "groups": "2 families (4 molecules re-traced), 8 ambiguous spectra: molecules, nb_mol, spectra, "
+        "spectrum, key, canonical number, max_diff, ordinals; counts by size",
+        "engine": RETRACED + "in the stored spectral groups, profile statistics",
+        "reference": SAMPLED + "in the stored spectral groups, profile statistics",
+    },
+}
+"""What each line of the report says it covered, for the clean A3_B5 (the file's size aside)."""
+
+
 @pytest.mark.parametrize("store", [FULL, COMPACT])
 def test_a_clean_file_passes(clean: dict[str, Path], store: str, capsys) -> None:
     code, found = report(clean[store], capsys)
@@ -766,6 +789,11 @@ def test_a_clean_file_passes(clean: dict[str, Path], store: str, capsys) -> None
     names = check.CHECKS if store == FULL else check.COMPACT_CHECKS
     assert [c["name"] for c in found["checks"]] == list(names)
     assert all(c["ok"] and c["differences"] == 0 and c["findings"] == [] for c in found["checks"])
+    covered = {c["name"]: c["covered"] for c in found["checks"]}
+    integrity = covered.pop("integrity")
+    assert integrity.startswith("SQLite's integrity_check of the whole file (")
+    assert integrity.endswith(" MB, every configuration)")
+    assert covered == COVERED[store]
 
 
 def damaged_report(
@@ -822,7 +850,7 @@ def test_more_damage_of_a_finding_is_found_and_named(
 def test_all_says_every_profile_was_counted(clean: dict[str, Path], capsys) -> None:
     code, found = report(clean[COMPACT], capsys, "--all")
     engine = next(c for c in found["checks"] if c["name"] == "engine")
-    assert code == 0 and engine["covered"].endswith("; every profile counted")
+    assert code == 0 and engine["covered"] == COVERED[COMPACT]["engine"] + "; every profile counted"
 
 
 def test_the_integrity_damage_passes_quick_check(clean: dict[str, Path], tmp_path: Path) -> None:
