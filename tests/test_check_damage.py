@@ -526,7 +526,8 @@ class Edge:
     """A damage beyond ``PLANTS``' one per finding, in one store.
 
     ``damage`` returns, per finding, a piece of a line that names it, several
-    pieces (a tuple: each in some line), or the finding's every line (a list).
+    pieces (a tuple: each in some line), or the finding's every line (a list);
+    ``covered.<check>``: the start of what that check's line says it covered.
     """
 
     store: str
@@ -627,10 +628,11 @@ def every_family_of_a_block_numbered_as_no_molecule(connection: sqlite3.Connecti
     one(connection, FAMILY_43.format("canonical_number = 0"))
     one(connection, FAMILY_45.format("canonical_number = 2301"))
     return {
+        "covered.groups": "2 families (0 molecules re-traced), ",
         "groups.canonical_number": [
             "family 0: stored 0, computed a number from 1 to 2,300",
             "family 2,301: stored 2,301, computed a number from 1 to 2,300",
-        ]
+        ],
     }
 
 
@@ -848,8 +850,11 @@ def test_more_damage_of_a_finding_is_found_and_named(
     planted = EDGES[name]
     named, found, lines = damaged_report(clean, tmp_path, planted.store, planted.damage, planted.args, capsys)
     assert raised_findings(found) == planted.findings
+    covered = {c["name"]: c["covered"] for c in found["checks"]}
     for finding, expected in named.items():
-        if isinstance(expected, list):
+        if finding.startswith("covered."):
+            assert covered[finding.removeprefix("covered.")].startswith(expected)
+        elif isinstance(expected, list):
             assert lines[finding] == expected
         else:
             pieces = expected if isinstance(expected, tuple) else (expected,)
