@@ -117,18 +117,67 @@ killed by tests/test_decode_edges.py and test_decode.py, or are below):
 - ``check_guess``: ``int(ray.exit or 0)`` made ``or 1``: a ray that comes
   out always has an exit.
 
-check.py cannot be mutated yet: mutmut's trampoline (a ``**kwargs`` call,
-opcode DICT_MERGE) wraps functions that numba compiles, and numba refuses
-it (``UnsupportedBytecodeError``), so the clean-file test fails before any
-mutant runs.
+check.py: its two numba kernels (``_spectrum_letters_kernel``,
+``_spectrum_images_kernel``) carry ``# pragma: no mutate block``: numba
+compiles them and cannot compile mutmut's trampoline (a ``**kwargs`` call:
+``UnsupportedBytecodeError``), so mutmut leaves them whole; the groups check
+re-traces every family through them.  check.py has about 3,150 mutants,
+each run against test_check.py and test_check_damage.py (15 s to 90 s a
+mutant on a loaded machine): run it in parts, in a kept folder, and read
+the figures of all the parts at the end::
 
-Last run (2 children, a shared 2-core machine under load, 2026-11-25), each
-module with its own tests: rays 97.7% (339 of 347 killed, 8 equivalent),
-numbering 93.4% (270 of 289, 19 equivalent), geometry 97.7% (214 of 219, 5
-equivalent), ranges 95.2% (60 of 63, 3 equivalent), game 99.4% (510 of
-513, 3 equivalent), decode 88.7% (431 of 486; 30 equivalent, 25 open, and
-25 more reached by no test); 1,824 of 1,917 in all, 95.1%.  check.py: not
-run (see above).
+    python bench/mutation.py check --work /tmp/mutation --only 'bbcore.check.x_check_configuration*'
+    python bench/mutation.py check --work /tmp/mutation --report
+
+Its survivors, as found (equivalent unless said otherwise):
+- ``_sample_findings`` (33: each name, store and description of the
+  samples' findings): it runs once, at import, to build ``FINDINGS``, before
+  mutmut's forked test process picks a mutant, so none of them is ever
+  active; the registry is pinned by test_check_damage.py (a planted damage
+  per finding) and test_docs.py (docs/cli.md lists it);
+- ``_computed_groups``: ``spectrum <= last`` made ``<`` and its CheckError's
+  message made None: a guard against a changed query plan; SQLite reads the
+  ambiguous molecules through the spectrum index, in spectrum order, and
+  ``groupby`` gives each spectrum once, so it never fires; ``min(members,
+  key=...)`` with the key dropped or None: the rows share their spectrum and
+  have distinct numbers, so tuple order picks the same row;
+- ``_check_family_batch``: ``dtype=np.int64`` dropped or None (11, 14, 58,
+  60, 64, 66: numpy's default integer); ``image_numbers(..., None)`` (18:
+  the binomial table built again); ``range(1, 8)`` made ``range(8)`` (34: t
+  = 0 has no earlier transform); ``.get(name, -1)`` made ``-2`` (79: both
+  mean no transform); ``at < len(expected)`` made ``<=`` (87: a number past
+  every member fails the second test anyway); ``present[...] = True`` made
+  None or False (100, 101: every member is then looked up among the stored
+  rows and found there: the same findings, more queries);
+  ``stored_rows(config, chunk, ("number",))`` without the columns, or
+  ``"NUMBER"`` (115, 117: the default columns start with the number; SQLite
+  ignores case);
+- ``CompactGroups._unpack_damaged``: a block with no family left to
+  re-trace, its empty arrays made float (96, 98, 106, 108: ``dtype`` None or
+  dropped): nothing reads them (``if len(kept)``);
+- ``check_integrity``: ``INTEGRITY_OPS_PER_PAGE * pages`` made ``/`` (21):
+  NOT equivalent, a gap: the integrity line's progress would jump to 99% at
+  its first tick; ticks come every 0.1 s and the test files are checked
+  faster than that, so no test sees one;
+- ``_check_family_batch``: the ``continue`` after naming a stray row made
+  ``break`` (168): NOT equivalent, a gap: the rows of the batch read after a
+  stray would not be named; in the test's file the stray is read last.
+
+Last runs (2 children, a shared 2-core machine under load 7 to 14,
+2026-11-25), each module with its own tests; ``--report`` of rays, decode
+and check printed: rays 97.7% (339 of 347, 8 equivalent; numbering,
+geometry, ranges and game were not run again: their code did not change
+since their run earlier that day, and their tests only gained assertions: numbering 93.4%, 270 of 289;
+geometry 97.7%, 214 of 219; ranges 95.2%, 60 of 63; game 99.4%, 510 of
+513); decode 92.4% (472 of 511, the 39 survivors equivalent, none reached
+by no test); check 89.6% of the 549 mutants run (492 killed; 55 survivors
+equivalent, 2 gaps above; 22 reached by no test when the run began:
+``_canonical_text``, which test_check.py now reaches, and ``findings_of``),
+2,605 of its 3,176 mutants not yet run (not yet examined: among them 147 of
+``check_configuration``'s 157 (10 killed so far), ``check_groups``,
+``check_families``, ``check``, ``CompactGroups``' ordinals, blocks and
+counts, the samples and the report); total of those three, 1,303 of 1,407,
+92.6%.
 """
 
 from __future__ import annotations
