@@ -1241,7 +1241,8 @@ def _as_bytes(spectra: list[str], positions: int) -> np.ndarray:
     return np.frombuffer(joined, dtype=np.uint8).reshape(len(spectra), positions)
 
 
-def _spectrum_letters_kernel(partner, out):
+# numba compiles the two kernels below: mutmut leaves them whole (its wrapper is no numba code)
+def _spectrum_letters_kernel(partner, out):  # pragma: no mutate block
     """``engine.letters`` row by row (numba): numpy's version made a dozen (k, 4W) arrays."""
     rows, positions = partner.shape
     for r in range(rows):
@@ -1259,7 +1260,7 @@ def _spectrum_letters_kernel(partner, out):
                 out[r, p] = out[r, q]
 
 
-def _spectrum_images_kernel(partner, source, inverse, out):
+def _spectrum_images_kernel(partner, source, inverse, out):  # pragma: no mutate block
     """The spectra (letters) of the 8 images of each partner array: ``out[f, t]`` by transform t.
 
     The image by t sees at position p what the molecule saw at ``source[t, p]``,
@@ -1801,6 +1802,8 @@ class CompactJudge(Judge):
                 blob, canonical = row[at["numbers"]], row[at["canonical_number"]]
                 if type(blob) is not bytes or type(canonical) is not int:
                     continue  # malformed: the groups phase names it
+                if not 1 <= canonical <= config.nb_mol:
+                    continue  # no molecule (the engine would read out of bounds): the groups phase names it
                 numbers = unpack_numbers(config, blob[: _whole(config, blob)])
                 found[canonical] = _inside(config, numbers)
         wanted = set(spectra)

@@ -84,41 +84,100 @@ game.py:
 - ``_parse_diagram``: the labels' first value ``""`` made ``"XXXX"``: the
   loop over the four sides sets every one of the 4W labels.
 
-decode.py (triage not finished; see the list of open survivors below):
+decode.py (every survivor explained; the 25 left open by the run before were
+killed by tests/test_decode_edges.py and test_decode.py, or are below):
 - ``_rarity`` (20 mutants: each constant, comparison and branch of the sort
   key): the key only orders the shown rays, so the molecules are filtered by
   the same rays in another order: the same candidates, only slower or faster;
 - ``_computed_candidates``: ``sorted(game.rays(), key=_rarity...)`` with the
   key dropped or ``None``: the rays in position order (positions are
   distinct, so their results are never compared), the same candidates;
+- ``_computed_candidates``: ``total > DIRECT_LIMIT`` made ``>=``: no C(n, k)
+  equals 100,000,000 exactly (none for n up to 169), so the limit refuses
+  the same decodes;
 - ``_stored_candidates``: ``spectrum``, ``GLOB``, ``number`` and ``AND``
   written in another case: SQLite's keywords and column names ignore case;
-  ``dtype=np.int64`` dropped or ``None``: numpy's default integer is int64
-  on the 64-bit systems bbtui runs on;
+  ``dtype=np.int64`` dropped or ``None`` (here and in ``_family_candidates``):
+  numpy's default integer is int64 on the 64-bit systems bbtui runs on;
+- ``_stored_candidates``: ``indexed=has_config_indexes(config)`` made
+  ``None``: the query loses its ``INDEXED BY`` and SQLite picks its own plan,
+  the same rows (only the plan, which bench/decode.py times, differs);
+- ``candidates``: ``within.numbers is not None and within.atoms is not
+  None`` made ``or`` (an assertion), and ``Candidates.molecules``: ``numbers
+  is None or atoms is None`` made ``and``: every Candidates has both or
+  neither (``candidates`` builds them so), so the two forms agree;
+- ``candidates``: the ``"compute"`` the automatic choice falls back to made
+  ``"XXcomputeXX"`` or ``"COMPUTE"``: only ``"store"`` is tested after it,
+  anything else computes;
+- ``Candidates.batches``: ``molecule_batches(config, size)`` with the size
+  dropped, for candidates that are every molecule (no ray shown): the same
+  molecules in the same order in batches of 32,768 instead of ``size``; the
+  next shots sum the same counts (only how often they report progress, and
+  the memory a batch takes, change);
 - ``check_guess``: ``int(ray.exit or 0)`` made ``or 1``: a ray that comes
   out always has an exit.
 
-Open decode survivors (25, neither killed nor shown equivalent yet, last
-run): ``Candidates.molecules`` 11, ``Candidates.batches`` 5, ``candidates``
-18, 19, 31, 32, 42-47, 55, 56, ``_compact_complete`` 2, ``_agreeing`` 4,
-``excluded_cells`` 26, 30, 32, ``_computed_candidates`` 16, 58,
-``is_explored`` 2, ``_stored_candidates`` 25, 49, 54.  Several reach the
-store or the compact layout (family candidates), whose tests live outside
-test_decode.py.  25 more of decode's mutants are reached by no test of
-test_decode.py.
+check.py: its two numba kernels (``_spectrum_letters_kernel``,
+``_spectrum_images_kernel``) carry ``# pragma: no mutate block``: numba
+compiles them and cannot compile mutmut's trampoline (a ``**kwargs`` call:
+``UnsupportedBytecodeError``), so mutmut leaves them whole; the groups check
+re-traces every family through them.  check.py has about 3,150 mutants,
+each run against test_check.py and test_check_damage.py (15 s to 90 s a
+mutant on a loaded machine): run it in parts, in a kept folder, and read
+the figures of all the parts at the end::
 
-check.py cannot be mutated yet: mutmut's trampoline (a ``**kwargs`` call,
-opcode DICT_MERGE) wraps functions that numba compiles, and numba refuses
-it (``UnsupportedBytecodeError``), so the clean-file test fails before any
-mutant runs.
+    python bench/mutation.py check --work /tmp/mutation --only 'bbcore.check.x_check_configuration*'
+    python bench/mutation.py check --work /tmp/mutation --report
 
-Last run (2 children, a shared 2-core machine under load, 2026-11-25), each
-module with its own tests: rays 97.7% (339 of 347 killed, 8 equivalent),
-numbering 93.4% (270 of 289, 19 equivalent), geometry 97.7% (214 of 219, 5
-equivalent), ranges 95.2% (60 of 63, 3 equivalent), game 99.4% (510 of
-513, 3 equivalent), decode 88.7% (431 of 486; 30 equivalent, 25 open, and
-25 more reached by no test); 1,824 of 1,917 in all, 95.1%.  check.py: not
-run (see above).
+Its survivors, as found (equivalent unless said otherwise):
+- ``_sample_findings`` (33: each name, store and description of the
+  samples' findings): it runs once, at import, to build ``FINDINGS``, before
+  mutmut's forked test process picks a mutant, so none of them is ever
+  active; the registry is pinned by test_check_damage.py (a planted damage
+  per finding) and test_docs.py (docs/cli.md lists it);
+- ``_computed_groups``: ``spectrum <= last`` made ``<`` and its CheckError's
+  message made None: a guard against a changed query plan; SQLite reads the
+  ambiguous molecules through the spectrum index, in spectrum order, and
+  ``groupby`` gives each spectrum once, so it never fires; ``min(members,
+  key=...)`` with the key dropped or None: the rows share their spectrum and
+  have distinct numbers, so tuple order picks the same row;
+- ``_check_family_batch``: ``dtype=np.int64`` dropped or None (11, 14, 58,
+  60, 64, 66: numpy's default integer); ``image_numbers(..., None)`` (18:
+  the binomial table built again); ``range(1, 8)`` made ``range(8)`` (34: t
+  = 0 has no earlier transform); ``.get(name, -1)`` made ``-2`` (79: both
+  mean no transform); ``at < len(expected)`` made ``<=`` (87: a number past
+  every member fails the second test anyway); ``present[...] = True`` made
+  None or False (100, 101: every member is then looked up among the stored
+  rows and found there: the same findings, more queries);
+  ``stored_rows(config, chunk, ("number",))`` without the columns, or
+  ``"NUMBER"`` (115, 117: the default columns start with the number; SQLite
+  ignores case);
+- ``CompactGroups._unpack_damaged``: a block with no family left to
+  re-trace, its empty arrays made float (96, 98, 106, 108: ``dtype`` None or
+  dropped): nothing reads them (``if len(kept)``);
+- ``check_integrity``: ``INTEGRITY_OPS_PER_PAGE * pages`` made ``/`` (21):
+  NOT equivalent, a gap: the integrity line's progress would jump to 99% at
+  its first tick; ticks come every 0.1 s and the test files are checked
+  faster than that, so no test sees one;
+- ``_check_family_batch``: the ``continue`` after naming a stray row made
+  ``break`` (168): NOT equivalent, a gap: the rows of the batch read after a
+  stray would not be named; in the test's file the stray is read last.
+
+Last runs (2 children, a shared 2-core machine under load 7 to 14,
+2026-11-25), each module with its own tests; ``--report`` of rays, decode
+and check printed: rays 97.7% (339 of 347, 8 equivalent; numbering,
+geometry, ranges and game were not run again: their code did not change
+since their run earlier that day, and their tests only gained assertions: numbering 93.4%, 270 of 289;
+geometry 97.7%, 214 of 219; ranges 95.2%, 60 of 63; game 99.4%, 510 of
+513); decode 92.4% (472 of 511, the 39 survivors equivalent, none reached
+by no test); check 89.6% of the 549 mutants run (492 killed; 55 survivors
+equivalent, 2 gaps above; 22 reached by no test when the run began:
+``_canonical_text``, which test_check.py now reaches, and ``findings_of``),
+2,605 of its 3,176 mutants not yet run (not yet examined: among them 147 of
+``check_configuration``'s 157 (10 killed so far), ``check_groups``,
+``check_families``, ``check``, ``CompactGroups``' ordinals, blocks and
+counts, the samples and the report); total of those three, 1,303 of 1,407,
+92.6%.
 """
 
 from __future__ import annotations
@@ -139,9 +198,9 @@ MODULES: dict[str, tuple[str, tuple[str, ...]]] = {
     "numbering": ("bbcore/numbering.py", ("tests/test_numbering.py",)),
     "geometry": ("bbcore/geometry.py", ("tests/test_symmetry.py", "tests/test_rays.py")),
     "game": ("bbcore/game.py", ("tests/test_decode.py", "tests/test_play.py")),
-    "decode": ("bbcore/decode.py", ("tests/test_decode.py",)),
+    "decode": ("bbcore/decode.py", ("tests/test_decode.py", "tests/test_decode_edges.py")),
     "ranges": ("bbcore/ranges.py", ("tests/test_ranges.py",)),
-    "check": ("bbcore/check.py", ("tests/test_check.py",)),
+    "check": ("bbcore/check.py", ("tests/test_check.py", "tests/test_check_damage.py")),
 }
 """Each module and the tests run against its mutants."""
 DEFAULT = ("rays", "numbering", "geometry")
@@ -175,8 +234,13 @@ def mutmut_section(source: str, tests: tuple[str, ...]) -> str:
     )
 
 
-def run_module(name: str, work: Path, children: int, show: bool) -> dict:
-    """Mutate one module in its own copy of the checkout; its figures and surviving mutants."""
+def run_module(name: str, work: Path, children: int, show: bool, only: tuple[str, ...] = ()) -> dict:
+    """Mutate one module in its own copy of the checkout; its figures and surviving mutants.
+
+    ``only``: mutmut's mutant names or globs (``bbcore.check.x_check_*``): those
+    mutants alone are run; the others keep the result of an earlier run in the
+    same ``--work`` folder, or count as not run.
+    """
     source, tests = MODULES[name]
     folder = work / name
     checkout_copy(folder)
@@ -187,7 +251,7 @@ def run_module(name: str, work: Path, children: int, show: bool) -> dict:
     pyproject.write_text(pyproject.read_text() + mutmut_section(source, tests))
     started = time.monotonic()
     run = subprocess.run(
-        [sys.executable, "-m", "mutmut", "run", "--max-children", str(children)],
+        [sys.executable, "-m", "mutmut", "run", "--max-children", str(children), *only],
         cwd=folder,
         capture_output=True,
         text=True,
@@ -195,6 +259,17 @@ def run_module(name: str, work: Path, children: int, show: bool) -> dict:
     seconds = time.monotonic() - started
     if run.returncode != 0:
         print(f"{name}: mutmut failed ({run.returncode}):\n{run.stdout[-3000:]}\n{run.stderr[-3000:]}")
+        return {}
+    return report_module(name, work, show, f"({seconds / 60:.1f} min)")
+
+
+def report_module(name: str, work: Path, show: bool, note: str = "") -> dict:
+    """Print the figures and surviving mutants of the run of one module in ``work`` (the last, or
+    several with ``--only``); ``{}`` when it has none."""
+    source, _ = MODULES[name]
+    folder = work / name
+    if not (folder / "mutants").is_dir():
+        print(f"{name}: no run in {folder}")
         return {}
     subprocess.run([sys.executable, "-m", "mutmut", "export-cicd-stats"], cwd=folder, capture_output=True)
     stats = json.loads((folder / "mutants" / "mutmut-cicd-stats.json").read_text())
@@ -206,10 +281,13 @@ def run_module(name: str, work: Path, children: int, show: bool) -> dict:
     ]
     tried = stats["killed"] + stats["survived"] + stats["timeout"]
     score = (stats["killed"] + stats["timeout"]) / tried if tried else 0.0
+    # mutants not run yet (``--only``, or a run stopped early) are in the total and in no other count
+    not_run = stats["total"] - sum(v for k, v in stats.items() if k != "total" and isinstance(v, int))
     print(
         f"{name:<10s} {source:<22s} killed {stats['killed']:4d}  survived {stats['survived']:4d}  "
         f"timeout {stats['timeout']:3d}  no tests {stats['no_tests']:4d}  score {100 * score:5.1f}%  "
-        f"({seconds / 60:.1f} min)"
+        + (f"not run {not_run:4d}  " if not_run else "")
+        + note
     )
     for survivor in survivors:
         print(f"    survived: {survivor}")
@@ -218,7 +296,7 @@ def run_module(name: str, work: Path, children: int, show: bool) -> dict:
                 [sys.executable, "-m", "mutmut", "show", survivor], cwd=folder, capture_output=True, text=True
             ).stdout
             print("\n".join("        " + line for line in diff.splitlines()))
-    return {**stats, "score": score, "survivors": survivors}
+    return {**stats, "not_run": not_run, "score": score, "survivors": survivors}
 
 
 def main() -> int:
@@ -229,7 +307,17 @@ def main() -> int:
     parser.add_argument("--children", type=int, default=2, help="mutants tested at once (default 2)")
     parser.add_argument("--work", type=Path, help="folder for the copies (default: a temporary one, removed)")
     parser.add_argument("--show", action="store_true", help="print each surviving mutant's diff")
+    parser.add_argument(
+        "--report", action="store_true", help="run nothing: print the figures of the runs already in --work"
+    )
     parser.add_argument("--json", type=Path, help="also write the figures to this file")
+    parser.add_argument(
+        "--only",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="run only the mutants so named (mutmut's globs: 'bbcore.check.x_check_*'); repeatable",
+    )
     args = parser.parse_args()
     names = list(MODULES) if args.all else (args.modules or list(DEFAULT))
     unknown = [name for name in names if name not in MODULES]
@@ -247,11 +335,17 @@ def main() -> int:
     except ImportError:
         print("bench/mutation.py: error: needs mutmut 3: pip install mutmut", file=sys.stderr)
         return 2
+    if args.report and args.work is None:
+        print("bench/mutation.py: error: --report reads the runs in --work FOLDER", file=sys.stderr)
+        return 2
     work = args.work or Path(tempfile.mkdtemp(prefix="bbtui-mutation-"))
     figures = {}
     try:
         for name in names:
-            figures[name] = run_module(name, work, args.children, args.show)
+            if args.report:
+                figures[name] = report_module(name, work, args.show)
+            else:
+                figures[name] = run_module(name, work, args.children, args.show, tuple(args.only))
     finally:
         if args.work is None:
             shutil.rmtree(work, ignore_errors=True)

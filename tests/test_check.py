@@ -20,7 +20,7 @@ from bbcore.cli import main
 from bbcore.cli.check import LABELS
 from bbcore.config import parse_config
 from bbcore.explore import explore
-from bbcore.store import close_database, open_database
+from bbcore.store import MOLECULE_COLUMNS, close_database, open_database
 
 A3_B5 = parse_config("A3_B5")
 
@@ -330,4 +330,61 @@ def test_the_samples_find_their_families_without_the_key_index(compact: Path, tm
     lines = [check.Difference(**d).line() for d in failures(report)["engine"]]
     assert "molecule 43: group of spectrum @&a&@@&@&b@cac@b&@&@: stored not among its molecules" in " ".join(
         lines
+    )
+
+
+def test_a_clean_file_whose_groups_do_not_start_at_their_lowest_number_passes(
+    explored: Path, tmp_path, capsys
+):
+    """A4_B4 (the shared small file): a spectral group's first molecule is its smallest
+    (canonical number, number), which in 26 of its 66 groups is not its lowest number."""
+    path = tmp_path / "small.sqlite"
+    shutil.copy(explored, path)
+    connection = sqlite3.connect(path)
+    (later,) = connection.execute(
+        "SELECT COUNT(*) FROM (SELECT spectrum, MIN(number) AS lowest FROM Molecules WHERE config = 'A4_B4' "
+        "GROUP BY spectrum HAVING COUNT(*) > 1) AS g WHERE lowest != (SELECT number FROM Molecules "
+        "WHERE config = 'A4_B4' AND spectrum = g.spectrum ORDER BY canonical_number, number LIMIT 1)"
+    ).fetchone()
+    connection.close()
+    assert later == 26
+    code = main(["--db", str(path), "check", "A4_B4"])
+    out, err = capsys.readouterr()
+    assert code == 0, out + err
+
+
+def test_molecules_moved_to_a_group_of_another_batch_are_named_once(clean: Path, tmp_path: Path, monkeypatch):
+    """The families phase reads the molecules a batch of canonical numbers at a time (7 here):
+    a row stored under another batch's canonical number is named there (the first and the last
+    molecule included), not also as missing from its own group; a stray and a deleted member
+    in the same batches are named too."""
+    monkeypatch.setattr(check, "FAMILY_BATCH", 7)
+    columns = ", ".join(MOLECULE_COLUMNS)
+    stray = {"number": "0", "canonical_number": "150", "spectrum": "'stray'"}
+    copied = ", ".join(stray.get(c, c) for c in MOLECULE_COLUMNS)
+    moved = [
+        (f"UPDATE Molecules SET canonical_number = 150 WHERE config = 'A3_B5' AND number = {n}", ())
+        for n in (1, 1201, 2300)
+    ]
+    path = damaged_copy(
+        clean,
+        tmp_path / "moved.sqlite",
+        *moved,
+        (
+            f"INSERT INTO Molecules ({columns}) SELECT {copied} FROM Molecules "
+            "WHERE config = 'A3_B5' AND number = 1500",
+            (),
+        ),
+        ("DELETE FROM Molecules WHERE config = 'A3_B5' AND number = 1365", ()),
+    )
+    report, _ = progress_of(path)
+    families = next(result for result in report.results if result.name == "families")
+    assert sorted(d.line() for d in families.differences) == sorted(
+        [
+            "molecule 1: canonical_number: stored 150, computed 1",
+            "molecule 1,201: canonical_number: stored 150, computed 499",
+            "molecule 2,300: canonical_number: stored 150, computed 1",
+            "molecule 0: number: stored a row, computed none: numbers go from 1 to 2,300",
+            "molecule 1,365: row: stored absent, computed a member of the group of 499",
+        ]
     )

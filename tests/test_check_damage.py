@@ -6,7 +6,10 @@ plain ``sqlite3`` in a copy of a clean A3_B5 file (2,300 molecules, 8
 spectral groups in 2 families), as someone editing a file by hand, or a bad
 disk, would; the exact set of findings the damage must raise; and a piece of
 the line that must name it.  A finding added to the registry without a plant
-here fails ``test_every_finding_has_a_planted_damage``.
+here fails ``test_every_finding_has_a_planted_damage``.  ``EDGES`` holds more
+damage of some findings, at the edges one plant leaves out (a blob's length,
+the first and last molecule, a symmetric group, a name that is no transform),
+found by the mutation run (``bench/mutation.py check``).
 """
 
 from __future__ import annotations
@@ -23,9 +26,11 @@ import pytest
 
 from bbcore import check
 from bbcore.cli import main
+from bbcore.compact import PROFILE_FIELDS
 from bbcore.config import parse_config
 from bbcore.explore import explore
 from bbcore.families import numbers_dtype
+from bbcore.numbering import atoms_of
 from bbcore.store import COMPACT, FULL, MOLECULE_COLUMNS, close_database
 
 A3_B5 = parse_config("A3_B5")
@@ -97,7 +102,9 @@ def index_disagrees_with_its_table(connection: sqlite3.Connection) -> str:
         'UPDATE sqlite_schema SET sql = \'CREATE INDEX "spectrum_config_transform_nb_mol" ON "Spectrums" '
         '("config", "nb_mol", "transform")\' WHERE name = \'spectrum_config_transform_nb_mol\'',
     )
-    return "spectrum_config_transform_nb_mol"
+    return (
+        "integrity_check: stored 'row 1 missing from index spectrum_config_transform_nb_mol', computed 'ok'"
+    )
 
 
 @plant([("integrity.damage", COMPACT)], {"integrity.damage"})
@@ -109,7 +116,7 @@ def family_index_disagrees_with_its_table(connection: sqlite3.Connection) -> str
         'UPDATE sqlite_schema SET sql = \'CREATE INDEX "Families_A3_B5_size" ON "Families" '
         "(spectra_before) WHERE config = ''A3_B5''' WHERE name = 'Families_A3_B5_size'",
     )
-    return "Families_A3_B5_size"
+    return "integrity_check: stored 'row 2 missing from index Families_A3_B5_size', computed 'ok'"
 
 
 @plant(both("configuration.nb_mol"), {"configuration.nb_mol"})
@@ -513,6 +520,231 @@ def compact_shard_totals(connection: sqlite3.Connection) -> str:
     return "GroupedShards (spectra, families): stored (9, 2), computed (8, 2) in the families"
 
 
+# -- more damage of a finding: the edges one plant per finding leaves out -----------------------
+
+
+@dataclass(frozen=True)
+class Edge:
+    """A damage beyond ``PLANTS``' one per finding, in one store.
+
+    ``damage`` returns, per finding, a piece of a line that names it, several
+    pieces (a tuple: each in some line), or the finding's every line (a list);
+    ``covered.<check>``: the start of what that check's line says it covered.
+    """
+
+    store: str
+    damage: Callable[[sqlite3.Connection], dict[str, str | tuple[str, ...] | list[str]]]
+    findings: frozenset[str]
+    args: tuple[str, ...] = ()
+
+
+EDGES: dict[str, Edge] = {}
+
+
+def edge(store: str, findings: set[str], args: tuple[str, ...] = ()):
+    """Register a damage under its function's name."""
+
+    def register(damage: Callable) -> Callable:
+        EDGES[damage.__name__] = Edge(store, damage, frozenset(findings), args)
+        return damage
+
+    return register
+
+
+ITEM = numbers_dtype(A3_B5).itemsize
+"""Bytes per number in a ``Families.numbers`` blob of A3_B5."""
+BROKEN_45 = (FAMILY_45.format("numbers = ?"), packed(45, 275) + b"\0")
+"""Family 45's blob with a byte too many: its block is unpacked a family at a time."""
+BROKEN_45_LINE = f"family 45: numbers: stored {2 * ITEM + 1} bytes, computed a multiple of {ITEM}"
+
+
+def member_of_a_group_of(size: int, connection: sqlite3.Connection) -> tuple[int, int]:
+    """(number, canonical number) of a member of an enantiomer group of ``size``: the first that is
+    not the canonical molecule and that the reference sample leaves out."""
+    rows = connection.execute(
+        "SELECT number, canonical_number FROM Molecules WHERE config = 'A3_B5' AND canonical_number IN "
+        "(SELECT canonical_number FROM Molecules WHERE config = 'A3_B5' "
+        "GROUP BY canonical_number HAVING COUNT(*) = ?) ORDER BY number",
+        (size,),
+    ).fetchall()
+    return next((n, c) for n, c in rows if n != c and n not in REFERENCE)
+
+
+@edge(COMPACT, {"groups.numbers"})
+def family_blob_with_a_byte_too_many(connection: sqlite3.Connection) -> dict:
+    one(connection, BROKEN_45[0], BROKEN_45[1])
+    return {"groups.numbers": [BROKEN_45_LINE]}
+
+
+@edge(COMPACT, {"groups.numbers"})
+def family_blob_with_a_repeat(connection: sqlite3.Connection) -> dict:
+    one(connection, FAMILY_43.format("numbers = ?"), packed(43, 43, 752))
+    return {
+        "groups.numbers": [
+            "family 43: numbers: stored [43, 43, 752], computed 2 or more increasing numbers from 1 to 2,300"
+        ]
+    }
+
+
+@edge(COMPACT, {"groups.numbers"})
+def family_blob_of_six_numbers_listed_whole(connection: sqlite3.Connection) -> dict:
+    one(connection, FAMILY_43.format("numbers = ?"), packed(43, 752, 2301, 2302, 2303, 2304))
+    return {"groups.numbers": "stored [43, 752, 2,301, 2,302, 2,303, 2,304], computed"}
+
+
+@edge(COMPACT, {"groups.numbers"})
+def family_blob_of_seven_numbers_listed_by_six(connection: sqlite3.Connection) -> dict:
+    one(connection, FAMILY_43.format("numbers = ?"), packed(43, 752, 2301, 2302, 2303, 2304, 2305))
+    return {"groups.numbers": "stored [43, 752, 2,301, 2,302, 2,303, 2,304, ...], computed"}
+
+
+@edge(
+    COMPACT,
+    {"groups.numbers", "groups.member", "groups.canonical_number", "groups.nb_mol", "groups.max_diff"},
+)
+def damaged_block_checks_its_families_to_the_first_and_last_molecule(connection: sqlite3.Connection) -> dict:
+    """Family 45's blob broken, and family 43 given molecules 1, 2 and 2,300 (other spectra).
+
+    Those three are molecules (from 1 to C(W², N)), increasing, so they are
+    re-traced and named as members with another spectrum; only family 45's
+    blob is named as damaged.
+    """
+    one(connection, BROKEN_45[0], BROKEN_45[1])
+    one(connection, FAMILY_43.format("numbers = ?"), packed(1, 2, 43, 752, 2300))
+    member = f"spectrum (in the family of 43): stored '{FAMILY_43_SPECTRUM}' (molecule 43's)"
+    return {
+        "groups.numbers": [BROKEN_45_LINE],
+        "groups.member": tuple(f"molecule {n}: {member}" for n in ("1", "2", "2,300")),
+    }
+
+
+@edge(COMPACT, {"groups.canonical_number", "groups.position"})
+def family_numbered_zero(connection: sqlite3.Connection) -> dict:
+    one(connection, FAMILY_43.format("canonical_number = 0"))
+    return {"groups.canonical_number": ["family 0: stored 0, computed a number from 1 to 2,300"]}
+
+
+@edge(COMPACT, {"groups.canonical_number", "groups.position"})
+def every_family_of_a_block_numbered_as_no_molecule(connection: sqlite3.Connection) -> dict:
+    """Both families left out (0 and 2,301 are no molecules): a block with nothing to re-trace."""
+    one(connection, FAMILY_43.format("canonical_number = 0"))
+    one(connection, FAMILY_45.format("canonical_number = 2301"))
+    return {
+        "covered.groups": "2 families (0 molecules re-traced), ",
+        "groups.canonical_number": [
+            "family 0: stored 0, computed a number from 1 to 2,300",
+            "family 2,301: stored 2,301, computed a number from 1 to 2,300",
+        ],
+    }
+
+
+FAMILY_RENUMBERED = {
+    "engine.not_in_group",
+    "groups.canonical_number",
+    "groups.key",
+    "groups.member",
+    "groups.numbers",
+    "groups.position",
+    "groups.shard_sizes",
+    "groups.shard_totals",
+    "groups.spectra",
+    "groups.spectrum",
+    "reference.not_in_group",
+}
+"""A family given another molecule's number: its spectrum and key are that molecule's, its members not."""
+
+
+@edge(COMPACT, FAMILY_RENUMBERED | {"groups.spectra_before", "groups.size_spectra_before"})
+def family_numbered_as_the_last_molecule(connection: sqlite3.Connection) -> dict:
+    """In a block unpacked family by family: 2,300 is a molecule, only not this family's smallest."""
+    one(connection, BROKEN_45[0], BROKEN_45[1])
+    one(connection, FAMILY_43.format("canonical_number = 2300"))
+    return {
+        "groups.canonical_number": [
+            "family 2,300: stored 2,300, computed 43 (the smallest canonical number of its molecules)"
+        ]
+    }
+
+
+@edge(COMPACT, FAMILY_RENUMBERED)
+def family_numbered_as_the_first_molecule(connection: sqlite3.Connection) -> dict:
+    one(connection, FAMILY_43.format("numbers = ?"), packed(43, 752) + b"\0")
+    one(connection, FAMILY_45.format("canonical_number = 1"))
+    return {
+        "groups.canonical_number": [
+            "family 1: stored 1, computed 45 (the smallest canonical number of its molecules)"
+        ]
+    }
+
+
+@edge(
+    COMPACT, {"count.profiles", "engine.profile", "engine.profiles_counted", "reference.profile"}, ("--all",)
+)
+def profile_row_deleted(connection: sqlite3.Connection) -> dict:
+    """The Profiles row of the first profile deleted: with --all, the profile counted has no row."""
+    row = connection.execute(
+        f"SELECT {', '.join(PROFILE_FIELDS)}, molecules, lowest FROM Profiles WHERE rowid = 1"
+    ).fetchone()
+    one(connection, "DELETE FROM Profiles WHERE rowid = 1")
+    profile, molecules, lowest = row[:-2], row[-2], row[-1]
+    return {
+        "engine.profiles_counted": [
+            f"Profiles {profile} (molecules, lowest): stored no row, computed ({molecules}, {lowest})"
+        ]
+    }
+
+
+@edge(COMPACT, {"count.profiles", "engine.profiles_counted"}, ("--all",))
+def profile_row_of_no_molecule(connection: sqlite3.Connection) -> dict:
+    nines = ", ".join(["9"] * len(PROFILE_FIELDS))
+    one(connection, f"INSERT INTO Profiles SELECT config, {nines}, 1, 1 FROM Profiles WHERE rowid = 1")
+    profile = tuple([9] * len(PROFILE_FIELDS))
+    return {
+        "engine.profiles_counted": [
+            f"Profiles {profile} (molecules, lowest): stored (1, 1), computed no molecule"
+        ]
+    }
+
+
+@edge(FULL, {"families.transform", "engine.column"})
+def molecule_transform_of_no_name(connection: sqlite3.Connection) -> dict:
+    """A transform that is no transform's name, on a molecule whose own is rot180 (the second)."""
+    number = next(
+        n
+        for (n,) in connection.execute(
+            "SELECT number FROM Molecules WHERE config = 'A3_B5' AND transform = 'rot180' ORDER BY number"
+        )
+        if n not in REFERENCE
+    )
+    one(
+        connection,
+        "UPDATE Molecules SET transform = 'sideways' WHERE config = 'A3_B5' AND number = ?",
+        number,
+    )
+    return {"families.transform": f"molecule {number:,}: transform: stored 'sideways', computed 'rot180'"}
+
+
+@edge(FULL, {"count.rows", "families.missing", "engine.absent"})
+def symmetric_molecule_deleted(connection: sqlite3.Connection) -> dict:
+    """A member of a group of 4 (a molecule with a symmetry: its images repeat) deleted: named once."""
+    number, canonical = member_of_a_group_of(4, connection)
+    one(connection, "DELETE FROM Molecules WHERE config = 'A3_B5' AND number = ?", number)
+    return {
+        "families.missing": [
+            f"molecule {number:,}: row: stored absent, computed a member of the group of {canonical:,}"
+        ]
+    }
+
+
+@edge(FULL, {"count.rows", "families.missing", "engine.absent"})
+def half_turn_symmetric_molecule_deleted(connection: sqlite3.Connection) -> dict:
+    """Molecule 692 (cells 2, 12 and 22: its own half-turn image, the canonical one of a group of 2)
+    deleted: named once, though two of the 8 transforms give it."""
+    assert 692 not in REFERENCE and tuple(atoms_of(A3_B5, 692)) == (2, 12, 22)
+    one(connection, "DELETE FROM Molecules WHERE config = 'A3_B5' AND number = 692")
+    return {"families.missing": ["molecule 692: row: stored absent, computed a member of the group of 692"]}
+
+
 # -- the tests ---------------------------------------------------------------------------
 
 
@@ -541,6 +773,29 @@ def test_every_finding_has_a_planted_damage() -> None:
     assert all(finding.description for finding in check.FINDINGS.values())
 
 
+RETRACED = "2,300 molecules (all) re-traced by the engine: "
+SAMPLED = "1,000 molecules, a seeded sample re-traced by the reference rays.py: "
+COVERED = {
+    FULL: {
+        "configuration": "C(25, 3) = 2,300 molecules, atoms, width, ranges",
+        "count": "2,300 molecule rows",
+        "groups": "8 ambiguous spectra: nb_mol, transform, canonical number",
+        "families": "2,300 molecules: canonical, transform, board, spectrum by symmetry, members",
+        "engine": RETRACED + "canonical, transform, board, spectrum, 17 statistics",
+        "reference": SAMPLED + "canonical, transform, board, spectrum, 17 statistics",
+    },
+    COMPACT: {
+        "configuration": "C(25, 3) = 2,300 molecules, atoms, width, ranges",
+        "count": "2,300 molecules in the profiles, no molecule rows",
+        "groups": "2 families (4 molecules re-traced), 8 ambiguous spectra: molecules, nb_mol, spectra, "
+        "spectrum, key, canonical number, max_diff, ordinals; counts by size",
+        "engine": RETRACED + "in the stored spectral groups, profile statistics",
+        "reference": SAMPLED + "in the stored spectral groups, profile statistics",
+    },
+}
+"""What each line of the report says it covered, for the clean A3_B5 (the file's size aside)."""
+
+
 @pytest.mark.parametrize("store", [FULL, COMPACT])
 def test_a_clean_file_passes(clean: dict[str, Path], store: str, capsys) -> None:
     code, found = report(clean[store], capsys)
@@ -548,32 +803,71 @@ def test_a_clean_file_passes(clean: dict[str, Path], store: str, capsys) -> None
     names = check.CHECKS if store == FULL else check.COMPACT_CHECKS
     assert [c["name"] for c in found["checks"]] == list(names)
     assert all(c["ok"] and c["differences"] == 0 and c["findings"] == [] for c in found["checks"])
+    covered = {c["name"]: c["covered"] for c in found["checks"]}
+    integrity = covered.pop("integrity")
+    assert integrity.startswith("SQLite's integrity_check of the whole file (")
+    assert integrity.endswith(" MB, every configuration)")
+    assert covered == COVERED[store]
+
+
+def damaged_report(
+    clean: dict[str, Path], tmp_path: Path, store: str, damage: Callable, args: tuple[str, ...], capsys
+) -> tuple[object, dict, dict[str, list[str]]]:
+    """(what ``damage`` returned, the ``--json`` report, the lines of each finding) of a damaged copy."""
+    path = tmp_path / "damaged.sqlite"
+    shutil.copy(clean[store], path)
+    connection = sqlite3.connect(path)
+    named = damage(connection)
+    connection.commit()
+    connection.close()
+    code, found = report(path, capsys, *args)
+    assert code == 1 and found["ok"] is False
+    lines: dict[str, list[str]] = {}
+    for c in found["checks"]:
+        for difference in c["first"]:
+            lines.setdefault(difference["finding"], []).append(check.Difference(**difference).line())
+    return named, found, lines
+
+
+def raised_findings(found: dict) -> set[str]:
+    return {name for c in found["checks"] for name in c["findings"]}
 
 
 @pytest.mark.parametrize("finding, store", sorted(PLANTS), ids=[f"{f}-{s}" for f, s in sorted(PLANTS)])
 def test_a_planted_damage_is_found_and_named(
     clean: dict[str, Path], tmp_path: Path, finding: str, store: str, capsys
 ) -> None:
-    path = tmp_path / "damaged.sqlite"
-    shutil.copy(clean[store], path)
-    connection = sqlite3.connect(path)
     planted = PLANTS[(finding, store)]
-    named = planted.damage(connection)
-    connection.commit()
-    connection.close()
-    code, found = report(path, capsys, *planted.args)
-    assert code == 1 and found["ok"] is False
-    raised = {name for c in found["checks"] for name in c["findings"]}
-    assert raised == planted.findings
-    lines = [
-        check.Difference(**difference).line()
-        for c in found["checks"]
-        for difference in c["first"]
-        if difference["finding"] == finding
-    ]
+    named, found, lines = damaged_report(clean, tmp_path, store, planted.damage, planted.args, capsys)
+    assert raised_findings(found) == planted.findings
     if isinstance(named, dict):
         named = named[finding]
-    assert any(named in line for line in lines), lines
+    assert any(named in line for line in lines[finding]), lines[finding]
+
+
+@pytest.mark.parametrize("name", sorted(EDGES))
+def test_more_damage_of_a_finding_is_found_and_named(
+    clean: dict[str, Path], tmp_path: Path, name: str, capsys
+) -> None:
+    planted = EDGES[name]
+    named, found, lines = damaged_report(clean, tmp_path, planted.store, planted.damage, planted.args, capsys)
+    assert raised_findings(found) == planted.findings
+    covered = {c["name"]: c["covered"] for c in found["checks"]}
+    for finding, expected in named.items():
+        if finding.startswith("covered."):
+            assert covered[finding.removeprefix("covered.")].startswith(expected)
+        elif isinstance(expected, list):
+            assert lines[finding] == expected
+        else:
+            pieces = expected if isinstance(expected, tuple) else (expected,)
+            for piece in pieces:
+                assert any(piece in line for line in lines[finding]), (piece, lines[finding])
+
+
+def test_all_says_every_profile_was_counted(clean: dict[str, Path], capsys) -> None:
+    code, found = report(clean[COMPACT], capsys, "--all")
+    engine = next(c for c in found["checks"] if c["name"] == "engine")
+    assert code == 0 and engine["covered"] == COVERED[COMPACT]["engine"] + "; every profile counted"
 
 
 def test_the_integrity_damage_passes_quick_check(clean: dict[str, Path], tmp_path: Path) -> None:
@@ -600,6 +894,7 @@ def test_no_integrity_skips_the_file_check(clean: dict[str, Path], tmp_path: Pat
     connection.close()
     code, found = report(path, capsys, "--no-integrity")
     assert code == 0
+    assert found["checks"][0]["name"] == "integrity"
     assert found["checks"][0]["covered"].startswith("skipped (--no-integrity)")
     code, found = report(path, capsys)
     assert code == 1 and found["checks"][0]["findings"] == ["integrity.damage"]

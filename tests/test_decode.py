@@ -626,6 +626,7 @@ def test_stored_and_computed_candidates_are_the_same(explored_a3_b5):
         assert stored.source == "store" and computed.source == "computed"
         assert stored.numbers.tolist() == computed.numbers.tolist()
         assert (stored.atoms == computed.atoms).all()
+        assert stored.molecules() == computed.molecules()  # the boards a user is shown
         auto = decode.candidates(A3_B5, game)  # the store for full spectra only
         assert auto.source == ("store" if game.complete else "computed")
         sources.add(auto.source)
