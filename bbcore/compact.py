@@ -77,7 +77,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bbcore import engine, sql
+from bbcore import engine, sql, store
 from bbcore.config import Config
 from bbcore.families import (  # noqa: F401 (risk_counts, size_counts, spectra_counts: read through here too)
     FamilyColumns,
@@ -142,7 +142,11 @@ def shard_count(config: Config, records_per_shard: int = SHARD_RECORDS) -> int:
 
 
 def default_shard_root(db_path: Path | str) -> Path:
-    """Where shard files go by default: a folder next to the database."""
+    """Where shard files go by default: a folder next to the database (a server's: ``server.shard_root``)."""
+    if store.is_server(db_path):
+        from bbcore import server
+
+        return server.shard_root(db_path)
     return Path(f"{db_path}.shards")
 
 

@@ -104,11 +104,25 @@ _held_guard = threading.Lock()
 
 @contextmanager
 def exploration_lock(db_path: Path, config: Config) -> Iterator[None]:
-    """Hold the exclusive right to write ``config`` in ``db_path``, or raise ExploreError."""
-    key = (str(Path(db_path).resolve()), config.name)
+    """Hold the exclusive right to write ``config`` in ``db_path``, or raise ExploreError.
+
+    On a server the lock is the server's own (``server.advisory_lock``),
+    shared by explorers on every machine; on a file, an ``fcntl`` lock on
+    ``<database>.lock``.
+    """
     busy = ExploreError(
         f"{config.name} is being explored by another process on {db_path}; wait for it or stop it first"
     )
+    if store.is_server(db_path):
+        from bbcore import server
+
+        try:
+            with server.advisory_lock(db_path, config, busy):
+                yield
+        except server.ServerError as error:  # the server could not be reached for the lock
+            raise StoreError(str(error)) from None
+        return
+    key = (str(Path(db_path).resolve()), config.name)
     with _held_guard:
         # fcntl locks do not exclude threads of one process: guard those here.
         if key in _held:
