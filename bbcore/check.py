@@ -45,7 +45,7 @@ import numpy as np
 from peewee import chunked
 
 from bbcore import engine, families, rays, sql
-from bbcore.compact import PROFILE_FIELDS
+from bbcore.compact.trace import PROFILE_FIELDS
 from bbcore.config import Config
 from bbcore.engine import image_numbers
 from bbcore.families import images_of, numbers_dtype, unpack_numbers

@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import bbcore
-from bbcore.explore import ExploreError
+from bbcore.progress import ExploreError
 
 Job = TypeVar("Job")
 Result = TypeVar("Result")

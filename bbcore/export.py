@@ -34,7 +34,7 @@ from typing import Literal, TextIO
 import numpy as np
 
 from bbcore import families, sql
-from bbcore.compact import Column, merged
+from bbcore.columns import Column, merged
 from bbcore.config import Config
 from bbcore.engine import molecules_of_numbers
 from bbcore.geometry import TRANSFORM_NAMES
@@ -106,7 +106,7 @@ def derived_spectrums(config: Config) -> Iterator[Row]:
     The families give their spectra in canonical order; chunks of
     ``SORT_ROWS`` are sorted by spectrum.  One chunk is yielded as it is;
     more (A7_B8's 78.8 M rows) are saved in a temporary folder beside the
-    database and merged (``compact.merged``), so memory stays that of a chunk.
+    database and merged (``columns.merged``), so memory stays that of a chunk.
     """
     chunks = _sorted_chunks(config)
     first = next(chunks, None)

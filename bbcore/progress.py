@@ -1,15 +1,25 @@
-"""Where an exploration stands: the one progress report every run sends.
+"""Where an exploration stands and how it ends: what every run tells its face.
 
-The full store's run and the compact one's stages report through it, and
-the CLI's status line and the TUI's progress panel read it; a module of its
-own so that the faces and the pipelines share it without importing each
-other (a TUI widget that draws progress needs no exploration code).
+The full store's run and the compact one's stages report through
+``Progress``, end with ``COMPLETE`` or ``PAUSED`` (``ALREADY_COMPLETE`` when
+there was nothing to do), and refuse with an ``ExploreError`` (one line);
+the CLI's status line and the TUI's progress panel read them.  A module of
+its own so that the faces, the entry (``bbcore.explore``), the pipelines, the
+lock and the runners share it without importing each other (a TUI widget
+that draws progress needs no exploration code).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+
+COMPLETE, PAUSED, ALREADY_COMPLETE = "complete", "paused", "already complete"
+"""How a run ends: every range stored and grouped; stopped with what is done kept; nothing to do."""
+
+
+class ExploreError(Exception):
+    """An exploration that cannot run: the message is one line for the user."""
 
 
 @dataclass(frozen=True)

@@ -4,18 +4,18 @@ A compact exploration (``bbcore.compact``) is two stages of independent
 tasks, each a plain module-level function of one picklable job that returns
 a small picklable result:
 
-- ``compact.trace_range(TraceJob) -> TraceResult``: trace the canonical
+- ``compact.trace.trace_range(TraceJob) -> TraceResult``: trace the canonical
   molecules of a range of numbers, write their ``(key, number)`` records to
   the shard files (one file per shard and range, written under a temporary
   name and renamed), and return the range's statistics profile;
-- ``compact.group_shard(GroupJob) -> GroupResult``: read one shard's files,
+- ``compact.group.group_shard(GroupJob) -> GroupResult``: read one shard's files,
   find the keys held by two or more molecules, settle them exactly by
   tracing their molecules again, write the ambiguous spectra with their
   molecules to the shard's result folder, and return the shard's counts.
 
 Both are idempotent: running a job twice writes the same files and returns
 the same result, so a task lost with its worker may simply run again.  The
-process that drives the run (``compact.explore_compact``) is the only one
+process that drives the run (``compact.run.run_stages``) is the only one
 that writes the SQLite database: it records each result as it arrives.
 
 A runner is anything with the two methods of ``Runner``.  Two live here:
@@ -38,6 +38,9 @@ from typing import Protocol, TypeVar
 Job = TypeVar("Job")
 Result = TypeVar("Result")
 
+IN_PROCESS_BELOW = 150_000
+"""Configurations smaller than this are explored in the calling process (both
+stores): starting worker processes would cost more than it saves."""
 POLL_SECONDS = 0.25
 """How often a runner waiting on its tasks looks at the stop event."""
 

@@ -205,7 +205,7 @@ class FamilyMolecules(BaseModel):
     A family is an ambiguous spectrum with its images by the 8 symmetries;
     its first spectrum is the one whose first molecule is canonical
     (transform 0), and ``canonical_number`` is that molecule's.  ``numbers``
-    packs the spectrum's molecules, by number (``compact.numbers_dtype``).
+    packs the spectrum's molecules, by number (``families.numbers_dtype``).
     The other spectra of the family have the images of these molecules, by
     their row's transform.  A full store finds them all in ``Molecules``.
     """
@@ -833,7 +833,7 @@ def reset_config(config: Config) -> int:
     """Delete every row of a configuration in one transaction; returns molecules deleted.
 
     The caller holds the configuration's exploration lock
-    (``bbcore.explore.exploration_lock``) so that no run is writing it.
+    (``bbcore.lock.exploration_lock``) so that no run is writing it.
     """
     deleted = stored_count(config)
     with db.atomic():

@@ -41,19 +41,14 @@ from textual.screen import Screen
 from bbcore import __version__
 from bbcore.cli.common import positive_int
 from bbcore.cluster import cluster_address
-from bbcore.compact import default_shard_root, forget_shards
+from bbcore.compact.shards import default_shard_root, forget_shards
 from bbcore.config import Config, ConfigError, parse_config
 from bbcore.engine import kernels_cached
-from bbcore.explore import (
-    ExploreError,
-    default_store,
-    exploration_lock,
-    explore,
-    full_disk_line,
-)
+from bbcore.explore import default_store, explore, full_disk_line
 from bbcore.feasibility import refusal
 from bbcore.lifeline import die_with_parent
-from bbcore.progress import Progress
+from bbcore.lock import exploration_lock
+from bbcore.progress import ExploreError, Progress
 from bbcore.queries import config_state
 from bbcore.shots import Ranking
 from bbcore.store import (

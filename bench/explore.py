@@ -40,7 +40,7 @@ sys.path.insert(0, str(ROOT))
 
 from bbcore.config import parse_config  # noqa: E402
 from bbcore.engine import explore_range  # noqa: E402
-from bbcore.explore import INSERT_MOLECULES  # noqa: E402
+from bbcore.full import INSERT_MOLECULES  # noqa: E402
 from bbcore.store import MOLECULE_COLUMNS, db, open_database  # noqa: E402
 
 STAMP = "2026-01-01T00:00:00+00:00"

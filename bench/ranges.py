@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bbcore.config import parse_config  # noqa: E402
-from bbcore.explore import RANGE_SIZE  # noqa: E402
+from bbcore.full import RANGE_SIZE  # noqa: E402
 from bbcore.ranges import INTERVALS_PAGE, fully_stored, missing_ranges  # noqa: E402
 from bbcore.store import ExploredRange, close_database, db, ensure_config, open_database  # noqa: E402
 

@@ -22,7 +22,7 @@ from pilot import RangeGate
 from postgres import PostgresServer, binaries, unavailable
 
 from bbcore import engine, rays, strategy
-from bbcore import explore as explore_module
+from bbcore import full as full_module
 from bbcore.config import Config
 from bbcore.explore import explore as explore_configuration
 from bbcore.game import ABSORBED, REFLECTED
@@ -232,9 +232,9 @@ def pg_url(pg_server: PostgresServer):
 
 @pytest.fixture
 def gate(monkeypatch: pytest.MonkeyPatch) -> RangeGate:
-    """``bbcore.explore.store_range`` behind a gate (in-process runs only): a key lands mid-run."""
-    gate = RangeGate(explore_module.store_range)
-    monkeypatch.setattr(explore_module, "store_range", gate)
+    """``bbcore.full.store_range`` behind a gate (in-process runs only): a key lands mid-run."""
+    gate = RangeGate(full_module.store_range)
+    monkeypatch.setattr(full_module, "store_range", gate)
     return gate
 
 

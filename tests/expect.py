@@ -50,10 +50,10 @@ def disk_full_at(monkeypatch, chunk: int) -> dict[str, int]:
     """
     import sqlite3
 
-    import bbcore.explore as explore_module
+    import bbcore.full as full_module
     from bbcore.store import db
 
-    commit = explore_module._commit_chunk
+    commit = full_module._commit_chunk
     calls = {"n": 0}
 
     def filling(config, low, high, count, stamp, write):
@@ -68,5 +68,5 @@ def disk_full_at(monkeypatch, chunk: int) -> dict[str, int]:
 
         return commit(config, low, high, count, stamp, full)
 
-    monkeypatch.setattr(explore_module, "_commit_chunk", filling)
+    monkeypatch.setattr(full_module, "_commit_chunk", filling)
     return calls

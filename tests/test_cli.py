@@ -314,9 +314,9 @@ def test_a_full_disk_during_explore_says_where_how_much_and_that_the_same_comman
 ):
     """SQLITE_FULL injected in the third range's transaction, as SQLite does it (``disk_full_at``):
     the message names the cause, not the failed rollback that followed it."""
-    import bbcore.explore as explore_module
+    import bbcore.full as full_module
 
-    commit = explore_module._commit_chunk
+    commit = full_module._commit_chunk
     disk_full_at(monkeypatch, 3)
     path = tmp_path / "bb.sqlite"
     assert main(["--db", str(path), "explore", "A4_B6"]) == 2
@@ -332,7 +332,7 @@ def test_a_full_disk_during_explore_says_where_how_much_and_that_the_same_comman
     assert err.endswith(f"then run 'bbcore --db {path} explore A4_B6' again to resume")
 
     # The same command resumes, and the file equals a clean run.
-    monkeypatch.setattr(explore_module, "_commit_chunk", commit)
+    monkeypatch.setattr(full_module, "_commit_chunk", commit)
     assert main(["--db", str(path), "explore", "A4_B6"]) == 0
     clean = tmp_path / "clean.sqlite"
     explore(Config(4, 6), clean)

@@ -27,7 +27,8 @@ from expect import bbcore, one_line_error
 from bbcore import cluster as cluster_module
 from bbcore.cluster import ClusterError, DaskRunner, cluster_address
 from bbcore.config import Config
-from bbcore.explore import COMPLETE, PAUSED, ExploreError, explore
+from bbcore.explore import explore
+from bbcore.progress import COMPLETE, PAUSED, ExploreError
 from bbcore.store import Configuration, open_database
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -16,10 +16,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bbcore import compact, engine, export, families, queries
+from bbcore import engine, export, families, queries
+from bbcore.columns import Column, merged
+from bbcore.compact import group as group_stage
+from bbcore.compact import trace, write
+from bbcore.compact.shards import config_directory
 from bbcore.config import Config, parse_config
-from bbcore.explore import COMPLETE, PAUSED, ExploreError, explore
+from bbcore.explore import explore
 from bbcore.numbering import atoms_of_numbers, binomial_table
+from bbcore.progress import COMPLETE, PAUSED, ExploreError
 from bbcore.store import ExploredRange, open_database
 
 SPECTRUMS = (
@@ -84,7 +89,7 @@ def test_any_ranges_and_shards_give_the_full_groups(tmp_path_factory, config, ra
     start_compact(small, config, shards)
     assert explore(config, small, store="compact", range_size=range_size) == COMPLETE
     assert groups(small, config, "compact") == groups(full, config, "full")
-    assert not compact.config_directory(small, config).exists()
+    assert not config_directory(small, config).exists()
 
 
 def start_compact(path: Path, config: Config, shards: int) -> None:
@@ -162,9 +167,12 @@ def run_killed(path: Path, config_name: str, point: str, count: int, workers: in
 KILLER = """
 import os, signal, sys
 from pathlib import Path
-from bbcore import compact
+import bbcore.families
+from bbcore import sql
+from bbcore.compact import group, trace, write
 from bbcore.config import parse_config
 from bbcore.explore import explore
+from bbcore.store import db
 
 path, name, point, count, workers = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
 calls = 0
@@ -178,20 +186,20 @@ def kill_at(target, counted=lambda *args: True):
         return target(*args, **kwargs)
     return wrapper
 
-compact.WRITE_ROWS = 8  # A4_B6's 100 families in about 13 transactions
+write.WRITE_ROWS = 8  # A4_B6's 100 families in about 13 transactions
 if point == "tracing":  # a range traced and written, not recorded
-    compact._record_range = kill_at(compact._record_range)
+    trace._record_range = kill_at(trace._record_range)
 elif point == "spilling":  # a shard file half written, not renamed
-    compact.os.replace = kill_at(compact.os.replace)
+    os.replace = kill_at(os.replace)
 elif point == "profiles":  # every range traced, the profiles being stored (in their transaction)
-    compact.sql.insert_profiles = kill_at(compact.sql.insert_profiles)
+    sql.insert_profiles = kill_at(sql.insert_profiles)
 elif point == "grouping":  # a shard grouped, its result written, not recorded
-    compact._record_shard = kill_at(compact._record_shard)
+    group._record_shard = kill_at(group._record_shard)
 elif point == "writing":  # every shard grouped, some families written
-    compact.FamilyWriter.write = kill_at(compact.FamilyWriter.write)
+    bbcore.families.FamilyWriter.write = kill_at(bbcore.families.FamilyWriter.write)
 elif point == "indexes":  # every family written, one of its two indexes built
     indexing = lambda statement, *args: statement.startswith('CREATE INDEX IF NOT EXISTS "Families_')
-    compact.db.execute_sql = kill_at(compact.db.execute_sql, indexing)
+    db.execute_sql = kill_at(db.execute_sql, indexing)
 
 def main():
     explore(parse_config(name), path, store="compact", range_size=700, workers=workers)
@@ -254,20 +262,20 @@ def test_killed_at_any_phase_resumes_to_the_clean_result(tmp_path, clean_a4_b6, 
         assert stored["families"] == clean_a4_b6["families"]
         assert len(stored["indexes"]) == 1 < len(clean_a4_b6["indexes"])
     regrouped: list[int] = []
-    original = compact.group_shard
+    original = group_stage.group_shard
 
     def spy(job):
         regrouped.append(job.shard)
         return original(job)
 
-    compact.group_shard = spy
+    group_stage.group_shard = spy
     try:
         assert explore(config, path) == COMPLETE
     finally:
-        compact.group_shard = original
+        group_stage.group_shard = original
     assert sorted(regrouped) == sorted(set(range(4)) - grouped)
     assert result_of(path, config) == clean_a4_b6
-    assert not compact.config_directory(path, config).exists()
+    assert not config_directory(path, config).exists()
 
 
 @pytest.mark.slow
@@ -280,17 +288,17 @@ def test_killed_with_workers_resumes_without_redoing_recorded_ranges(tmp_path):
     recorded = {(r.start, r.stop) for r in ExploredRange.select().where(ExploredRange.config == config.name)}
     assert len(recorded) == 39
     traced: list[tuple[int, int]] = []
-    original = compact.trace_range
+    original = trace.trace_range
 
     def spy(job):
         traced.append((job.start, job.stop))
         return original(job)
 
-    compact.trace_range = spy
+    trace.trace_range = spy
     try:
         assert explore(config, path, workers=1, range_size=700) == COMPLETE
     finally:
-        compact.trace_range = original
+        trace.trace_range = original
     assert not recorded & set(traced)
     assert explore(config, clean, store="compact", range_size=700) == COMPLETE
     assert result_of(path, config) == result_of(clean, config)
@@ -300,7 +308,7 @@ def test_pause_and_resume_give_the_clean_result(tmp_path, clean_a4_b6, monkeypat
     config = Config(4, 6)
     path = tmp_path / "db.sqlite"
     start_compact(path, config, 4)
-    monkeypatch.setattr(compact, "WRITE_ROWS", 8)
+    monkeypatch.setattr(write, "WRITE_ROWS", 8)
     phases, units = [], {}
     for phase in ("tracing", "grouping", "writing"):
         stop = threading.Event()
@@ -331,7 +339,7 @@ def both_a4_b6(tmp_path_factory) -> tuple[Path, Path]:
     assert explore(Config(4, 6), full, store="full") == COMPLETE
     start_compact(small, Config(4, 6), 2)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(compact, "WRITE_ROWS", 16)
+        patch.setattr(write, "WRITE_ROWS", 16)
         assert explore(Config(4, 6), small, store="compact") == COMPLETE
     return full, small
 
@@ -428,13 +436,13 @@ def test_the_merge_gives_every_element_once_in_order(tmp_path_factory, arrays, r
     columns = []
     for i, values in enumerate(arrays):
         np.save(folder / f"{i}.npy", np.array(sorted(values), dtype=np.int64))
-        columns.append(compact.Column(folder / f"{i}.npy"))
+        columns.append(Column(folder / f"{i}.npy"))
     everything = sorted(v for values in arrays for v in values)
     if len(everything) != len(set(everything)):
         return  # keys are never in two shards
     starts = [bisect.bisect_right(column, cut) for column in columns]  # as a resumed write finds them
     out = []
-    for slices, order, joined in compact.merged(columns, starts, rows):
+    for slices, order, joined in merged(columns, starts, rows):
         assert len(joined) == sum(high - low for _, low, high in slices)
         out += joined[order].tolist()
     assert out == [v for v in everything if v > cut]
@@ -443,7 +451,7 @@ def test_the_merge_gives_every_element_once_in_order(tmp_path_factory, arrays, r
 def test_a_column_reads_what_numpy_saved(tmp_path):
     text = np.array([b"AB@", b"CD&", b"EFa"], dtype="S3")
     np.save(tmp_path / "t.npy", text)
-    column = compact.Column(tmp_path / "t.npy")
+    column = Column(tmp_path / "t.npy")
     assert len(column) == 3 and column[1] == b"CD&" and column[1:].tolist() == [b"CD&", b"EFa"]
     assert column[3:].tolist() == [] and column[-1] == b"EFa"
 

@@ -157,7 +157,7 @@ def test_engine_rows_on_random_configurations_up_to_w13(reference, drawn):
 @pytest.mark.parametrize("name", ["A3_B4", "A4_B4", "A3_B5", "A2_B6"])
 def test_ray_profile_equals_the_reference_statistics(name):
     """Every molecule: the 9 profile statistics of a compact store equal the reference's."""
-    from bbcore.compact import PROFILE_FIELDS
+    from bbcore.compact.trace import PROFILE_FIELDS
 
     config = parse_config(name)
     atoms = np.array([atoms_of(config, n) for n in range(1, config.nb_mol + 1)], dtype=np.int64)

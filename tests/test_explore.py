@@ -12,10 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from bbcore import explore as explore_module
+from bbcore import full as full_module
+from bbcore import lock
 from bbcore import spectra as spectra_module
 from bbcore.config import Config
-from bbcore.explore import ALREADY_COMPLETE, COMPLETE, PAUSED, ExploreError, explore
+from bbcore.explore import explore
+from bbcore.progress import ALREADY_COMPLETE, COMPLETE, PAUSED, ExploreError
 from bbcore.queries import group_page, molecule_record, molecules_with_spectrum
 from bbcore.spectra import ambiguity_table
 from bbcore.store import db, open_database, reset_config, stored_count
@@ -109,7 +111,7 @@ def test_pause_keeps_work_and_resume_equals_an_uninterrupted_run(tmp_path, refer
 
 def test_worker_processes_store_the_same_rows_as_one_process(tmp_path, reference_a4_b5, monkeypatch):
     # Workers stage their rows and take turns to copy them: the result is the same.
-    monkeypatch.setattr(explore_module, "IN_PROCESS_BELOW", 0)
+    monkeypatch.setattr(full_module, "IN_PROCESS_BELOW", 0)
     path = tmp_path / "db.sqlite"
     assert explore(Config(4, 5), path, workers=2, range_size=700) == COMPLETE
     assert table_rows(path, "A4_B5") == reference_a4_b5
@@ -133,7 +135,7 @@ def test_sigkill_mid_run_then_resume_equals_an_uninterrupted_run(
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     child = CHILD.replace(
         "from bbcore.explore import explore",
-        "import bbcore.explore as e; e.IN_PROCESS_BELOW = 0; explore = e.explore",
+        "import bbcore.full; bbcore.full.IN_PROCESS_BELOW = 0; from bbcore.explore import explore",
     )
     process = subprocess.Popen(
         [sys.executable, "-c", child, str(path), str(workers)],
@@ -165,7 +167,7 @@ def test_a_second_explorer_is_refused_while_readers_keep_reading(tmp_path):
     release = threading.Event()
 
     def hold_lock():
-        with explore_module.exploration_lock(path, Config(4, 5)):
+        with lock.exploration_lock(path, Config(4, 5)):
             holder.set()
             release.wait(10)
 
@@ -298,7 +300,7 @@ def test_a_run_writes_through_the_database_already_open(tmp_path, monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError("explore re-opened the database")
 
-    monkeypatch.setattr(explore_module, "open_database", refuse)
+    monkeypatch.setattr(full_module, "open_database", refuse)
     monkeypatch.setattr("bbcore.store.open_database", refuse)
     outcome: list[str] = []
     worker = threading.Thread(target=lambda: outcome.append(explore(Config(3, 4), path)))
@@ -316,9 +318,9 @@ def test_a_worker_opens_the_database_with_its_own_pragmas(tmp_path, monkeypatch)
     path = tmp_path / "db.sqlite"
     open_database(path)
     pragmas = dict(store.PRAGMAS)
-    monkeypatch.setattr(explore_module, "_worker_db", None)
-    assert explore_module._worker_range(str(path), Config(3, 4), 1, 50) > 0
-    assert db.execute_sql("PRAGMA busy_timeout").fetchone() == (explore_module.WORKER_BUSY_TIMEOUT_MS,)
+    monkeypatch.setattr(full_module, "_worker_db", None)
+    assert full_module._worker_range(str(path), Config(3, 4), 1, 50) > 0
+    assert db.execute_sql("PRAGMA busy_timeout").fetchone() == (full_module.WORKER_BUSY_TIMEOUT_MS,)
     assert db.execute_sql("PRAGMA temp_store").fetchone() == (2,)  # memory
     assert store.PRAGMAS == pragmas
     open_database(path)

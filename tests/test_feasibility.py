@@ -25,7 +25,9 @@ from bbcore import explore as explore_module
 from bbcore import feasibility
 from bbcore import ranges as ranges_module
 from bbcore.config import Config, parse_config
-from bbcore.explore import COMPLETE, PAUSED, RANGE_SIZE, ExploreError, explore
+from bbcore.explore import explore
+from bbcore.full import RANGE_SIZE
+from bbcore.progress import COMPLETE, PAUSED, ExploreError
 from bbcore.ranges import fully_stored, missing_ranges
 from bbcore.store import ExploredRange, open_database, stored_count
 from bbtui.app import BlackBoxApp

@@ -18,6 +18,19 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("bbcore", "bbtui")
 
+EXPLORATION_LAYERS: tuple[tuple[str, ...], ...] = (
+    ("bbcore.explore",),  # the entry: checks, locks, picks a pipeline
+    ("bbcore.full", "bbcore.compact.run"),  # the two pipelines
+    ("bbcore.compact.trace", "bbcore.compact.group", "bbcore.compact.write"),  # the compact stages
+    ("bbcore.compact.shards", "bbcore.columns"),  # what the stages share
+    ("bbcore.ranges", "bbcore.lock", "bbcore.feasibility", "bbcore.runner", "bbcore.cluster"),  # every run's
+    ("bbcore.progress", "bbcore.lifeline"),  # how a run reports and ends; workers that end with it
+)
+"""The exploration from the top down: a module imports only modules of the layers
+below its own, never its own layer's or a higher one's, so that a reader follows
+``explore(config)`` downward without climbing back.  Modules outside the list
+(the store, the engine, ...) are below all of it."""
+
 KNOWN_CIRCLES: dict[frozenset[str], str] = {}
 """Circles left on purpose (say one that only the compact store's rewrite can
 break), each with why, keyed by its modules; empty: the house has none since
@@ -117,8 +130,9 @@ def test_the_graph_reads_every_import_form():
     """Plain, from-package, from-module and function-level imports all become edges."""
     graph = import_graph()
     assert "bbcore.config" in graph["bbcore.numbering"]  # from bbcore.config import Config
-    assert "bbcore.store" in graph["bbcore.compact"]  # from bbcore.store import ...
-    assert "bbcore.engine" in graph["bbcore.compact"]  # from bbcore import engine
+    assert "bbcore.store" in graph["bbcore.compact.trace"]  # from bbcore.store import ...
+    assert "bbcore.engine" in graph["bbcore.compact.trace"]  # from bbcore import engine
+    assert "bbcore.compact.trace" in graph["bbcore.compact.run"]  # from bbcore.compact.trace import ...
     assert "bbcore.cli.browse" in graph["bbcore.cli"]  # inside build_parser()
     assert "bbtui.host" in graph["bbtui.screens.molecule"]
     bbcore_targets = {t for name, targets in graph.items() if name.startswith("bbcore.") for t in targets}
@@ -155,3 +169,21 @@ def test_no_import_circle():
     assert not unknown, "import circles:\n" + "\n".join(describe(graph, c) for c in unknown)
     stale = [sorted(circle) for circle in KNOWN_CIRCLES if circle not in found]
     assert not stale, f"no longer circles, remove them from KNOWN_CIRCLES: {stale}"
+
+
+def test_the_exploration_imports_only_downward():
+    """Every exploration module imports only from the layers below its own (``EXPLORATION_LAYERS``),
+    and every module of the compact package has its layer."""
+    graph = import_graph()
+    layer = {module: depth for depth, modules in enumerate(EXPLORATION_LAYERS) for module in modules}
+    unplaced = [m for m in graph if m.startswith("bbcore.compact.") and m not in layer]
+    assert not unplaced, f"give these a layer in EXPLORATION_LAYERS: {unplaced}"
+    climbs = [
+        f"{module} (layer {layer[module]}) -> {target} (layer {layer[target]})"
+        for module in sorted(layer)
+        for target in sorted(graph[module])
+        if target in layer and layer[target] <= layer[module]
+    ]
+    assert not climbs, "imports across or up the exploration's layers:\n" + "\n".join(climbs)
+    faces = [f"{m} -> {t}" for m in sorted(layer) for t in graph[m] if t.startswith(("bbcore.cli", "bbtui"))]
+    assert not faces, f"the exploration imports a face: {faces}"

@@ -28,9 +28,10 @@ import pytest
 from expect import BBCORE
 from proctree import session_processes, stored_ranges, wait_until
 
-from bbcore import compact
+from bbcore.compact import trace
 from bbcore.config import Config
-from bbcore.explore import COMPLETE, explore
+from bbcore.explore import explore
+from bbcore.progress import COMPLETE
 
 ROOT = Path(__file__).resolve().parent.parent
 ENV = dict(os.environ, PYTHONPATH=str(ROOT))
@@ -171,7 +172,7 @@ COMPACT_CONFIG = Config(5, 8)
 """7,624,512 molecules: 30 tracing tasks of the compact store, about 3 s of tracing on 2 cores, so
 that a kill after the first stored range lands while tracing (A4_B8's 3 tasks could all be stored
 between two looks)."""
-COMPACT_RANGES = math.ceil(COMPACT_CONFIG.nb_mol / compact.RANGE_SIZE)
+COMPACT_RANGES = math.ceil(COMPACT_CONFIG.nb_mol / trace.RANGE_SIZE)
 COMPACT_TABLES = ("Families", "Profiles", "GroupedShards")
 
 

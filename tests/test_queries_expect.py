@@ -24,7 +24,8 @@ import pytest
 from bbcore import queries
 from bbcore.cli import main
 from bbcore.config import Config, parse_config
-from bbcore.explore import COMPLETE, explore
+from bbcore.explore import explore
+from bbcore.progress import COMPLETE
 from bbcore.queries import GroupRow
 from bbcore.store import open_database
 

@@ -30,7 +30,8 @@ from proctree import session_processes, wait_until
 
 from bbcore import server, store
 from bbcore.config import Config
-from bbcore.explore import ExploreError, exploration_lock
+from bbcore.lock import exploration_lock
+from bbcore.progress import ExploreError
 from bbtui.app import BlackBoxApp
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the test server runs on Linux")
@@ -303,7 +304,7 @@ def test_a_killed_explorer_releases_its_lock(pg_url, tmp_path):
         f"""
         import sys, time
         from bbcore.config import Config
-        from bbcore.explore import exploration_lock
+        from bbcore.lock import exploration_lock
         from bbcore.store import location
         with exploration_lock(location({pg_url!r}), Config(2, 4)):
             print("held", flush=True)

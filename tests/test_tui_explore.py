@@ -18,6 +18,7 @@ from textual.widgets import DataTable, Label
 
 from bbcore import engine
 from bbcore import explore as explore_module
+from bbcore import full as full_module
 from bbcore.config import parse_config, validation_error
 from bbcore.engine import kernels_cached
 from bbcore.progress import Progress
@@ -304,13 +305,13 @@ async def test_the_panel_says_the_engine_is_loading_until_the_first_range_is_sto
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     loaded = threading.Event()  # the first range waits: the engine is "loading" until then
-    store_range = explore_module.store_range
+    store_range = full_module.store_range
 
     def slow_first_range(*args, **kwargs):
         loaded.wait(30)
         return store_range(*args, **kwargs)
 
-    monkeypatch.setattr(explore_module, "store_range", slow_first_range)
+    monkeypatch.setattr(full_module, "store_range", slow_first_range)
     seen: list[str] = []
     app = BlackBoxApp(tmp_path / "bb.sqlite", range_size=SMALL_RANGES)
     async with app.run_test() as pilot:
@@ -438,7 +439,7 @@ async def test_a_full_disk_stops_the_run_in_one_line_and_s_resumes(
     """SQLITE_FULL in the third range's transaction (``expect.disk_full_at``): the panel and the
     notification say where, how much more and that s resumes, as the command line does, not
     "unexpected error"; s then completes the run, equal to a clean one."""
-    commit = explore_module._commit_chunk
+    commit = full_module._commit_chunk
     calls = disk_full_at(monkeypatch, 3)
     config = parse_config("A3_B5")
     path = tmp_path / "bb.sqlite"
@@ -455,7 +456,7 @@ async def test_a_full_disk_stops_the_run_in_one_line_and_s_resumes(
             "then press s to resume"
         )
         assert f"{stored:,} are stored and kept" in error and "unexpected" not in error
-        monkeypatch.setattr(explore_module, "_commit_chunk", commit)
+        monkeypatch.setattr(full_module, "_commit_chunk", commit)
         await pilot.press("escape", "s")
         await wait_for(pilot, lambda: app.exploring is None and app.progress.phase == "complete")
     reference = tmp_path / "reference.sqlite"

@@ -27,19 +27,13 @@ from bbcore.cli.common import (
     require_stored,
 )
 from bbcore.cluster import CLUSTER_ENV, cluster_address
-from bbcore.compact import default_shard_root, forget_shards
+from bbcore.compact.shards import default_shard_root, forget_shards
 from bbcore.config import Config
-from bbcore.explore import (
-    ALREADY_COMPLETE,
-    COMPLETE,
-    ExploreError,
-    exploration_lock,
-    explore,
-    finish,
-    full_disk_line,
-)
+from bbcore.explore import explore, full_disk_line
 from bbcore.feasibility import cores
-from bbcore.progress import Progress
+from bbcore.full import finish
+from bbcore.lock import exploration_lock
+from bbcore.progress import ALREADY_COMPLETE, COMPLETE, ExploreError, Progress
 from bbcore.ranges import fully_stored
 from bbcore.store import (
     COMPACT,

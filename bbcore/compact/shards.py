@@ -1,0 +1,102 @@
+"""What the three stages of a compact exploration share: records, shard files and folders, phases.
+
+A *record* is ``(key, number)`` of one canonical molecule (``RECORD``; the
+top bit of the number is ``SHARED``); a *shard* is the records whose key
+ends with the same bits, in one folder of files, one file per traced range
+(``shard_folder``, ``range_name``); a grouped shard's result waits in its own
+folder (``result_folder``) until the writing stage stores it.  Tracing writes
+the shard files, grouping reads them and writes the results, writing reads
+those: the names live here, below all three (``bbcore.compact``).
+"""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from bbcore import server
+from bbcore.config import Config
+from bbcore.store import is_server
+
+SHARD_RECORDS = 1 << 22
+"""Records per shard, about (64 MB): the grouping's memory is a few times this."""
+MAX_SHARDS = 1 << 12
+"""More shards than this would be mostly empty folders: larger configurations get larger shards."""
+
+SHARED = np.uint64(1 << 63)
+RECORD = np.dtype([("key", "<u8"), ("number", "<u8")])
+
+
+def shard_count(config: Config, records_per_shard: int = SHARD_RECORDS) -> int:
+    """Shards for a configuration: a power of two, about ``records_per_shard`` canonical records each."""
+    expected = config.nb_mol // 8 + 1
+    shards = 1
+    while shards * records_per_shard < expected and shards < MAX_SHARDS:
+        shards *= 2
+    return shards
+
+
+def default_shard_root(db_path: Path | str) -> Path:
+    """Where shard files go by default: a folder next to the database (a server's: ``server.shard_root``)."""
+    if is_server(db_path):
+        return server.shard_root(db_path)
+    return Path(f"{db_path}.shards")
+
+
+def shard_folder(directory: Path | str, shard: int) -> Path:
+    """The folder of one shard."""
+    return Path(directory) / f"s{shard:05d}"
+
+
+def range_name(start: int, stop: int) -> str:
+    """The file name of a traced range's records, in every shard folder."""
+    return f"{start}-{stop}.keys"
+
+
+def result_folder(directory: Path | str, shard: int) -> Path:
+    """The folder of a grouped shard's result, until it is written to the database."""
+    return Path(directory) / "results" / f"r{shard:05d}"
+
+
+def config_directory(db_path: Path | str, config: Config, shard_root: Path | str | None = None) -> Path:
+    """The folder of a configuration's shard files."""
+    root = Path(shard_root) if shard_root is not None else default_shard_root(db_path)
+    return root / config.name
+
+
+def forget_shards(db_path: Path | str, config: Config, shard_root: Path | str | None = None) -> None:
+    """Delete a configuration's shard files (when it is reset)."""
+    delete_folder(db_path, config_directory(db_path, config, shard_root))
+
+
+def delete_folder(db_path: Path | str, directory: Path) -> None:
+    """Delete a configuration's shard folder, and the default root beside the database once empty
+    (a root given with ``--shards`` is the user's: it stays)."""
+    shutil.rmtree(directory, ignore_errors=True)
+    root = default_shard_root(db_path)
+    if directory.parent.resolve() == root.resolve():
+        try:
+            root.rmdir()
+        except OSError:  # other configurations' folders are in it, or it is gone
+            pass
+
+
+TRACING, GROUPING, WRITING = "tracing", "grouping", "writing"
+TRACED = "traced"
+"""A file in a configuration's shard folder: every range is traced there (grouping needs it)."""
+
+
+class CompactError(Exception):
+    """A compact exploration that cannot go on: one line for the user."""
+
+
+@dataclass(frozen=True)
+class Step:
+    """What the driver reports after each recorded task: the phase and how far it is."""
+
+    phase: str  # TRACING (molecules), GROUPING (shards) or WRITING (rows)
+    done: int
+    total: int

@@ -1,0 +1,273 @@
+"""Stage 1 of a compact exploration, tracing: every canonical molecule's record in the shard files.
+
+``trace_range`` is the task a runner runs (``bbcore.runner``): it traces the
+canonical molecules of a range of numbers, writes their records to the shard
+folders and returns the range's profile.  ``trace`` drives the stage: it
+gives the runner the ranges not recorded yet, keeps each range's profile in
+a file and records the range in ``ExploredRanges``, in that order, and once
+every range is traced sums the profiles into ``Profiles``.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from bbcore import engine, sql
+from bbcore.compact.shards import (
+    RECORD,
+    SHARED,
+    TRACED,
+    TRACING,
+    CompactError,
+    Step,
+    range_name,
+    shard_folder,
+)
+from bbcore.config import Config
+from bbcore.ranges import missing_ranges
+from bbcore.runner import Runner, check_halt
+from bbcore.store import ExploredRange, Profile, db, now, stored_count
+
+RANGE_SIZE = 1 << 18
+"""Molecule numbers per tracing task: a few seconds at most (canonical molecules are
+dense among low numbers), so that a pause is quick, and few files (one per shard)."""
+TRACE_BATCH = 1 << 16
+"""Numbers traced at a time within a range, which bounds a task's memory."""
+
+PROFILE_WIDTH = 11
+"""A profile row: the 9 statistics, the molecules, the lowest number."""
+PROFILES_AT_ONCE = 16
+"""Range profiles summed at a time at the end of the tracing (each has up to ~100,000 rows)."""
+PROFILE_FIELDS = (
+    "absorbed_number",
+    "reflected_number",
+    "out_number",
+    "absorbed_max_length",
+    "reflected_max_length",
+    "out_max_length",
+    "absorbed_max_turns",
+    "reflected_max_turns",
+    "out_max_turns",
+)
+"""``statistics.PROFILE_COLUMNS``, in the order ``engine.ray_profile`` gives them."""
+
+
+@dataclass(frozen=True)
+class TraceJob:
+    """Trace the canonical molecules numbered start..stop-1 into the shards under ``directory``."""
+
+    config: Config
+    start: int
+    stop: int
+    shards: int
+    directory: str
+
+
+@dataclass(frozen=True)
+class TraceResult:
+    """What a traced range gives back: its molecules, records and profile."""
+
+    molecules: int  # every molecule of the range's enantiomer groups
+    records: int  # canonical molecules
+    profile: np.ndarray  # (p, PROFILE_WIDTH) int64
+
+
+def trace_range(job: TraceJob) -> TraceResult:
+    """Stage 1: trace a range, write its records to the shard files, return its profile.
+
+    Each shard's file is written under a temporary name and renamed, so a
+    file is whole or absent; running the job again writes the same files.
+    """
+    config = job.config
+    keys, numbers, profiles = [], [], []
+    molecules = 0
+    for low in range(job.start, job.stop, TRACE_BATCH):
+        check_halt()
+        atoms, own = engine.canonical_molecules(config, low, min(low + TRACE_BATCH, job.stop))
+        if not len(own):
+            continue
+        partner, length, turns = engine.trace_batch(config, atoms)
+        key, orbit, shared = engine.spectrum_keys(config, atoms, partner)
+        keys.append(key)
+        numbers.append(own.astype(np.uint64) | np.where(shared, SHARED, np.uint64(0)))
+        profiles.append(_profile(engine.ray_profile(partner, length, turns), orbit, own))
+        molecules += int(orbit.sum(dtype=np.int64))
+    records = np.empty(sum(len(k) for k in keys), dtype=RECORD)
+    if keys:
+        records["key"] = np.concatenate(keys)
+        records["number"] = np.concatenate(numbers)
+    _write_shards(job, records)
+    profile = merge_profiles(profiles)
+    return TraceResult(molecules, len(records), profile)
+
+
+def _shard_of(keys: np.ndarray, shards: int) -> np.ndarray:
+    """The shard of each key: its low bits.
+
+    Not its top bits: a key is the smallest of up to 8 hashes, so its top
+    bits are mostly zeros (A6_B8's first shard of 4 held 90% of the records).
+    """
+    return (keys & np.uint64(shards - 1)).astype(np.int64)
+
+
+def _write_shards(job: TraceJob, records: np.ndarray) -> None:
+    """Each shard's part of the records, in its folder (whole or absent)."""
+    shard = _shard_of(records["key"], job.shards)
+    order = np.argsort(shard, kind="stable")
+    present, firsts = np.unique(shard[order], return_index=True)
+    bounds = np.r_[firsts, len(order)]
+    name = range_name(job.start, job.stop)
+    for s, first, last in zip(present.tolist(), bounds[:-1], bounds[1:]):
+        part = records[order[first:last]]
+        folder = shard_folder(job.directory, s)
+        folder.mkdir(parents=True, exist_ok=True)
+        temporary = folder / f".{name}.{os.getpid()}.part"
+        with open(temporary, "wb") as out:
+            part.tofile(out)
+        os.replace(temporary, folder / name)
+
+
+def _profile(stats: np.ndarray, orbit: np.ndarray, own: np.ndarray) -> np.ndarray:
+    """Profile rows of traced canonical molecules: each counts its whole enantiomer group.
+
+    A group's lowest number is its canonical molecule's, and images share
+    their canonical molecule's statistics.
+    """
+    rows = np.empty((len(own), PROFILE_WIDTH), dtype=np.int64)
+    rows[:, :9] = stats
+    rows[:, 9] = orbit
+    rows[:, 10] = own
+    return merge_profiles([rows])
+
+
+def merge_profiles(parts: list[np.ndarray]) -> np.ndarray:
+    """Profile rows summed by statistics: molecules added, lowest numbers' minimum.
+
+    The 9 statistics are packed in one int64 (mixed radix, the bounds of
+    ``statistics.profile_bases``: rays of a class <= 4W, a length or turns
+    <= 2 W^2) when it fits (W <= 10): np.unique on one number is about 10
+    times quicker than on rows.
+    """
+    rows = np.concatenate(parts) if parts else np.empty((0, PROFILE_WIDTH), dtype=np.int64)
+    if not len(rows):
+        return rows
+    rays, ray = int(rows[:, :3].max()) + 1, int(rows[:, 3:9].max()) + 1
+    if rays**3 * ray**6 < 2**63:
+        packed = np.zeros(len(rows), dtype=np.int64)
+        for column in range(9):
+            packed = packed * (rays if column < 3 else ray) + rows[:, column]
+        _, first, inverse = np.unique(packed, return_index=True, return_inverse=True)
+    else:
+        _, first, inverse = np.unique(rows[:, :9], axis=0, return_index=True, return_inverse=True)
+    values = rows[first, :9]
+    inverse = inverse.ravel()
+    merged = np.empty((len(values), PROFILE_WIDTH), dtype=np.int64)
+    merged[:, :9] = values
+    merged[:, 9] = 0
+    np.add.at(merged[:, 9], inverse, rows[:, 9])
+    merged[:, 10] = np.iinfo(np.int64).max
+    np.minimum.at(merged[:, 10], inverse, rows[:, 10])
+    return merged
+
+
+def trace(
+    config: Config,
+    directory: Path,
+    shards: int,
+    runner: Runner,
+    stop: threading.Event,
+    report: Callable[[Step], None],
+    range_size: int,
+) -> bool:
+    """Stage 1, driven: trace the ranges not recorded yet, then sum their profiles; True when done.
+
+    A run whose profiles are stored is past this stage (nothing to do).
+    Files of ranges written but not recorded are deleted first.
+    """
+    if profiles_stored(config):
+        return True
+    todo = _ranges_todo(config, range_size)
+    _forget_unrecorded(directory, config)
+    done = stored_count(config)
+    report(Step(TRACING, done, config.nb_mol))
+    jobs = (TraceJob(config, start, stop_, shards, str(directory)) for start, stop_ in todo)
+    for job, result in runner.run(trace_range, jobs, stop):
+        _record_range(directory, config, job, result)
+        done += result.molecules
+        report(Step(TRACING, done, config.nb_mol))
+    if stop.is_set() or next(_ranges_todo(config, range_size), None) is not None:
+        return False
+    _store_profiles(directory, config)
+    return True
+
+
+def _recorded(config: Config) -> list[tuple[int, int]]:
+    """The traced ranges, sorted."""
+    return sorted(
+        (r.start, r.stop)
+        for r in ExploredRange.select(ExploredRange.start, ExploredRange.stop).where(
+            ExploredRange.config == config.name
+        )
+    )
+
+
+def _ranges_todo(config: Config, size: int) -> Iterator[tuple[int, int]]:
+    """The ranges not traced yet, cut into ranges of at most ``size`` numbers, lazily."""
+    return missing_ranges(config, size)
+
+
+def _forget_unrecorded(directory: Path, config: Config) -> None:
+    """Delete files of ranges that were written but not recorded (a run killed in between)."""
+    recorded = {range_name(start, stop) for start, stop in _recorded(config)}
+    folders = [folder for folder in directory.iterdir() if folder.is_dir()] if directory.is_dir() else []
+    for folder in folders:
+        for path in folder.iterdir():
+            if path.name.removesuffix(".npy").removesuffix(".keys") + ".keys" not in recorded:
+                path.unlink(missing_ok=True)
+
+
+def _record_range(directory: Path, config: Config, job: TraceJob, result: TraceResult) -> None:
+    """Keep a traced range's profile in a file, then record the range."""
+    folder = directory / "profiles"
+    folder.mkdir(parents=True, exist_ok=True)
+    name = range_name(job.start, job.stop).removesuffix(".keys") + ".npy"
+    temporary = folder / f".{name}.part"
+    with open(temporary, "wb") as out:
+        np.save(out, result.profile)
+    os.replace(temporary, folder / name)
+    ExploredRange.insert(
+        config=config.name, start=job.start, stop=job.stop, nb_mol=result.molecules, dh1=now()
+    ).execute()
+
+
+def profiles_stored(config: Config) -> bool:
+    """Whether the tracing is over: its profiles are summed in ``Profiles``."""
+    return Profile.select().where(Profile.config == config.name).exists()
+
+
+def _store_profiles(directory: Path, config: Config) -> None:
+    """Sum every range's profile into ``Profiles`` (one transaction), then delete the files."""
+    folder = directory / "profiles"
+    paths = sorted(folder.glob("*.npy")) if folder.is_dir() else []
+    total = merge_profiles([])
+    for first in range(0, len(paths), PROFILES_AT_ONCE):  # A6_B8's 287 files held 1.2 GB together
+        total = merge_profiles([total, *(np.load(path) for path in paths[first : first + PROFILES_AT_ONCE])])
+    counted = int(total[:, 9].sum()) if len(total) else 0
+    if counted != config.nb_mol:
+        raise CompactError(
+            f"{config.name}: the traced ranges count {counted:,} molecules, "
+            f"not {config.nb_mol:,}; reset it and explore it again"
+        )
+    (directory / TRACED).touch()
+    rows = [(config.name, *row) for row in total.tolist()]
+    with db.atomic():  # executemany: peewee's insert_many took 10 s for A6_B8's 326,131 rows
+        Profile.delete().where(Profile.config == config.name).execute()
+        db.connection().executemany(sql.insert_profiles(PROFILE_FIELDS), rows)
+    shutil.rmtree(folder, ignore_errors=True)
