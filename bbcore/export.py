@@ -116,7 +116,7 @@ def derived_spectrums(config: Config) -> Iterator[Row]:
     if second is None:
         yield from _chunk_rows(config, first, np.arange(len(first["spectrum"])))
         return
-    folder = opened.path.parent if opened.path is not None else None
+    folder = opened.path.parent if isinstance(opened.path, Path) else None  # a server: the system's
     with tempfile.TemporaryDirectory(prefix=".bbcore-export-", dir=folder) as temporary:
         parts = []
         for number, chunk in enumerate(itertools.chain([first, second], chunks)):

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bbcore.config import Config
+from bbcore.store import is_server
 
 MAX_SECONDS = 24 * 3600
 """Runs estimated longer than this are refused unless forced."""
@@ -133,7 +134,8 @@ def refusal(
     about it (``--force``); ``brief`` is the TUI's, which fits 80 columns.
     """
     cost = estimate(config, store, workers, done)
-    free = free_space(db_path)
+    # A server's disk is not ours to measure: only the time is judged (the server says when it is full).
+    free = cost.disk if is_server(db_path) else free_space(db_path)
     over_time, over_disk = cost.seconds > MAX_SECONDS, cost.disk > free
     if not (over_time or over_disk):
         return None

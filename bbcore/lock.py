@@ -1,11 +1,14 @@
 """The exclusive right to explore a configuration: one process at a time, released when it dies.
 
-An exclusive byte-range lock (``fcntl``) on ``<database>.lock``, one byte per
-configuration, is held for the whole run and released by the kernel when the
-process ends, however it ends; threads of one process are kept apart by a
-set of their own (``fcntl`` locks do not exclude them).  Every writer of a
-configuration takes it: both pipelines (through ``bbcore.explore``), reset,
-spectrums, migrate.  Readers never do (WAL).
+On a file, an exclusive byte-range lock (``fcntl``) on ``<database>.lock``,
+one byte per configuration, is held for the whole run and released by the
+kernel when the process ends, however it ends; threads of one process are
+kept apart by a set of their own (``fcntl`` locks do not exclude them).  On
+a server, the server's own advisory lock (``server.advisory_lock``), held on
+a connection of its own and released by the server when that connection
+ends: explorers on every machine share it.  Every writer of a configuration
+takes it: both pipelines (through ``bbcore.explore``), reset, spectrums,
+migrate.  Readers never do.
 """
 
 from __future__ import annotations
@@ -17,8 +20,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from bbcore import server
 from bbcore.config import Config
 from bbcore.progress import ExploreError
+from bbcore.store import StoreError, is_server
 
 _held: set[tuple[str, str]] = set()
 _held_guard = threading.Lock()
@@ -26,11 +31,18 @@ _held_guard = threading.Lock()
 
 @contextmanager
 def exploration_lock(db_path: Path, config: Config) -> Iterator[None]:
-    """Hold the exclusive right to write ``config`` in ``db_path``, or raise ExploreError."""
-    key = (str(Path(db_path).resolve()), config.name)
+    """Hold the exclusive right to write ``config`` in ``db_path`` (file or server), or raise ExploreError."""
     busy = ExploreError(
         f"{config.name} is being explored by another process on {db_path}; wait for it or stop it first"
     )
+    if is_server(db_path):
+        try:
+            with server.advisory_lock(db_path, config, busy):
+                yield
+        except server.ServerError as error:  # the server could not be reached for the lock
+            raise StoreError(str(error)) from None
+        return
+    key = (str(Path(db_path).resolve()), config.name)
     with _held_guard:
         # fcntl locks do not exclude threads of one process: guard those here.
         if key in _held:

@@ -23,15 +23,25 @@ One database file holds any number of configurations.  The database is
 created deferred, so the CLI, the TUI and the tests choose the file; the
 default is ``$XDG_DATA_HOME/bbtui/blackbox.sqlite`` (``~/.local/share``
 when unset), overridden by ``--db`` or ``BBTUI_DB``.
+
+``--db`` and ``BBTUI_DB`` may also name a PostgreSQL server
+(``postgresql://user@host/dbname``): the same models, on the server, through
+peewee's ``PostgresqlDatabase``.  ``db`` is a peewee ``DatabaseProxy`` that
+``open_database`` points at the SQLite file or the server; what differs on a
+server lives in ``bbcore.server``, and this module only dispatches on the
+location (``Location``: a ``Path`` or a ``server.ServerURL``).
 """
 
 from __future__ import annotations
 
 import os
 import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 from peewee import (
@@ -40,6 +50,7 @@ from peewee import (
     CharField,
     CompositeKey,
     DatabaseError,
+    DatabaseProxy,
     FloatField,
     IntegerField,
     Model,
@@ -52,6 +63,12 @@ from bbcore import sql
 from bbcore.config import Config
 from bbcore.rays import STAT_FIELDS
 
+if TYPE_CHECKING:
+    from bbcore.server import ServerURL
+
+    Location = Path | ServerURL
+    """Where the store is: an SQLite file, or a server database."""
+
 
 class StoreDatabase(SqliteDatabase):
     """peewee's SqliteDatabase, whose new connections also get ``opened.shims`` (read-only files)."""
@@ -62,7 +79,11 @@ class StoreDatabase(SqliteDatabase):
         super()._add_conn_hooks(conn)
 
 
-db = StoreDatabase(None)
+sqlite_db = StoreDatabase(None)
+"""The SQLite database ``db`` stands for when a file is open."""
+db = DatabaseProxy()
+"""The open store (``open_database``): ``sqlite_db``, or a ``server.ServerDatabase``."""
+db.initialize(sqlite_db)
 
 BUSY_TIMEOUT_MS = 5000
 PRAGMAS = {
@@ -75,8 +96,13 @@ READ_PRAGMAS = {"busy_timeout": BUSY_TIMEOUT_MS, "cache_size": -64 * 1024, "quer
 """A read-only connection sets no journal mode (that would be a write)."""
 
 
-DATABASE_ERRORS = (DatabaseError, OperationalError, sqlite3.Error)
-"""What peewee and sqlite3 raise on a database that cannot do what was asked."""
+try:
+    from psycopg import Error as _ServerDriverError
+except ImportError:  # the [server] extra is not installed: no server error can happen
+    _ServerDriverError = sqlite3.Error
+
+DATABASE_ERRORS = (DatabaseError, OperationalError, sqlite3.Error, _ServerDriverError)
+"""What peewee, sqlite3 and psycopg raise on a database that cannot do what was asked."""
 
 
 class StoreError(Exception):
@@ -341,6 +367,20 @@ class Book(BaseModel):
         primary_key = CompositeKey("config", "by")
 
 
+class SchemaVersion(BaseModel):
+    """The layout version of a server database's tables (one row), written by its first writer.
+
+    Only a server database has it (``bbcore.server``): a file is opened by
+    whoever has it, and upgraded in place (``_upgrade_columns``).
+    """
+
+    version = IntegerField()
+
+    class Meta:
+        table_name = "SchemaVersion"
+        primary_key = False
+
+
 MODELS = (
     Configuration,
     Molecule,
@@ -352,6 +392,8 @@ MODELS = (
     GroupedShard,
     Family,
 )
+SERVER_MODELS = (*MODELS, SchemaVersion)
+"""A server database's tables."""
 FULL, COMPACT = "full", "compact"
 STORES = (FULL, COMPACT)
 MOLECULE_COLUMNS: tuple[str, ...] = (
@@ -365,6 +407,33 @@ MOLECULE_COLUMNS: tuple[str, ...] = (
     "dh1",
     "dh2",
 )
+
+
+def copy_rows(table: str, columns: tuple[str, ...], rows: list[tuple]) -> None:
+    """Bulk-write rows into a server table by COPY, in the current transaction (``server.copy_rows``)."""
+    from bbcore import server
+
+    server.copy_rows(db.connection(), table, columns, rows)
+
+
+@contextmanager
+def write_transaction(config: Config) -> Iterator[None]:
+    """A transaction that writes ``config``'s rows, one writer of the configuration at a time.
+
+    SQLite takes the file's write lock at ``BEGIN IMMEDIATE`` (so the
+    overlap check and the write see the same file); a server takes the
+    configuration's transaction-scoped write lock (``server.lock_writes``)
+    while the other configurations' writers go on.
+    """
+    if is_server(opened.path):
+        from bbcore import server
+
+        with db.atomic():
+            server.lock_writes(db, config)
+            yield
+    else:
+        with db.atomic("IMMEDIATE"):
+            yield
 
 
 def create_config_indexes(config: Config) -> None:
@@ -384,7 +453,7 @@ def create_config_indexes(config: Config) -> None:
 
 def index_exists(name: str) -> bool:
     """Whether an index of this name exists in the open database."""
-    return db.execute_sql(sql.INDEX_EXISTS, (name,)).fetchone() is not None
+    return db.execute_sql(sql.dialect.index_exists, (name,)).fetchone() is not None
 
 
 def drop_config_indexes(config: Config) -> None:
@@ -449,16 +518,44 @@ def read_only_shims() -> tuple[str, ...]:
     return tuple(shims)
 
 
-def default_path() -> Path:
-    """The database file: ``BBTUI_DB``, else ``$XDG_DATA_HOME/bbtui/blackbox.sqlite``."""
+def location(text: str | os.PathLike | ServerURL) -> Location:
+    """What ``--db`` or ``BBTUI_DB`` names: a server URL (``postgresql://``), else a file path.
+
+    Raises StoreError (one line, the password masked) for a malformed URL.
+    """
+    if not isinstance(text, str | os.PathLike):
+        return text  # already a ServerURL
+    from bbcore import server
+
+    if server.is_url(text):
+        return server.ServerURL(str(text))
+    return Path(text).expanduser()
+
+
+def is_server(where: object) -> bool:
+    """Whether a location is a server database (not a file)."""
+    return where is not None and not isinstance(where, str | os.PathLike)
+
+
+def default_path() -> Location:
+    """The database: ``BBTUI_DB`` (a file or a server URL), else ``$XDG_DATA_HOME/bbtui/blackbox.sqlite``."""
     if os.environ.get("BBTUI_DB"):
-        return Path(os.environ["BBTUI_DB"]).expanduser()
+        return location(os.environ["BBTUI_DB"])
     data_home = os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share"
     return Path(data_home) / "bbtui" / "blackbox.sqlite"
 
 
-def read_only_message(path: Path) -> str:
-    """The one line refusing a write to a file this user cannot write, and what to do."""
+def exists(where: Location) -> bool:
+    """Whether the database is there to be read: the file exists; a server is asked when opened."""
+    return is_server(where) or Path(where).exists()
+
+
+def read_only_message(path: Location) -> str:
+    """The one line refusing a write to a file this user cannot write (or a role that may only read)."""
+    if is_server(path):
+        from bbcore import server
+
+        return server.read_only_message(path)
     return (
         f"{path} is read-only (the file or its folder): to write, copy it "
         f"(cp {path} copy.sqlite, then --db copy.sqlite) or pass --db with another path"
@@ -488,8 +585,12 @@ def is_disk_full(error: BaseException) -> bool:
     return False
 
 
-def error_line(error: Exception, path: Path) -> str:
-    """A one-line message for an sqlite/peewee error on ``path``."""
+def error_line(error: Exception, path: Location) -> str:
+    """A one-line message for an sqlite/peewee (or server) error on ``path``."""
+    if is_server(path):
+        from bbcore import server
+
+        return server.error_line(error, path)
     if is_disk_full(error):
         return f"the disk holding {path} is full; what was stored is kept (free some space and try again)"
     text = str(error).splitlines()[0] if str(error) else type(error).__name__
@@ -549,7 +650,7 @@ def read_only_uri(path: Path) -> str:
 class OpenState:
     """The file ``db`` points at, and whether it was opened read-only."""
 
-    path: Path | None = None
+    path: Location | None = None  # a file, or a server database (server.ServerURL)
     read_only: bool = False
     shims: tuple[str, ...] = ()  # read_only_shims(), run by every new connection
 
@@ -564,13 +665,17 @@ def is_read_only() -> bool:
 
 
 def open_database(
-    path: Path | str | None = None,
+    path: Location | str | None = None,
     *,
     create: bool = True,
     write: bool | None = None,
     pragmas: dict[str, object] | None = None,
-) -> Path:
-    """Point ``db`` at a file, check it is a usable database, create the tables.
+) -> Location:
+    """Point ``db`` at a file (or a server), check it is a usable database, create the tables.
+
+    A server URL (``postgresql://...``) is opened by ``server.open_server``
+    with the same meaning of ``create`` and ``write``: a role that may only
+    read is read-only as an unwritable file is.  ``pragmas`` are SQLite's.
 
     With ``create=False`` a missing file is an error instead of a new empty
     database (the read-only commands use this).  ``write=True`` (the commands
@@ -587,7 +692,20 @@ def open_database(
     Raises StoreError with a one-line message; a file that is not a database
     is never written to.
     """
-    path = Path(path).expanduser() if path else default_path()
+    path = location(path) if path else default_path()
+    if is_server(path):
+        from bbcore import server
+
+        try:
+            read_only = server.open_server(db, path, SERVER_MODELS, SchemaVersion, create=create, write=write)
+        except server.ReadOnlyRole as error:
+            raise ReadOnlyError(str(error)) from None
+        except server.ServerError as error:
+            raise StoreError(str(error)) from None
+        opened.path, opened.read_only, opened.shims = path, read_only, ()
+        sql.use(sql.SERVER)
+        return path
+    sql.use(sql.SQLITE)
     if path.is_dir():
         raise StoreError(f"{path} is a directory, not a database file")
     if not path.exists():
@@ -608,6 +726,7 @@ def open_database(
         raise ReadOnlyError(read_only_message(path))
     if not db.is_closed():
         db.close()
+    db.initialize(sqlite_db)
     if read_only:
         db.init(read_only_uri(path), pragmas=READ_PRAGMAS, check_same_thread=False, uri=True)
     else:
@@ -635,10 +754,13 @@ def open_database(
     return path
 
 
-def use_database(path: Path | str | None = None) -> Path:
+def use_database(path: Location | str | None = None) -> Location:
     """Point ``db`` at ``path`` unless it already does (then nothing changes, in any thread)."""
-    wanted = Path(path).expanduser() if path else default_path()
-    if opened.path is not None and opened.path.resolve() == wanted.resolve():
+    wanted = location(path) if path else default_path()
+    if is_server(wanted) or is_server(opened.path):
+        if opened.path == wanted:
+            return wanted
+    elif opened.path is not None and opened.path.resolve() == wanted.resolve():
         return wanted
     return open_database(wanted)
 
@@ -659,7 +781,7 @@ def close_database() -> None:
     if not db.is_closed():
         db.close()
     opened.path, opened.read_only, opened.shims = None, False, ()
-    if path is not None and not read_only:
+    if path is not None and not read_only and not is_server(path):
         finish_file(path)
 
 

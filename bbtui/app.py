@@ -60,6 +60,8 @@ from bbcore.store import (
     ensure_config,
     is_disk_full,
     is_read_only,
+    is_server,
+    location,
     open_database,
     read_only_message,
     reset_config,
@@ -194,6 +196,8 @@ class BlackBoxApp(App[None]):
         """The header's second part when nothing runs: the file, and why exploring is off."""
         if self.read_only_asked:
             return f"read-only session: exploring and computing books off · {self.db_path}"
+        if self.read_only and is_server(self.db_path):
+            return f"{self.db_path} · read-only role: exploring off (use a writer role)"
         if self.read_only:
             return f"{self.db_path} · read-only: exploring off (copy it, or --db another file)"
         return str(self.db_path)
@@ -610,7 +614,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="bbtui",
         description="Explore the Black Box deduction game: run exhaustive explorations, browse "
         "the ambiguous molecules side by side, decode spectra.",
-        epilog=f"database: --db PATH, else $BBTUI_DB, else {default_path()}",
+        epilog=f"database: --db PATH or URL, else $BBTUI_DB, else {default_path()}",
     )
     parser.add_argument(
         "config",
@@ -619,7 +623,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="configuration to select, AN_BW (e.g. A4_B8: 4 atoms, 8 x 8 box)",
     )
     parser.add_argument(
-        "--db", type=Path, default=None, metavar="PATH", help="SQLite database file (created if missing)"
+        "--db",
+        type=location,
+        default=None,
+        metavar="PATH",
+        help="SQLite database file (created if missing), or a PostgreSQL server's "
+        "postgresql://USER@HOST[:PORT]/DBNAME",
     )
     parser.add_argument(
         "--cluster",

@@ -49,6 +49,7 @@ from aiohttp import WSMsgType, web
 from textual_serve.app_service import AppService
 from textual_serve.server import Server, to_int
 
+from bbcore.store import is_server
 from bbcore.words import plural
 
 DEFAULT_HOST = "127.0.0.1"
@@ -93,7 +94,9 @@ def session_command(
     started, signals and waits for is the app itself; ``--served-by`` has
     it quit (pausing its run) if the server is killed without a word.
     """
-    argv = [sys.executable, "-m", "bbtui.app", "--db", str(db_path), "--served-by", str(os.getpid())]
+    # A server's URL goes by $BBTUI_DB (serve): never a password on a command line.
+    argv = [sys.executable, "-m", "bbtui.app"] + ([] if is_server(db_path) else ["--db", str(db_path)])
+    argv += ["--served-by", str(os.getpid())]
     if read_only:
         argv.append("--read-only")
     if cluster:
@@ -293,7 +296,11 @@ def serve(
         f"bbtui: serving {db_path}{' read-only' if read_only else ''} on http://{url_host}:{port} "
         f"({plural(max_sessions, 'browser session')} at most); Ctrl-C stops"
     )
-    command = session_command(db_path.resolve(), read_only=read_only, config=config, cluster=cluster)
+    if is_server(db_path):  # the sessions' apps inherit it (session_command)
+        os.environ["BBTUI_DB"] = db_path.conninfo
+    else:
+        db_path = db_path.resolve()
+    command = session_command(db_path, read_only=read_only, config=config, cluster=cluster)
     server = BbtuiServer(command, host=host, port=port, max_sessions=max_sessions, banner=banner)
     try:
         server.serve()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import os
 from collections import Counter
 from collections.abc import Callable
 from functools import cache
@@ -18,6 +19,7 @@ from pathlib import Path
 import pytest
 from hypothesis import strategies as st
 from pilot import RangeGate
+from postgres import PostgresServer, binaries, unavailable
 
 from bbcore import engine, rays, strategy
 from bbcore import full as full_module
@@ -197,6 +199,35 @@ def explored(tmp_path_factory) -> Path:
         explore_configuration(config, path)
     db.close()  # the WAL checkpointed into the file: tests may copy it
     return path
+
+
+@pytest.fixture(scope="session")
+def pg_server():
+    """A throwaway PostgreSQL server for the session (tests/postgres.py), stopped at its end.
+
+    Skipped where PostgreSQL's binaries (or psycopg) are missing, but failed
+    when ``$CI`` is set: CI (``.ci/run``) installs them, and a server test
+    must never be skipped silently there.
+    """
+    missing = unavailable()
+    if missing:
+        if os.environ.get("CI"):
+            pytest.fail(f"CI needs PostgreSQL for the server tests: {missing}")
+        pytest.skip(missing)
+    server = PostgresServer(binaries())
+    try:
+        server.start()
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def pg_url(pg_server: PostgresServer):
+    """The URL (superuser, password in it) of a fresh empty database, dropped after the test."""
+    name = pg_server.create_database()
+    yield pg_server.url(name)
+    pg_server.drop_database(name)
 
 
 @pytest.fixture

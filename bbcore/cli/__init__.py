@@ -24,10 +24,9 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from pathlib import Path
 
 from bbcore import __version__, store
-from bbcore.cli.common import USER_ERRORS, OneLineParser
+from bbcore.cli.common import USER_ERRORS, OneLineParser, database_arg
 from bbcore.store import DATABASE_ERRORS, default_path, error_line
 
 
@@ -38,18 +37,23 @@ def build_parser() -> argparse.ArgumentParser:
     parser = OneLineParser(
         prog="bbcore",
         description="Explore Black Box configurations exhaustively and query the results.",
-        epilog=f"database: --db PATH, else $BBTUI_DB, else {default_path()}",
+        epilog=f"database: --db PATH or URL, else $BBTUI_DB, else {default_path()}",
     )
     parser.add_argument("--version", action="version", version=f"bbcore {__version__}")
-    database_help = "SQLite database file (default: $BBTUI_DB or ~/.local/share/bbtui/blackbox.sqlite)"
-    parser.add_argument("--db", type=Path, default=None, metavar="PATH", help=database_help)
+    database_help = (
+        "SQLite database file, or a PostgreSQL server's postgresql://USER@HOST[:PORT]/DBNAME "
+        "(default: $BBTUI_DB or ~/.local/share/bbtui/blackbox.sqlite)"
+    )
+    parser.add_argument("--db", type=database_arg, default=None, metavar="PATH", help=database_help)
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for module in (explore, browse, stats, decode, strategy, check):
         module.register(subparsers)
     # --db after the command too (``bbcore status --db X``): since a command's errors
     # point to its own --help, that help names it.  SUPPRESS keeps one given before.
     for command in commands(parser).values():
-        command.add_argument("--db", type=Path, default=argparse.SUPPRESS, metavar="PATH", help=database_help)
+        command.add_argument(
+            "--db", type=database_arg, default=argparse.SUPPRESS, metavar="PATH", help=database_help
+        )
     return parser
 
 

@@ -25,6 +25,7 @@ from bbcore.statistics import (
 from bbcore.store import (
     Configuration,
     default_path,
+    exists,
 )
 from bbcore.words import article
 
@@ -177,9 +178,9 @@ def run_show(args: argparse.Namespace) -> int:
 
 
 def store_exists(args: argparse.Namespace) -> bool:
-    """Whether the database file exists (show works without one)."""
+    """Whether the database file exists, or is a server (show works without one)."""
 
-    return (args.db or default_path()).exists()
+    return exists(args.db or default_path())
 
 
 def record_is_stored(config: Config, number: int) -> bool:

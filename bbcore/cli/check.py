@@ -26,6 +26,7 @@ from bbcore.cli.common import (
     positive_int,
 )
 from bbcore.config import Config
+from bbcore.store import is_server
 from bbcore.words import plural
 
 BAR = 24
@@ -121,6 +122,8 @@ def run_check(args: argparse.Namespace) -> int:
     """``bbcore check CONFIG``."""
     config: Config = args.config
     path = open_store(args, write=False)  # never written, not even its header
+    if is_server(path):
+        raise CLIError(f"bbcore check reads SQLite files only for now, not a server ({path})")
     progress = CheckProgress(config, file_size=path.stat().st_size)
     try:
         report = check.check(

@@ -9,7 +9,7 @@ import shutil
 import sys
 import time
 from collections.abc import Iterable, Sequence
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from bbcore import decode, queries
 from bbcore.config import Config, ConfigError, parse_config
@@ -18,8 +18,12 @@ from bbcore.progress import Progress
 from bbcore.store import (
     Configuration,
     StoreError,
+    location,
     open_database,
 )
+
+if TYPE_CHECKING:
+    from bbcore.store import Location
 
 
 class CLIError(Exception):
@@ -36,6 +40,11 @@ class OneLineParser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
 
 
+def database_arg(text: str) -> Location:
+    """argparse type for ``--db``: a file path, or a server URL (``postgresql://...``)."""
+    return location(text)
+
+
 def config_arg(text: str) -> Config:
     """argparse type for ``AN_BW``."""
     try:
@@ -44,7 +53,7 @@ def config_arg(text: str) -> Config:
         raise argparse.ArgumentTypeError(str(error)) from None
 
 
-def open_store(args: argparse.Namespace, *, create: bool = False, write: bool | None = None) -> Path:
+def open_store(args: argparse.Namespace, *, create: bool = False, write: bool | None = None) -> Location:
     """Open the database named by ``--db`` / ``BBTUI_DB`` / the default.
 
     Readers (``write=None``) open a file they cannot write read-only; the

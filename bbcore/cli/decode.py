@@ -20,7 +20,6 @@ import argparse
 import json
 import shutil
 import sys
-from pathlib import Path
 
 from bbcore import decode
 from bbcore.cli.common import (
@@ -47,7 +46,7 @@ from bbcore.geometry import cell_of
 from bbcore.render import diagram_grid, render_board, side_by_side
 from bbcore.runner import keep_freed_memory
 from bbcore.shots import Ranking, ambiguity, atom_counts, doubtful_cells, heat_token, probabilities
-from bbcore.store import default_path
+from bbcore.store import default_path, exists
 from bbcore.strategy import StrategyBook, stored_book
 from bbcore.words import plural
 
@@ -103,9 +102,8 @@ def read_game_text(words: list[str]) -> str:
 
 
 def database_exists(args: argparse.Namespace) -> bool:
-    """Whether the database file exists (it is opened then, never created)."""
-    path = Path(args.db).expanduser() if args.db else default_path()
-    if not path.exists():
+    """Whether the database file exists, or is a server (it is opened then, never created)."""
+    if not exists(args.db or default_path()):
         return False
     open_store(args)
     return True

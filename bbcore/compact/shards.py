@@ -17,7 +17,9 @@ from pathlib import Path
 
 import numpy as np
 
+from bbcore import server
 from bbcore.config import Config
+from bbcore.store import is_server
 
 SHARD_RECORDS = 1 << 22
 """Records per shard, about (64 MB): the grouping's memory is a few times this."""
@@ -38,7 +40,9 @@ def shard_count(config: Config, records_per_shard: int = SHARD_RECORDS) -> int:
 
 
 def default_shard_root(db_path: Path | str) -> Path:
-    """Where shard files go by default: a folder next to the database."""
+    """Where shard files go by default: a folder next to the database (a server's: ``server.shard_root``)."""
+    if is_server(db_path):
+        return server.shard_root(db_path)
     return Path(f"{db_path}.shards")
 
 

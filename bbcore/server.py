@@ -1,0 +1,476 @@
+"""The PostgreSQL store: what a server URL changes, in one place (``store.py`` only dispatches).
+
+``--db`` and ``BBTUI_DB`` take a server URL as well as a file path:
+``postgresql://user[:password]@host[:port]/dbname`` (or ``postgres://``),
+with libpq's query parameters (``?sslmode=require``, ...).  The tables are
+the SQLite store's peewee models, created by the first writer through
+peewee's ``PostgresqlDatabase`` on psycopg 3 (the ``[server]`` extra).
+
+This module holds:
+
+- ``ServerURL``: a parsed URL whose ``str()`` masks the password, so that
+  whatever prints a database's name (errors, ``status``, the TUI's header,
+  progress lines) can never show it.  The password may also come from
+  ``PGPASSWORD`` or ``~/.pgpass``: libpq reads them when the URL has none.
+- ``ServerDatabase``: peewee's database with 64-bit integers (molecule
+  numbers pass 2^31) whose connections are read-only when the store is.
+- the one-line errors of a server (``error_line``): unreachable,
+  authentication failed, database missing, permission denied, read-only,
+  disk full, connection dropped.  The password is scrubbed from any text
+  the server or libpq gives back.
+- ``open_server``: connect, find whether the role may write, create the
+  tables (first writer) or check the schema version.
+- ``advisory_lock``: the exploration lock of a configuration, the server's
+  own (``pg_try_advisory_lock``), held on a connection of its own.
+
+Every value travels as a query parameter; identifiers in SQL text are the
+models' own table names, never user input.  This module never imports
+``bbcore.store`` (which dispatches to it): the store passes its ``db`` and
+models in, and turns ``ServerError`` into its own ``StoreError``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
+
+from peewee import DatabaseError, DatabaseProxy, InterfaceError, Model, OperationalError, PostgresqlDatabase
+
+from bbcore.config import Config
+
+SCHEMES = ("postgresql", "postgres")
+SCHEMA_VERSION = 1
+"""The layout of the tables this bbtui writes; a server database records the one it was made with."""
+CONNECT_TIMEOUT_SECONDS = 10
+"""How long a connection attempt waits for an unreachable host, unless the URL says otherwise."""
+MASK = "***"
+LOCK_SPACE = 0x62627475  # "bbtu": the high half of every advisory lock key of bbtui
+SERVER_DOCS = "see docs/server.md"
+
+
+class ServerError(Exception):
+    """A server database that cannot be used: one line for the user, the password masked."""
+
+
+class ReadOnlyRole(ServerError):
+    """A write asked of a role that may only read."""
+
+
+def is_url(text: object) -> bool:
+    """Whether ``--db``'s text names a server (``postgresql://`` or ``postgres://``) rather than a file."""
+    return isinstance(text, str) and text.split("://", 1)[0].lower() in SCHEMES and "://" in text
+
+
+class ServerURL:
+    """A server database's URL; ``str()`` and ``repr()`` mask the password.
+
+    ``conninfo`` (the URL as given, with the scheme ``postgresql``, which is
+    what peewee recognizes) is the only way to the password: it goes to
+    libpq, never to a message.
+    """
+
+    __slots__ = ("conninfo", "user", "dbname", "_masked", "_secrets")
+
+    def __init__(self, text: str) -> None:
+        parts = urlsplit(text)  # what libpq would refuse (a bad port, ...) it refuses on connecting
+        query = parse_qsl(parts.query, keep_blank_values=True)
+        self.conninfo = urlunsplit(("postgresql", parts.netloc, parts.path, parts.query, ""))
+        self.user = (
+            unquote(parts.username) if parts.username else (dict(query).get("user") or _default_user())
+        )
+        self.dbname = unquote(parts.path.lstrip("/")) or dict(query).get("dbname") or self.user
+        self._secrets = tuple(
+            secret
+            for secret in (
+                unquote(parts.password) if parts.password else None,
+                parts.password,
+                dict(query).get("password"),
+            )
+            if secret
+        )
+        self._masked = mask(text)
+
+    def __str__(self) -> str:
+        return self._masked
+
+    def __repr__(self) -> str:
+        return f"ServerURL({self._masked!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ServerURL) and other.conninfo == self.conninfo
+
+    def __hash__(self) -> int:
+        return hash(self.conninfo)
+
+    def scrub(self, text: str) -> str:
+        """``text`` with every occurrence of the password masked (a message from libpq or the server)."""
+        for secret in self._secrets:
+            text = text.replace(secret, MASK)
+        return text
+
+
+def _default_user() -> str:
+    """libpq's default user when the URL names none: ``PGUSER``, else the login name."""
+    if os.environ.get("PGUSER"):
+        return os.environ["PGUSER"]
+    import getpass
+
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):
+        return "?"
+
+
+def mask(text: str) -> str:
+    """A server URL with its password masked (in the user part and in a ``password=`` parameter)."""
+    parts = urlsplit(text)
+    netloc = parts.netloc
+    userinfo, at, hostport = netloc.rpartition("@")
+    if at and ":" in userinfo:
+        netloc = f"{userinfo.split(':', 1)[0]}:{MASK}@{hostport}"
+    query = parts.query
+    if query:
+        pairs = parse_qsl(query, keep_blank_values=True)
+        if any(name == "password" for name, _ in pairs):
+            query = urlencode([(name, MASK if name == "password" else value) for name, value in pairs])
+    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+
+
+class ServerDatabase(PostgresqlDatabase):
+    """peewee's PostgreSQL database for the store: 64-bit integers, read-only sessions when asked.
+
+    peewee's ``IntegerField`` is ``INTEGER`` (32 bits) on PostgreSQL; the
+    store's numbers (molecules, family keys) need 64.  Text compares byte
+    by byte (``COLLATE "C"``), as in SQLite: spectra sort the same in both
+    stores, whatever the server's locale.  bbcore's SQL text uses SQLite's
+    ``?`` placeholders (``bbcore.sql``); ``execute_sql`` hands them to
+    psycopg as ``%s``.  A store opened
+    read-only (``write=False``, or a role that may only read) sets every new
+    session read-only, so that nothing this process does can write.
+    """
+
+    field_types = {**PostgresqlDatabase.field_types, "INT": "BIGINT", "TEXT": 'TEXT COLLATE "C"'}
+
+    def __init__(self, url: ServerURL, *, read_only: bool = False) -> None:
+        self.read_only = read_only
+        self.url = url
+        super().__init__(
+            url.conninfo,
+            prefer_psycopg3=True,
+            connect_timeout=CONNECT_TIMEOUT_SECONDS,
+            application_name="bbtui",
+        )
+
+    def execute_sql(self, sql: str, params=None):
+        if "?" in sql:  # bbcore.sql's text (peewee's own queries already say %s)
+            sql = sql.replace("%", "%%").replace("?", "%s")
+        return super().execute_sql(sql, params)
+
+    def _initialize_connection(self, conn) -> None:
+        if self.read_only:
+            conn.execute("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
+
+
+# -- errors -------------------------------------------------------------------
+
+UNREACHABLE = ("Connection refused", "could not translate host name", "timeout expired", "No route to host")
+
+
+def _cause(error: BaseException) -> BaseException:
+    """The driver's exception behind peewee's wrapper (``peewee.OperationalError(psycopg_error, ...)``)."""
+    seen = set()
+    while id(error) not in seen:
+        seen.add(id(error))
+        if getattr(error, "sqlstate", None) or type(error).__module__.startswith("psycopg"):
+            return error
+        inner = error.args[0] if error.args and isinstance(error.args[0], BaseException) else None
+        inner = inner or error.__cause__ or error.__context__
+        if inner is None:
+            break
+        error = inner
+    return error
+
+
+def _first_line(text: str) -> str:
+    """The message without libpq's prefixes ("connection failed: ... failed: FATAL:  ")."""
+    line = text.strip().splitlines()[0] if text.strip() else ""
+    line = line.rsplit(" failed: ", 1)[-1]
+    return re.sub(r"^(FATAL|ERROR):\s+", "", line).strip()
+
+
+def read_only_message(url: ServerURL) -> str:
+    """The one line refusing a write to a role that may only read."""
+    return (
+        f"role {url.user} may only read {url}: it cannot write (explore, reset, a book); "
+        f"use a writer role ({SERVER_DOCS})"
+    )
+
+
+def error_line(error: BaseException, url: ServerURL) -> str:
+    """One line for what the server (or libpq) said, the password masked."""
+    if isinstance(error, ServerError):
+        return url.scrub(str(error))
+    cause = _cause(error)
+    state = getattr(cause, "sqlstate", None) or ""
+    text = url.scrub(_first_line(str(cause)) or type(cause).__name__)
+    if "password authentication failed" in text or state == "28P01":
+        return f"authentication failed for {url}: wrong password for role {url.user}"
+    if "no password supplied" in text:
+        return f"authentication failed for {url}: no password (put it in the URL, $PGPASSWORD or ~/.pgpass)"
+    if state == "28000" or ("role" in text and "does not exist" in text):
+        return f"authentication failed for {url}: {text}"
+    if state == "3D000" or ("database" in text and "does not exist" in text):
+        return f"database {url.dbname} does not exist on the server of {url} (createdb it: {SERVER_DOCS})"
+    if state == "25006":
+        return read_only_message(url)
+    if state == "42501" or "permission denied" in text:
+        return f"role {url.user} lacks a permission on {url}: {text} ({SERVER_DOCS})"
+    if state in ("53100", "53400") or "No space left" in text:
+        return f"the server's disk is full ({url}): what was stored is kept (free some space and resume)"
+    if state.startswith(("57P", "08")) or isinstance(cause, InterfaceError) or "closed" in text.lower():
+        return f"the connection to {url} was lost: {text} (what was stored is kept; run it again to resume)"
+    if any(words in text for words in UNREACHABLE) or "connection" in text.lower():
+        return f"cannot reach the server of {url}: {text}"
+    return f"{url}: {text}"
+
+
+def is_server_error(error: BaseException) -> bool:
+    """Whether ``error`` comes from psycopg or the server (so ``error_line`` describes it)."""
+    cause = _cause(error)
+    return type(cause).__module__.startswith("psycopg") or isinstance(error, DatabaseError | OperationalError)
+
+
+# -- opening ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Access:
+    """What the role may do on the database: read only, and whether the tables are there."""
+
+    read_only: bool
+    tables: bool
+    can_create: bool
+
+
+ACCESS = (
+    "SELECT current_setting('transaction_read_only') = 'on' OR pg_is_in_recovery(), "
+    "to_regclass(%s) IS NOT NULL, has_schema_privilege(current_schema(), 'CREATE')"
+)
+CAN_WRITE = "SELECT has_table_privilege(%s, 'INSERT')"
+
+
+def access(db: DatabaseProxy) -> Access:
+    """Whether the connected role may write, and whether bbtui's tables exist (``open_server``)."""
+    table = _qualified("Configurations")
+    read_only, tables, can_create = db.execute_sql(ACCESS, (table,)).fetchone()
+    if tables and not read_only:
+        (may_insert,) = db.execute_sql(CAN_WRITE, (table,)).fetchone()
+        read_only = not may_insert
+    return Access(bool(read_only), bool(tables), bool(can_create))
+
+
+def _qualified(table: str) -> str:
+    """A table name as ``to_regclass`` and ``has_table_privilege`` read it (quoted: mixed case)."""
+    return f'"{table}"'
+
+
+def open_server(
+    db: DatabaseProxy,
+    url: ServerURL,
+    models: tuple[type[Model], ...],
+    version: type[Model],
+    *,
+    create: bool = True,
+    write: bool | None = None,
+) -> bool:
+    """Point the store's ``db`` at the server; create the tables or check their version; True when read-only.
+
+    ``models`` are the store's tables, ``version`` the one-row table of the
+    schema version (among them).  ``write=True`` refuses a role that may
+    only read (ReadOnlyRole, one line); ``write=False`` opens read-only
+    whatever the role may do; ``write=None`` (readers) takes what the role
+    allows.  ``create=False`` refuses a database without bbtui's tables
+    instead of creating them.  Raises ServerError.
+    """
+    if not db.is_closed():
+        db.close()
+    db.initialize(ServerDatabase(url, read_only=write is False))
+    try:
+        db.connect()
+        found = access(db)
+        read_only = write is False or found.read_only
+        if read_only and write:
+            raise ReadOnlyRole(read_only_message(url))
+        if not found.tables:
+            if not create or read_only:
+                who = " with a writer role" if read_only else ""
+                raise ServerError(f"{url} holds no bbtui tables yet: explore a configuration{who} first")
+            if not found.can_create:
+                raise ServerError(
+                    f"role {url.user} may not create tables in {url}: "
+                    f"grant it CREATE on the schema, or let a writer role create them ({SERVER_DOCS})"
+                )
+            create_tables(db, models, version)
+        check_version(db, url, version)
+        if read_only and not db.obj.read_only:  # a role that may only read: read-only sessions too
+            db.close()
+            db.obj.read_only = True
+            db.connect()
+    except ServerError:
+        db.close()
+        raise
+    except Exception as error:
+        db.close()
+        if is_server_error(error):
+            raise ServerError(error_line(error, url)) from None
+        raise
+    return read_only
+
+
+def create_tables(db: DatabaseProxy, models: tuple[type[Model], ...], version: type[Model]) -> None:
+    """Create bbtui's tables and record the schema version, once, whoever else tries at the same time.
+
+    Two first writers at once would both try ``CREATE TABLE IF NOT EXISTS``,
+    which PostgreSQL does not make atomic: a transaction-scoped advisory
+    lock lets one create while the other waits, then finds them.
+    peewee writes SQLite's ``WITHOUT ROWID`` option of some models into
+    their DDL whatever the database; PostgreSQL has no rowid to drop.
+    """
+    with db.atomic():
+        db.execute_sql("SELECT pg_advisory_xact_lock(%s)", (lock_key("schema"),))
+        for model in models:
+            statement, params = model._schema._create_table(safe=True).query()
+            db.execute_sql(statement.replace(" WITHOUT ROWID", ""), params)
+            model._schema.create_indexes(safe=True)
+        if not version.select().exists():
+            version.insert(version=SCHEMA_VERSION).execute()
+
+
+def check_version(db: DatabaseProxy, url: ServerURL, version: type[Model]) -> None:
+    """Raise ServerError (one line, what to do) unless the database's tables are this bbtui's layout."""
+    if not db.table_exists(version._meta.table_name):
+        raise ServerError(
+            f"{url} has bbtui tables without a schema version: it was not made by this bbtui; "
+            f"point --db at a new database ({SERVER_DOCS})"
+        )
+    versions = [row.version for row in version.select(version.version)]
+    if versions == [SCHEMA_VERSION]:
+        return
+    found = max(versions) if versions else None
+    if found is not None and found > SCHEMA_VERSION:
+        raise ServerError(
+            f"{url} holds bbtui schema version {found}, newer than this bbtui's {SCHEMA_VERSION}: "
+            "upgrade bbtui (pip install -U bbtui)"
+        )
+    raise ServerError(
+        f"{url} holds bbtui schema version {found}, this bbtui reads version {SCHEMA_VERSION}: "
+        f"open it with the bbtui that made it, or point --db at a new database ({SERVER_DOCS})"
+    )
+
+
+def copy_rows(connection, table: str, columns: tuple[str, ...], rows: list[tuple]) -> None:
+    """Write ``rows`` into ``table`` by COPY on ``connection`` (psycopg 3's ``cursor.copy``).
+
+    The bulk write of an exploration: one COPY a chunk, in the chunk's
+    transaction, instead of a statement per row.  Values go by COPY's own
+    protocol, never into the SQL text (``table`` and ``columns`` are the
+    models' names).
+    """
+    statement = f'COPY "{table}" ({", ".join(columns)}) FROM STDIN'
+    with connection.cursor() as cursor, cursor.copy(statement) as copy:
+        for row in rows:
+            copy.write_row(row)
+
+
+def lock_writes(db: DatabaseProxy, config: Config) -> None:
+    """Take ``config``'s write lock until the end of the current transaction.
+
+    The workers of one run write their chunks one at a time (what SQLite's
+    ``BEGIN IMMEDIATE`` does), so a chunk's overlap check and its write see
+    the same rows; the key is not the exploration lock's, which the run
+    holds on another connection.
+    """
+    db.execute_sql("SELECT pg_advisory_xact_lock(%s)", (lock_key(f"write {config.name}"),))
+
+
+def shard_root(url: ServerURL) -> Path:
+    """Where a compact exploration's shard files go by default for a server database: this machine's cache.
+
+    A file's shards go beside it; a server has no folder of ours, so they
+    go under ``$XDG_CACHE_HOME/bbtui/shards`` (``~/.cache`` when unset), in
+    a folder named by the server and database (never the password).
+    """
+    cache = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    parts = urlsplit(url.conninfo)
+    name = f"{parts.hostname or 'local'}-{parts.port or 5432}-{url.dbname}"
+    return Path(cache) / "bbtui" / "shards" / re.sub(r"[^A-Za-z0-9._-]", "_", name)
+
+
+# -- the exploration lock ---------------------------------------------------------
+
+
+def lock_key(what: Config | str) -> int:
+    """The 64-bit advisory lock key of a configuration (or of another bbtui name, e.g. "schema").
+
+    The high half is bbtui's; the low half is the configuration's
+    ``atoms * 16 + width`` (unique for every valid configuration) or a
+    hash of the name.  Advisory locks are per database: the same
+    configuration in two databases of one server does not collide.
+    """
+    if isinstance(what, Config):
+        low = what.atoms * 16 + what.width
+    else:
+        low = 0x80000000 | int.from_bytes(hashlib.sha256(what.encode()).digest()[:3], "big")
+    return (LOCK_SPACE << 32) | low
+
+
+_held: set[tuple[str, int]] = set()
+_held_guard = threading.Lock()
+
+
+@contextmanager
+def advisory_lock(url: ServerURL, config: Config, busy: Exception) -> Iterator[None]:
+    """Hold ``config``'s exploration lock on the server for the block, or raise ``busy``.
+
+    The lock lives on a connection of its own, opened here and closed at the
+    end: the server releases it when that connection ends, whether this
+    process finished, was stopped, or was killed (``kill -9`` drops the
+    connection).  Explorers on any machine share it.  Session-level
+    advisory locks are re-entrant within one connection, and every call
+    opens its own, so two threads of one process exclude each other too;
+    the ``_held`` set refuses the second without a round trip.
+    """
+    import psycopg
+
+    key = (url.conninfo, lock_key(config))
+    with _held_guard:
+        if key in _held:
+            raise busy
+        _held.add(key)
+    try:
+        try:
+            connection = psycopg.connect(
+                url.conninfo,
+                autocommit=True,
+                connect_timeout=CONNECT_TIMEOUT_SECONDS,
+                application_name="bbtui lock",
+            )
+        except psycopg.Error as error:
+            raise ServerError(error_line(error, url)) from None
+        try:
+            (taken,) = connection.execute("SELECT pg_try_advisory_lock(%s)", (key[1],)).fetchone()
+            if not taken:
+                raise busy
+            yield
+        finally:
+            connection.close()  # releases the lock
+    finally:
+        with _held_guard:
+            _held.discard(key)
