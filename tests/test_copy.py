@@ -14,8 +14,6 @@
 
 from __future__ import annotations
 
-import contextlib
-import io
 import signal
 import sqlite3
 import subprocess
@@ -26,84 +24,20 @@ from pathlib import Path
 import psycopg
 import pytest
 from expect import BBCORE, ROOT, one_line_error
+from stores import CONFIGS, checked, cli, explore_sources, outputs
 
 from bbcore import queries, store
-from bbcore.cli import main
 from bbcore.config import Config
 from bbcore.copy import copy_configuration
-from bbcore.explore import explore
 from bbcore.store import FULL, STORES, close_database, open_database
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the test server runs on Linux")
 
-CONFIGS = (Config(3, 5), Config(4, 6))
-BOOK = Config(3, 5)
-
-
-def cli(db: Path | str, *args: str) -> tuple[int, str, str]:
-    """``bbcore --db DB ARGS`` run in this process (the real command line): status, stdout, stderr."""
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        status = main(["--db", str(db), *args])
-    return status, out.getvalue(), err.getvalue()
-
 
 @pytest.fixture(scope="module")
 def sources(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """A file per store kind holding A3_B5 and A4_B6 complete; the full one has A3_B5's book."""
-    folder = tmp_path_factory.mktemp("sources")
-    found = {}
-    for kind in STORES:
-        path = folder / f"{kind}.sqlite"
-        for config in CONFIGS:
-            explore(config, path, store=kind, workers=1)
-        found[kind] = path
-    status, _, err = cli(found[FULL], "strategy", BOOK.name)
-    assert status == 0, err
-    return found
-
-
-def readers(db: Path | str, config: Config) -> list[tuple[str, ...]]:
-    """Every reader's command line on a configuration, the spectrum and size taken from its groups."""
-    open_database(db, write=False)
-    try:
-        group = queries.group_page(config, 0, 1, all_rows=True)[0]
-        spectrum, size = group.spectrum, queries.group_sizes(config)[-1]
-    finally:
-        close_database()
-    commands = [
-        ("groups", config.name),
-        ("groups", config.name, "--by-size"),
-        ("groups", config.name, "--all"),
-        ("groups", config.name, "--all", "--by-size"),
-        ("groups", config.name, "--size", str(size)),
-        ("show", config.name, "--spectrum", spectrum),
-        ("decode", config.name, spectrum),
-        ("report", config.name),
-    ]
-    if config == BOOK:
-        commands.append(("strategy", config.name))
-    return commands
-
-
-def outputs(db: Path | str, configs=CONFIGS) -> dict[tuple[str, ...], str]:
-    """What each reader prints on ``db`` (the database's own name taken out)."""
-    printed = {}
-    for args in [("status",)] + [command for config in configs for command in readers(db, config)]:
-        status, out, err = cli(db, *args)
-        assert status == 0, (args, err)
-        printed[args] = out.replace(str(db), "DATABASE")
-    names = tuple(config.name for config in configs)
-    lines = printed[("status",)].splitlines()  # the configurations copied (and the table's header)
-    printed[("status",)] = [line for line in lines[1:] if line.startswith(("config ", *names))]
-    return printed
-
-
-def checked(db: Path | str, config: Config) -> None:
-    """``bbcore check`` agrees on every check."""
-    status, out, err = cli(db, "check", config.name, "--sample", "2000", "--reference", "100")
-    assert status == 0, out + err
-    assert f"{config.name}: every check agrees" in out
+    """A file per store kind holding A3_B5 and A4_B6 complete (``stores.explore_sources``)."""
+    return explore_sources(tmp_path_factory.mktemp("sources"))
 
 
 @pytest.fixture
