@@ -51,6 +51,7 @@ SQLite compares text).
 from __future__ import annotations
 
 import sqlite3
+import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -300,6 +301,7 @@ class CopyResult:
     rows: int
     resumed: int
     total: int
+    stopped: bool = False  # ``stop`` was set: the pages written are kept, the same call resumes
 
 
 def copy_configuration(
@@ -310,13 +312,14 @@ def copy_configuration(
     replace: bool = False,
     page: int = PAGE,
     progress: CopyProgress | None = None,
+    stop: threading.Event | None = None,
 ) -> CopyResult:
     """Copy one complete configuration from ``source`` into ``target``, resuming a stopped copy.
 
     Opens ``target`` as the store's ``db`` (creating its tables) and leaves
     it open.  Raises CopyError (one line) for what is refused, StoreError for
-    a store that cannot be used; KeyboardInterrupt leaves the pages written,
-    and the same call resumes.
+    a store that cannot be used.  ``stop`` set (Ctrl-C) ends the copy after
+    the page being written (``CopyResult.stopped``); the same call resumes.
     """
     if same_store(source, target):
         raise CopyError(f"{target} is the source itself: copy {config.name} to another file or database")
@@ -331,7 +334,7 @@ def copy_configuration(
             )
         store.open_database(target, create=True, write=True)
         with exploration_lock(target, config):
-            return _copy(config, reader, row, replace=replace, page=page, progress=progress)
+            return _copy(config, reader, row, replace=replace, page=page, progress=progress, stop=stop)
     finally:
         reader.close()
 
@@ -344,6 +347,7 @@ def _copy(
     replace: bool,
     page: int,
     progress: CopyProgress | None,
+    stop: threading.Event | None,
 ) -> CopyResult:
     """The copy proper, the target open and locked."""
     target = store.opened.path
@@ -376,6 +380,8 @@ def _copy(
             if progress is not None:
                 progress(table.name, done, total)
         for rows in _pages(reader, table, config, last):
+            if stop is not None and stop.is_set():
+                return CopyResult(config, str(row["store"]), done - resumed, resumed, total, stopped=True)
             with db.atomic():
                 _write(table, rows, server)
             done += len(rows)

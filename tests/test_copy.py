@@ -152,6 +152,29 @@ def test_a_copy_killed_mid_way_is_never_complete_and_resumes(sources, kind, serv
     assert outputs(back, [config]) == outputs(source, [config])
 
 
+def test_ctrl_c_stops_a_copy_in_one_line_and_the_same_command_resumes(sources, pg_url):
+    config, source = Config(4, 6), sources[FULL]
+    process = start_copy(source, pg_url, config, 100)
+    try:
+        deadline = time.monotonic() + 120
+        while (target_state(pg_url, config) or (False, 0))[1] < 300 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=60)
+    finally:
+        process.kill()
+        process.wait()
+    assert process.returncode == 130, err
+    last = err.strip().splitlines()[-1]  # after the progress lines (off a terminal: one per table)
+    assert "Traceback" not in err and last.startswith(f"bbcore: {config.name} copy stopped at")
+    assert "run the same command again to resume" in last
+    complete, rows = target_state(pg_url, config)
+    assert not complete and 0 < rows < config.nb_mol
+    status, out, err = cli(source, "copy", config.name, pg_url)
+    assert status == 0 and "by the run it resumed" in out, err
+    assert target_state(pg_url, config) == (True, config.nb_mol)
+
+
 # -- pages ---------------------------------------------------------------------------------
 
 

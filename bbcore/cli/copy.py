@@ -4,14 +4,18 @@ The source is ``--db`` (or ``BBTUI_DB``, or the default file); ``TARGET``
 is a file path or a server URL.  The copy is ``bbcore.copy``'s: paged by
 primary key, COPY into a server, the configuration marked complete only in
 its last transaction.  Progress goes to stderr: a bar redrawn on a terminal,
-a line per table otherwise.  Ctrl-C (or a lost connection, or kill -9)
-stops it with the pages written kept; the same command resumes it.
+a line per table otherwise.  Ctrl-C or SIGTERM stops it after the page
+being written (exit 130); a lost connection or kill -9 loses only the page
+under way; either way the pages written are kept, and the same command
+resumes it.
 """
 
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
+import threading
 import time
 
 from bbcore.cli.common import (
@@ -21,6 +25,7 @@ from bbcore.cli.common import (
     clock,
     database_arg,
 )
+from bbcore.cli.explore import PAUSE_SIGNALS
 from bbcore.config import Config
 from bbcore.copy import PAGE, copy_configuration
 from bbcore.store import default_path
@@ -97,24 +102,34 @@ class CopyBar(StatusLine):
 
 
 def run_copy(args: argparse.Namespace) -> int:
-    """``bbcore copy CONFIG TARGET``."""
+    """``bbcore copy CONFIG TARGET``; Ctrl-C or SIGTERM stops it after the page being written."""
     config: Config = args.config
     source = args.db or default_path()
     bar = CopyBar(config)
     started = time.monotonic()
+    stop = threading.Event()
+
+    def stopping(signum, frame) -> None:
+        if stop.is_set() and signum == signal.SIGINT:
+            raise KeyboardInterrupt  # a second Ctrl-C: at once (the page under way is rolled back)
+        stop.set()
+
+    previous = {number: signal.signal(number, stopping) for number in PAUSE_SIGNALS}
     try:
         result = copy_configuration(
-            config, source, args.target, replace=args.replace, page=args.page, progress=bar
+            config, source, args.target, replace=args.replace, page=args.page, progress=bar, stop=stop
         )
-    except KeyboardInterrupt:
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
         bar.close()
+    if result.stopped:
         print(
-            f"bbcore: {config.name} copy stopped; what was copied is kept, not shown as complete: "
-            "run the same command again to resume",
+            f"bbcore: {config.name} copy stopped at {result.rows + result.resumed:,}/{result.total:,} rows; "
+            "what was copied is kept, not shown as complete: run the same command again to resume",
             file=sys.stderr,
         )
         return 130
-    bar.close()
     resumed = f", {result.resumed:,} by the run it resumed" if result.resumed else ""
     print(
         f"{config.name} ({result.store} store) copied to {args.target}: "
