@@ -9,11 +9,12 @@
 - pages: a small page size copies in many bounded pages;
 - refusals, one line and exit 2: a configuration unknown or not complete in
   the source, a target that already holds it (``--replace`` overwrites), a
-  role that may only read, the source itself as the target.
+  file or a role that may only read, the source itself as the target.
 """
 
 from __future__ import annotations
 
+import os
 import signal
 import sqlite3
 import subprocess
@@ -25,6 +26,7 @@ import psycopg
 import pytest
 from expect import BBCORE, ROOT, one_line_error
 from stores import CONFIGS, checked, cli, explore_sources, outputs
+from unprivileged import give_to_nobody, make_unwritable, run_unprivileged
 
 from bbcore import queries, store
 from bbcore.config import Config
@@ -236,3 +238,25 @@ def test_a_role_that_may_only_read_is_refused(sources, pg_server, pg_url):
         assert "pw-r3ader" not in out + err
     finally:
         pg_server.drop_role("copy_reader")
+
+
+def test_a_target_file_that_cannot_be_written_is_refused(sources, tmp_path):
+    """As a user who cannot write the target (nobody, when the suite runs as root)."""
+    home, folder = tmp_path / "home", tmp_path / "shared"
+    home.mkdir()
+    folder.mkdir()
+    give_to_nobody(home)
+    target = folder / "target.sqlite"
+    assert cli(sources[FULL], "copy", "A3_B5", str(target))[0] == 0
+    close_database()
+    before = target.read_bytes()
+    make_unwritable(target, folder)
+    env = {
+        "PATH": os.environ["PATH"],
+        "HOME": str(home),
+        "PYTHONPATH": str(ROOT),
+        "NUMBA_CACHE_DIR": str(home / "numba"),
+    }
+    result = run_unprivileged([*BBCORE, "--db", str(sources[FULL]), "copy", "A4_B6", str(target)], env=env)
+    one_line_error(result.returncode, result.stderr, f"{target} is read-only")
+    assert result.returncode == 2 and target.read_bytes() == before
