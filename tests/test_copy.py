@@ -25,6 +25,7 @@ from pathlib import Path
 import psycopg
 import pytest
 from expect import BBCORE, ROOT, one_line_error
+from postgres import free_port
 from stores import CONFIGS, checked, cli, explore_sources, outputs
 from unprivileged import give_to_nobody, make_unwritable, run_unprivileged
 
@@ -260,3 +261,14 @@ def test_a_target_file_that_cannot_be_written_is_refused(sources, tmp_path):
     result = run_unprivileged([*BBCORE, "--db", str(sources[FULL]), "copy", "A4_B6", str(target)], env=env)
     one_line_error(result.returncode, result.stderr, f"{target} is read-only")
     assert result.returncode == 2 and target.read_bytes() == before
+
+
+def test_an_unreachable_server_either_side_is_one_line_without_the_password(sources, tmp_path):
+    url = f"postgresql://alice:s3cr3t-copy@127.0.0.1:{free_port()}/nothing"
+    for source, target in ((url, tmp_path / "target.sqlite"), (sources[FULL], url)):
+        status, out, err = cli(source, "copy", "A3_B5", str(target))
+        one_line_error(status, err, "cannot reach the server of postgresql://alice:***@127.0.0.1")
+        assert "s3cr3t-copy" not in out + err
+    assert not (tmp_path / "target.sqlite").exists()
+    status, _, err = cli(tmp_path / "missing.sqlite", "copy", "A3_B5", str(tmp_path / "target.sqlite"))
+    one_line_error(status, err, "no database at")
