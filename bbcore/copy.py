@@ -175,7 +175,8 @@ def insert_statement(table: Table) -> str:
 
 def copy_statement(table: Table) -> str:
     """A page of rows into a server, by COPY."""
-    return f'COPY "{table.name}" ({", ".join(f"{chr(34)}{c}{chr(34)}" for c in table.columns)}) FROM STDIN'
+    columns = ", ".join(f'"{column}"' for column in table.columns)
+    return f'COPY "{table.name}" ({columns}) FROM STDIN'
 
 
 def index_names(config: Config) -> tuple[str, ...]:
