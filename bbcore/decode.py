@@ -319,7 +319,7 @@ def _stored_candidates(config: Config, game: Game) -> Candidates:
         conditions, params = ["spectrum = ?"], [game.pattern()]
     else:
         pattern = "".join("?" if r is None else "[a-z]" if isinstance(r, int) else r for r in game.results)
-        conditions, params = ["spectrum GLOB ?"], [pattern]
+        conditions, params = [sql.dialect.matches("spectrum")], [sql.dialect.pattern(pattern)]
         conditions += [
             f"substr(spectrum, {p}, 1) = substr(spectrum, {q}, 1)"
             for p, q in game.rays()

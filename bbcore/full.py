@@ -103,7 +103,12 @@ def _store_chunk(config: Config, low: int, high: int, rows: list[tuple], stamp: 
 
     peewee's per-row query building costs more than SQLite itself here: its
     own connection's executemany does the writing, in the same transaction.
+    A server takes the rows by COPY (``store.copy_rows``), from every worker
+    at once: it needs no write turn.
     """
+    if store.is_server(store.opened.path):
+        copy = lambda: store.copy_rows("Molecules", store.MOLECULE_COLUMNS, rows)  # noqa: E731
+        return _commit_chunk(config, low, high, len(rows), stamp, copy)
     connection = db.connection()
     if _write_turn is None:
         return _commit_chunk(
@@ -121,7 +126,7 @@ def _commit_chunk(
     config: Config, low: int, high: int, count: int, stamp: str, write: Callable[[], object]
 ) -> int:
     """``write()`` the chunk's molecules and record its interval, in one transaction."""
-    with db.atomic("IMMEDIATE"):
+    with store.write_transaction(config):
         overlap = (
             ExploredRange.select()
             .where(
@@ -174,7 +179,7 @@ def _worker_init(parent: int, halt, write_turn) -> None:
 
 _worker_halt = None
 _write_turn = None
-_worker_db: str | None = None
+_worker_db: Path | None = None  # or a server.ServerURL: never its str(), which masks the password
 
 WORKER_PRAGMAS = {"busy_timeout": WORKER_BUSY_TIMEOUT_MS, "temp_store": "memory"}
 """A worker's connection, on top of ``store.PRAGMAS``: it waits for the
@@ -183,7 +188,7 @@ others' writes as long as it takes, and its staged rows (up to 65,536, about
 cache into a temporary file (A4_B8, 12 alternating runs: 0.90x and 0.97x)."""
 
 
-def _worker_range(db_path: str, config: Config, start: int, stop: int) -> int:
+def _worker_range(db_path: Path, config: Config, start: int, stop: int) -> int:
     """``store_range`` in a worker process, which opens the database on its first range.
 
     Opened here rather than in the initialiser, so that a database the
@@ -281,7 +286,7 @@ def _run_pool(
                 halt.set()
             while pending is not None and len(running) < workers + 1 and not stop.is_set():
                 start, stop_ = pending
-                running.add(pool.submit(_worker_range, str(path), config, start, stop_))
+                running.add(pool.submit(_worker_range, path, config, start, stop_))
                 pending = next(queue, None)
             if not running:
                 break

@@ -147,12 +147,16 @@ class ServerDatabase(PostgresqlDatabase):
     """peewee's PostgreSQL database for the store: 64-bit integers, read-only sessions when asked.
 
     peewee's ``IntegerField`` is ``INTEGER`` (32 bits) on PostgreSQL; the
-    store's numbers (molecules, family keys) need 64.  A store opened
+    store's numbers (molecules, family keys) need 64.  Text compares byte
+    by byte (``COLLATE "C"``), as in SQLite: spectra sort the same in both
+    stores, whatever the server's locale.  bbcore's SQL text uses SQLite's
+    ``?`` placeholders (``bbcore.sql``); ``execute_sql`` hands them to
+    psycopg as ``%s``.  A store opened
     read-only (``write=False``, or a role that may only read) sets every new
     session read-only, so that nothing this process does can write.
     """
 
-    field_types = {**PostgresqlDatabase.field_types, "INT": "BIGINT"}
+    field_types = {**PostgresqlDatabase.field_types, "INT": "BIGINT", "TEXT": 'TEXT COLLATE "C"'}
 
     def __init__(self, url: ServerURL, *, read_only: bool = False) -> None:
         self.read_only = read_only
@@ -163,6 +167,11 @@ class ServerDatabase(PostgresqlDatabase):
             connect_timeout=CONNECT_TIMEOUT_SECONDS,
             application_name="bbtui",
         )
+
+    def execute_sql(self, sql: str, params=None):
+        if "?" in sql:  # bbcore.sql's text (peewee's own queries already say %s)
+            sql = sql.replace("%", "%%").replace("?", "%s")
+        return super().execute_sql(sql, params)
 
     def _initialize_connection(self, conn) -> None:
         if self.read_only:
@@ -364,6 +373,31 @@ def check_version(db: DatabaseProxy, url: ServerURL, version: type[Model]) -> No
         f"{url} holds bbtui schema version {found}, this bbtui reads version {SCHEMA_VERSION}: "
         f"open it with the bbtui that made it, or point --db at a new database ({SERVER_DOCS})"
     )
+
+
+def copy_rows(connection, table: str, columns: tuple[str, ...], rows: list[tuple]) -> None:
+    """Write ``rows`` into ``table`` by COPY on ``connection`` (psycopg 3's ``cursor.copy``).
+
+    The bulk write of an exploration: one COPY a chunk, in the chunk's
+    transaction, instead of a statement per row.  Values go by COPY's own
+    protocol, never into the SQL text (``table`` and ``columns`` are the
+    models' names).
+    """
+    statement = f'COPY "{table}" ({", ".join(columns)}) FROM STDIN'
+    with connection.cursor() as cursor, cursor.copy(statement) as copy:
+        for row in rows:
+            copy.write_row(row)
+
+
+def lock_writes(db: DatabaseProxy, config: Config) -> None:
+    """Take ``config``'s write lock until the end of the current transaction.
+
+    The workers of one run write their chunks one at a time (what SQLite's
+    ``BEGIN IMMEDIATE`` does), so a chunk's overlap check and its write see
+    the same rows; the key is not the exploration lock's, which the run
+    holds on another connection.
+    """
+    db.execute_sql("SELECT pg_advisory_xact_lock(%s)", (lock_key(f"write {config.name}"),))
 
 
 def shard_root(url: ServerURL) -> Path:

@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from peewee import chunked, fn
+from peewee import Case, chunked, fn
 
 from bbcore import families, sql
 from bbcore.config import Config
@@ -68,7 +68,7 @@ class GroupingMeter:
 
     def __init__(self, config: Config, progress: GroupingProgress | None) -> None:
         self.config, self.progress = config, progress
-        rows = int(db.execute_sql(sql.MOLECULE_ROWS_BOUND).fetchone()[0])
+        rows = int(db.execute_sql(sql.dialect.molecule_rows_bound).fetchone()[0] or 0)
         molecules = config.nb_mol
         index_ops = INDEX_OPS_PER_ROW * max(rows, molecules) + INDEX_OPS_PER_MOLECULE * molecules
         self.steps = {
@@ -84,13 +84,16 @@ class GroupingMeter:
         self.last = 0.0
 
     def __enter__(self) -> GroupingMeter:
+        # A server's connection has no progress handler: its steps report as they start.
+        self.handled = hasattr(db.connection(), "set_progress_handler")
         if self.progress is not None:
-            db.connection().set_progress_handler(self.tick, OPS_PER_TICK)
+            if self.handled:
+                db.connection().set_progress_handler(self.tick, OPS_PER_TICK)
             self.report(force=True)
         return self
 
     def __exit__(self, *exc) -> None:
-        if self.progress is not None:
+        if self.progress is not None and self.handled:
             db.connection().set_progress_handler(None, 0)
 
     def start(self, step: str) -> None:
@@ -163,7 +166,8 @@ def ambiguity_table(config: Config) -> list[AmbiguityLine]:
     query = (
         Spectrum.select(
             Spectrum.nb_mol,
-            fn.SUM(Spectrum.transform == "id").alias("families"),
+            # CASE, not SUM(transform = 'id'): a server has no SUM of booleans
+            fn.SUM(Case(None, [(Spectrum.transform == "id", 1)], 0)).alias("families"),
             fn.COUNT(Spectrum.spectrum).alias("groups"),
         )
         .where(Spectrum.config == config.name)

@@ -16,13 +16,99 @@ soon as a column outside the spectrum index is read, a scan of the whole
 configuration per spectrum (seconds each on A4_B8).  ``INDEXED BY`` names
 the index to use.  Names are ``A<digits>_B<digits>`` (``bbcore.config``),
 so quoting them is safe.
+
+The statements are SQLite's.  What a PostgreSQL server (``bbcore.server``)
+says differently is the dialect (``Dialect``, ``ServerDialect``), set by
+``store.open_database`` for the store it opens (``use``): ``INDEXED BY``
+(the server's planner has statistics and needs no hint), the catalogue of
+indexes, ``GLOB``, the row bound of a grouping's progress.  The ``?``
+placeholders stay as written: ``server.ServerDatabase`` hands them to
+psycopg as ``%s`` (none of these statements has a ``?`` or ``%`` of its
+own), and its bulk writes are ``COPY`` (``server.copy_rows``).
 """
 
 from __future__ import annotations
 
+import re
+
 from bbcore.config import Config
 
 MOLECULES = '"Molecules"'
+
+
+class Dialect:
+    """SQLite's forms of the statements that differ between the stores (the file)."""
+
+    server = False
+
+    def indexed_by(self, index: str) -> str:
+        """The hint naming the index a query must use (see the module's docstring)."""
+        return f' INDEXED BY "{index}"'
+
+    index_exists = "SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = ?"
+    """One parameter: the index's name."""
+
+    molecule_rows_bound = f"SELECT COALESCE(MAX(rowid), 0) FROM {MOLECULES}"
+    """About how many rows an index build scans (every configuration's): the highest rowid."""
+
+    row_order = "rowid"
+    """The column that orders a table's rows as they are stored."""
+
+    def rowid_bounds(self, config: Config) -> str:
+        """The lowest and highest ``row_order`` of a configuration's molecules."""
+        order, where = self.row_order, f"config = {config_literal(config)}"
+        return f"SELECT min({order}), max({order}) FROM {MOLECULES} WHERE {where}"
+
+    def spectra_by_rowid(self, config: Config) -> str:
+        """number, spectrum of a configuration's molecules in table order; parameters: ``rowid_bounds``."""
+        return (
+            f"SELECT number, spectrum FROM {MOLECULES} "
+            f"WHERE {self.row_order} BETWEEN ? AND ? AND config = {config_literal(config)}"
+        )
+
+    def matches(self, column: str) -> str:
+        """``column`` matches a pattern (bound) of ``?`` (any one character), ``[a-z]`` and literals."""
+        return f"{column} GLOB ?"
+
+    def pattern(self, glob: str) -> str:
+        """The bound value ``matches`` takes for a GLOB pattern."""
+        return glob
+
+
+class ServerDialect(Dialect):
+    """PostgreSQL's forms."""
+
+    server = True
+
+    def indexed_by(self, index: str) -> str:
+        return ""  # the partial index is chosen by the planner: the WHERE names the configuration
+
+    index_exists = "SELECT 1 FROM pg_indexes WHERE schemaname = current_schema() AND indexname = ?"
+    molecule_rows_bound = (
+        "SELECT GREATEST(reltuples, 0)::bigint FROM pg_class WHERE oid = to_regclass('\"Molecules\"')"
+    )
+    """The planner's estimate of the table's rows (no scan)."""
+    row_order = "number"  # no rowid: the primary key's order (config, number)
+
+    def matches(self, column: str) -> str:
+        return f"{column} ~ ?"
+
+    def pattern(self, glob: str) -> str:
+        """A GLOB of ``?``, ``[a-z]`` and literal characters as an anchored regular expression."""
+        parts = re.split(r"(\[a-z\]|\?)", glob)
+        return "^" + "".join("." if p == "?" else p if p == "[a-z]" else re.escape(p) for p in parts) + "$"
+
+
+SQLITE = Dialect()
+SERVER = ServerDialect()
+dialect: Dialect = SQLITE
+"""The open store's dialect (``use``)."""
+
+
+def use(chosen: Dialect) -> None:
+    """Speak ``chosen`` from now on (``store.open_database``, for the store it opens)."""
+    global dialect
+    dialect = chosen
 
 
 def config_literal(config: Config) -> str:
@@ -68,10 +154,6 @@ def create_index_named(config: Config, name: str) -> str:
     return next(statement for statement in create_indexes(config) if f'"{name}"' in statement)
 
 
-MOLECULE_ROWS_BOUND = f"SELECT COALESCE(MAX(rowid), 0) FROM {MOLECULES}"
-"""The highest rowid of Molecules: about how many rows an index build scans (every configuration's)."""
-
-
 def drop_index(name: str) -> str:
     """The statement that drops an index if it exists."""
     return f'DROP INDEX IF EXISTS "{name}"'
@@ -87,9 +169,6 @@ def drop_indexes(config: Config) -> tuple[str, ...]:
     )
     return tuple(drop_index(name) for name in names)
 
-
-INDEX_EXISTS = "SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = ?"
-"""One parameter: the index's name."""
 
 LEGACY_INDEXES = ("molecule_config_spectrum", "molecule_config_canonical_number")
 """Whole-table indexes of databases made before the per-configuration ones."""
@@ -110,7 +189,7 @@ def molecules_indexed(config: Config, alias: str = "", *, indexed: bool = True) 
     """
     table = f"{MOLECULES} AS {alias}" if alias else MOLECULES
     if indexed:
-        table += f' INDEXED BY "{spectrum_index(config)}"'
+        table += dialect.indexed_by(spectrum_index(config))
     column = f"{alias}.config" if alias else "config"
     return table, f"{column} = {config_literal(config)}"
 
@@ -176,19 +255,6 @@ def grouped_by(columns: str, group_by: str) -> str:
     return f"SELECT {columns}, COUNT(*), MIN(number) FROM {MOLECULES} WHERE config = ? GROUP BY {group_by}"
 
 
-def rowid_bounds(config: Config) -> str:
-    """The lowest and highest rowid of a configuration's molecules."""
-    return f"SELECT min(rowid), max(rowid) FROM {MOLECULES} WHERE config = {config_literal(config)}"
-
-
-def spectra_by_rowid(config: Config) -> str:
-    """number, spectrum of a configuration's molecules in table order; parameters: the rowid bounds."""
-    return (
-        f"SELECT number, spectrum FROM {MOLECULES} "
-        f"WHERE rowid BETWEEN ? AND ? AND config = {config_literal(config)}"
-    )
-
-
 def table_rows(table: str, columns: tuple[str, ...], order: str) -> str:
     """Every row of a configuration in ``table``, the given columns, in ``order``; one parameter: config."""
     return f'SELECT {", ".join(columns)} FROM "{table}" WHERE config = ? ORDER BY {order}'
@@ -250,7 +316,7 @@ def molecules_by_canonical(config: Config) -> str:
     nearly in table order.
     """
     return (
-        f'SELECT {", ".join(CHECKED_COLUMNS)} FROM {MOLECULES} INDEXED BY "{canonical_index(config)}" '
+        f"SELECT {', '.join(CHECKED_COLUMNS)} FROM {MOLECULES}{dialect.indexed_by(canonical_index(config))} "
         f"WHERE config = {config_literal(config)} AND canonical_number >= ? AND canonical_number < ?"
     )
 
@@ -319,7 +385,7 @@ def families_by(config: Config, column: str, condition: str) -> str:
     has its values bound.
     """
     index = {"size_position": family_size_index(config), "key": family_key_index(config)}.get(column)
-    table = f'{FAMILIES} INDEXED BY "{index}"' if index else FAMILIES
+    table = FAMILIES + dialect.indexed_by(index) if index else FAMILIES
     return (
         f"SELECT {', '.join(FAMILY_COLUMNS)} FROM {table} "
         f"WHERE config = {config_literal(config)} AND {condition} ORDER BY {column}"
@@ -329,7 +395,7 @@ def families_by(config: Config, column: str, condition: str) -> str:
 def family_ordinal(config: Config, column: str, before: str) -> str:
     """``before`` (spectra_before or size_spectra_before) of the family at one ``column`` value (bound)."""
     index = {"size_position": family_size_index(config)}.get(column)
-    table = f'{FAMILIES} INDEXED BY "{index}"' if index else FAMILIES
+    table = FAMILIES + dialect.indexed_by(index) if index else FAMILIES
     return f"SELECT {before} FROM {table} WHERE config = {config_literal(config)} AND {column} = ?"
 
 
@@ -380,7 +446,7 @@ def molecules_outside_canonicals(config: Config) -> str:
     Two searches of the canonical index (an OR made it scan the index whole).
     """
     select = (
-        f'SELECT number, canonical_number FROM {MOLECULES} INDEXED BY "{canonical_index(config)}" '
+        f"SELECT number, canonical_number FROM {MOLECULES}{dialect.indexed_by(canonical_index(config))} "
         f"WHERE config = {config_literal(config)} AND canonical_number"
     )
     return f"{select} < ? UNION ALL {select} > ?"

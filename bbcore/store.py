@@ -36,6 +36,8 @@ from __future__ import annotations
 
 import os
 import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -407,6 +409,33 @@ MOLECULE_COLUMNS: tuple[str, ...] = (
 )
 
 
+def copy_rows(table: str, columns: tuple[str, ...], rows: list[tuple]) -> None:
+    """Bulk-write rows into a server table by COPY, in the current transaction (``server.copy_rows``)."""
+    from bbcore import server
+
+    server.copy_rows(db.connection(), table, columns, rows)
+
+
+@contextmanager
+def write_transaction(config: Config) -> Iterator[None]:
+    """A transaction that writes ``config``'s rows, one writer of the configuration at a time.
+
+    SQLite takes the file's write lock at ``BEGIN IMMEDIATE`` (so the
+    overlap check and the write see the same file); a server takes the
+    configuration's transaction-scoped write lock (``server.lock_writes``)
+    while the other configurations' writers go on.
+    """
+    if is_server(opened.path):
+        from bbcore import server
+
+        with db.atomic():
+            server.lock_writes(db, config)
+            yield
+    else:
+        with db.atomic("IMMEDIATE"):
+            yield
+
+
 def create_config_indexes(config: Config) -> None:
     """Build a configuration's partial indexes on spectrum and canonical_number.
 
@@ -424,7 +453,7 @@ def create_config_indexes(config: Config) -> None:
 
 def index_exists(name: str) -> bool:
     """Whether an index of this name exists in the open database."""
-    return db.execute_sql(sql.INDEX_EXISTS, (name,)).fetchone() is not None
+    return db.execute_sql(sql.dialect.index_exists, (name,)).fetchone() is not None
 
 
 def drop_config_indexes(config: Config) -> None:
@@ -674,7 +703,9 @@ def open_database(
         except server.ServerError as error:
             raise StoreError(str(error)) from None
         opened.path, opened.read_only, opened.shims = path, read_only, ()
+        sql.use(sql.SERVER)
         return path
+    sql.use(sql.SQLITE)
     if path.is_dir():
         raise StoreError(f"{path} is a directory, not a database file")
     if not path.exists():

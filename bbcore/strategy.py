@@ -164,9 +164,9 @@ def _stored_codes(config: Config, progress: MoleculesDone | None, stop: Stop | N
 
     if not is_explored(config):
         raise StrategyError(f"{config.name} is not completely explored: its spectra are not all stored")
-    low, high = db.execute_sql(sql.rowid_bounds(config)).fetchone()
+    low, high = db.execute_sql(sql.dialect.rowid_bounds(config)).fetchone()
     codes = np.empty((config.nb_mol, config.positions), dtype=np.int8)
-    cursor = db.execute_sql(sql.spectra_by_rowid(config), (low, high))
+    cursor = db.execute_sql(sql.dialect.spectra_by_rowid(config), (low, high))
     done = 0
     while rows := cursor.fetchmany(BATCH):
         tick(stop, progress, done, config.nb_mol)

@@ -91,8 +91,18 @@ def _as_server_user(parent: int):
 class PostgresServer:
     """One running throwaway server: its port, socket folder, superuser password; admin helpers."""
 
-    def __init__(self, bindir: Path) -> None:
+    TEST_SETTINGS = {
+        "fsync": "off",
+        "synchronous_commit": "off",
+        "full_page_writes": "off",
+        "max_connections": "60",
+        "shared_buffers": "32MB",
+    }
+    """Fast and not durable: the tests' databases live for a test (bench/server.py turns fsync on)."""
+
+    def __init__(self, bindir: Path, settings: dict[str, str] | None = None) -> None:
         self.bindir = bindir
+        self.settings = {**self.TEST_SETTINGS, **(settings or {})}
         self.folder = Path(tempfile.mkdtemp(prefix="bbtui-pg-"))
         self.data = self.folder / "data"
         self.password = secrets.token_urlsafe(16)
@@ -154,16 +164,7 @@ class PostgresServer:
                 "listen_addresses=127.0.0.1",
                 "-c",
                 f"unix_socket_directories={self.folder}",
-                "-c",
-                "fsync=off",
-                "-c",
-                "synchronous_commit=off",
-                "-c",
-                "full_page_writes=off",
-                "-c",
-                "max_connections=60",
-                "-c",
-                "shared_buffers=32MB",
+                *(word for name, value in self.settings.items() for word in ("-c", f"{name}={value}")),
             ],
             stdout=log,
             stderr=subprocess.STDOUT,
