@@ -173,12 +173,6 @@ def insert_statement(table: Table) -> str:
     return f'INSERT INTO "{table.name}" ({columns}) VALUES ({", ".join("?" * len(table.columns))})'
 
 
-def copy_statement(table: Table) -> str:
-    """A page of rows into a server, by COPY."""
-    columns = ", ".join(f'"{column}"' for column in table.columns)
-    return f'COPY "{table.name}" ({columns}) FROM STDIN'
-
-
 def index_names(config: Config) -> tuple[str, ...]:
     """The indexes a store builds for a configuration after its bulk load (``sql``)."""
     return (
@@ -195,8 +189,6 @@ def index_statement(config: Config, name: str) -> str:
     return next(statement for statement in statements if f'"{name}"' in statement)
 
 
-SQLITE_INDEX = "SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = ?"
-SERVER_INDEX = "SELECT 1 FROM pg_indexes WHERE schemaname = current_schema() AND indexname = %s"
 SQLITE_TABLE = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?"
 SERVER_TABLE = "SELECT to_regclass(%s) IS NOT NULL"
 
@@ -253,7 +245,8 @@ class Source:
 
     def has_index(self, name: str) -> bool:
         """Whether the source has an index of this name."""
-        return bool(self.rows(SERVER_INDEX if self.server else SQLITE_INDEX, (name,)))
+        dialect = sql.SERVER if self.server else sql.SQLITE
+        return bool(self.rows(_placeholder(dialect.index_exists, self.server), (name,)))
 
     def configuration(self, config: Config) -> dict[str, object] | None:
         """The source's ``Configurations`` row of ``config`` (missing columns of an older file filled in)."""
@@ -428,10 +421,8 @@ def _pages(reader: Source, table: Table, config: Config, last: tuple | None) -> 
 
 
 def _write(table: Table, rows: list[tuple], server: bool) -> None:
-    """A page of rows into the target, in the current transaction."""
-    if server:
-        with db.connection().cursor() as cursor, cursor.copy(copy_statement(table)) as copy:
-            for row in rows:
-                copy.write_row(row)
+    """A page of rows into the target, in the current transaction: COPY on a server, executemany on a file."""
+    if server:  # the columns quoted: Books has a column named by, a reserved word there
+        store.copy_rows(table.name, tuple(f'"{column}"' for column in table.columns), rows)
     else:
         db.connection().executemany(insert_statement(table), rows)

@@ -1,9 +1,9 @@
 """``bbcore copy``: one complete configuration between stores, against real files and a real server.
 
 - a round trip file -> server -> server -> file, for A3_B5 and A4_B6 in both
-  store kinds (and a strategy book): ``bbcore check`` agrees on the file
-  that comes back, and every CLI reader prints the same bytes there as on
-  the source;
+  store kinds (and a strategy book): ``bbcore check`` agrees on both servers
+  and on the file that comes back, and every CLI reader prints the same
+  bytes there as on the source;
 - a copy killed with SIGKILL mid-way is never seen complete by a reader,
   and the same command resumes it to the same result;
 - pages: a small page size copies in many bounded pages;
@@ -61,6 +61,8 @@ def test_a_round_trip_through_two_servers_is_checked_and_reads_the_same(
             status, out, err = cli(origin, "copy", config.name, str(target), "--page", "997")
             assert status == 0, err
             assert f"{config.name} ({kind} store) copied to" in out
+        checked(pg_url, config)  # every end of the trip: the servers (but SQLite's own check), the file
+        checked(second_url, config)
         checked(back, config)
     assert outputs(back) == outputs(source)
 
