@@ -38,7 +38,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from itertools import groupby
+from itertools import count, groupby
 from math import comb
 
 import numpy as np
@@ -467,13 +467,29 @@ def check(
 
 
 def rows_in_blocks(statement: str, parameters: Sequence = ()) -> Iterator[list[tuple]]:
-    """The rows of a query, ``BLOCK`` at a time, from one cursor (nothing more is held)."""
-    cursor = db.execute_sql(statement, tuple(parameters))
+    """The rows of a query, ``BLOCK`` at a time, from one cursor (nothing more is held).
+
+    On a server, psycopg's own cursor would fetch the whole result first: a
+    named (server-side) cursor hands it over a block at a time, and two of
+    them stream side by side on one connection (the groups phase merges
+    two); ``WITH HOLD``, since the store's connection commits each statement.
+    """
+    if is_server(opened.path):
+        from bbcore.server import placeholders
+
+        cursor = db.connection().cursor(name=f"bbcore_check_{next(_cursors)}", withhold=True)
+        cursor.execute(placeholders(statement), tuple(parameters))
+    else:
+        cursor = db.execute_sql(statement, tuple(parameters))
     try:
         while rows := cursor.fetchmany(BLOCK):
             yield rows
     finally:
         cursor.close()
+
+
+_cursors = count()
+"""Numbers naming the server-side cursors of ``rows_in_blocks``."""
 
 
 @contextmanager

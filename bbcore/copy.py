@@ -125,8 +125,12 @@ CONFIGURATION_COLUMNS = tuple(field.column_name for field in Configuration._meta
 
 
 def _placeholder(text: str, server: bool) -> str:
-    """``?`` placeholders as psycopg's ``%s`` on a server (the text has no ``%`` of its own)."""
-    return text.replace("?", "%s") if server else text
+    """``?`` placeholders as psycopg's ``%s`` on a server connection of our own (``server.placeholders``)."""
+    if not server:
+        return text
+    from bbcore.server import placeholders
+
+    return placeholders(text)
 
 
 def _key_order(table: Table, server: bool, descending: bool = False) -> str:
