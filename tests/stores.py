@@ -19,7 +19,7 @@ from bbcore import queries
 from bbcore.cli import main
 from bbcore.config import Config
 from bbcore.explore import explore
-from bbcore.store import FULL, STORES, close_database, open_database
+from bbcore.store import FULL, STORES, Book, close_database, open_database
 
 CONFIGS = (Config(3, 5), Config(4, 6))
 BOOK = Config(3, 5)
@@ -53,6 +53,7 @@ def readers(db: Path | str, config: Config) -> list[tuple[str, ...]]:
     try:
         group = queries.group_page(config, 0, 1, all_rows=True)[0]
         spectrum, size = group.spectrum, queries.group_sizes(config)[-1]
+        book = Book.select().where(Book.config == config.name).exists()
     finally:
         close_database()
     commands = [
@@ -65,7 +66,7 @@ def readers(db: Path | str, config: Config) -> list[tuple[str, ...]]:
         ("decode", config.name, spectrum),
         ("report", config.name),
     ]
-    if config == BOOK:
+    if book:  # read back, never computed (that would print its own seconds)
         commands.append(("strategy", config.name))
     return commands
 
