@@ -94,9 +94,9 @@ def session_command(
     started, signals and waits for is the app itself; ``--served-by`` has
     it quit (pausing its run) if the server is killed without a word.
     """
-    argv = [sys.executable, "-m", "bbtui.app", "--served-by", str(os.getpid())]
-    if not is_server(db_path):  # a server's URL goes by $BBTUI_DB (serve): never a password on argv
-        argv += ["--db", str(db_path)]
+    # A server's URL goes by $BBTUI_DB (serve): never a password on a command line.
+    argv = [sys.executable, "-m", "bbtui.app"] + ([] if is_server(db_path) else ["--db", str(db_path)])
+    argv += ["--served-by", str(os.getpid())]
     if read_only:
         argv.append("--read-only")
     if cluster:

@@ -172,7 +172,7 @@ from bbcore import sql
 from bbcore.compact import group, trace, write
 from bbcore.config import parse_config
 from bbcore.explore import explore
-from bbcore.store import db
+from bbcore.store import sqlite_db
 
 path, name, point, count, workers = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
 calls = 0
@@ -199,7 +199,7 @@ elif point == "writing":  # every shard grouped, some families written
     bbcore.families.FamilyWriter.write = kill_at(bbcore.families.FamilyWriter.write)
 elif point == "indexes":  # every family written, one of its two indexes built
     indexing = lambda statement, *args: statement.startswith('CREATE INDEX IF NOT EXISTS "Families_')
-    db.execute_sql = kill_at(db.execute_sql, indexing)
+    sqlite_db.execute_sql = kill_at(sqlite_db.execute_sql, indexing)  # the file behind store.db (a proxy)
 
 def main():
     explore(parse_config(name), path, store="compact", range_size=700, workers=workers)
