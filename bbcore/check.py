@@ -38,7 +38,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from itertools import groupby
+from itertools import count, groupby
 from math import comb
 
 import numpy as np
@@ -52,7 +52,7 @@ from bbcore.families import images_of, numbers_dtype, unpack_numbers
 from bbcore.geometry import TRANSFORM_NAMES, transform_atoms
 from bbcore.numbering import atoms_of, atoms_of_numbers, atoms_of_range, binomial_table, number_of
 from bbcore.rays import STAT_FIELDS
-from bbcore.store import COMPACT, FULL, Configuration, ExploredRange, db, index_exists
+from bbcore.store import COMPACT, FULL, Configuration, ExploredRange, db, index_exists, is_server, opened
 
 SAMPLE = 10_000
 """Molecules re-traced by the engine, by default."""
@@ -439,7 +439,10 @@ def check(
     started = time.monotonic()
     numbers = sample_numbers(config, config.nb_mol if everything else sample, seed)
     reference_numbers = reference_sample(numbers, reference, seed)
-    results = [check_integrity(progress) if integrity else skipped_integrity()]
+    if is_server(opened.path):
+        results = [server_integrity()]
+    else:
+        results = [check_integrity(progress) if integrity else skipped_integrity()]
     results.append(quick_phase("configuration", progress, lambda: check_configuration(config, row)))
     if row.store == COMPACT:
         judge: Judge = CompactJudge(config, everything)
@@ -464,13 +467,29 @@ def check(
 
 
 def rows_in_blocks(statement: str, parameters: Sequence = ()) -> Iterator[list[tuple]]:
-    """The rows of a query, ``BLOCK`` at a time, from one cursor (nothing more is held)."""
-    cursor = db.execute_sql(statement, tuple(parameters))
+    """The rows of a query, ``BLOCK`` at a time, from one cursor (nothing more is held).
+
+    On a server, psycopg's own cursor would fetch the whole result first: a
+    named (server-side) cursor hands it over a block at a time, and two of
+    them stream side by side on one connection (the groups phase merges
+    two); ``WITH HOLD``, since the store's connection commits each statement.
+    """
+    if is_server(opened.path):
+        from bbcore.server import placeholders
+
+        cursor = db.connection().cursor(name=f"bbcore_check_{next(_cursors)}", withhold=True)
+        cursor.execute(placeholders(statement), tuple(parameters))
+    else:
+        cursor = db.execute_sql(statement, tuple(parameters))
     try:
         while rows := cursor.fetchmany(BLOCK):
             yield rows
     finally:
         cursor.close()
+
+
+_cursors = count()
+"""Numbers naming the server-side cursors of ``rows_in_blocks``."""
 
 
 @contextmanager
@@ -580,6 +599,19 @@ def check_integrity(progress: CheckProgressCallback) -> CheckResult:
 def skipped_integrity() -> CheckResult:
     """The integrity line of a check run with ``--no-integrity`` (no progress: nothing runs)."""
     return CheckResult("integrity", "skipped (--no-integrity): the file's own integrity was not checked")
+
+
+def server_integrity() -> CheckResult:
+    """The integrity line on a server: SQLite's integrity_check has no equivalent there.
+
+    A server keeps its own storage (write-ahead log, checksums when enabled);
+    its administrator checks it with PostgreSQL's tools (``pg_amcheck``, which
+    needs the amcheck extension and a superuser).  Every other phase reads
+    the rows themselves and runs as on a file.
+    """
+    return CheckResult(
+        "integrity", "not run on a server: SQLite's integrity_check has no equivalent (see pg_amcheck)"
+    )
 
 
 def quick_phase(name: str, progress: CheckProgressCallback, run: Callable[[], CheckResult]) -> CheckResult:
@@ -744,7 +776,10 @@ def _computed_groups(config: Config) -> Iterator[tuple[str, int, str, int]]:
     The first molecule of a spectrum is its smallest (canonical_number,
     number): ``bbcore.spectra.computed_spectrums``'s rule, one spectrum at a time.
     """
-    molecules = (row for rows in rows_in_blocks(sql.ambiguous_molecules_by_spectrum(config)) for row in rows)
+    statement = sql.ambiguous_molecules_by_spectrum(config)
+    if is_server(opened.path):  # SQLite's plan streams them in order; a server's planner needs asking
+        statement += ' ORDER BY m.spectrum COLLATE "C"'
+    molecules = (row for rows in rows_in_blocks(statement) for row in rows)
     last = ""
     for spectrum, group in groupby(molecules, key=lambda row: row[0]):
         if spectrum <= last:  # the query's plan changed (sql.ambiguous_molecules_by_spectrum)

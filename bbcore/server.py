@@ -143,6 +143,16 @@ def mask(text: str) -> str:
     return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
 
 
+def placeholders(sql: str) -> str:
+    """bbcore's SQL text (SQLite's ``?`` placeholders, ``bbcore.sql``) as psycopg takes it (``%s``).
+
+    Text without ``?`` is left alone: peewee's own queries already say ``%s``.
+    """
+    if "?" in sql:
+        return sql.replace("%", "%%").replace("?", "%s")
+    return sql
+
+
 class ServerDatabase(PostgresqlDatabase):
     """peewee's PostgreSQL database for the store: 64-bit integers, read-only sessions when asked.
 
@@ -169,9 +179,7 @@ class ServerDatabase(PostgresqlDatabase):
         )
 
     def execute_sql(self, sql: str, params=None):
-        if "?" in sql:  # bbcore.sql's text (peewee's own queries already say %s)
-            sql = sql.replace("%", "%%").replace("?", "%s")
-        return super().execute_sql(sql, params)
+        return super().execute_sql(placeholders(sql), params)
 
     def _initialize_connection(self, conn) -> None:
         if self.read_only:

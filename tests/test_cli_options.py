@@ -78,6 +78,8 @@ def argv_for(name: str, action: argparse.Action, value: str, db: Path) -> list[s
             words.append(value)
         elif other.dest == "config":
             words.append(CONFIG)
+        elif other.dest == "target":  # copy's TARGET: a file beside the database
+            words.append(str(db.with_name("copy-target.sqlite")))
         elif other.nargs not in ("*", "?"):
             pytest.fail(f"no example for {name}'s positional {other.dest}: add one to argv_for")
     if action.option_strings:

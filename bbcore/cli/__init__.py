@@ -5,6 +5,8 @@
 - ``stats``: report, export;
 - ``decode``: decode;
 - ``strategy``: strategy (the seeker's book);
+- ``check``: check;
+- ``copy``: copy (a configuration into another store);
 - ``common``: what they share (one-line errors, argument types, tables,
   progress, the pager).  Command modules import ``common`` only, never this
   package's ``__init__``, so there is no import circle.
@@ -32,7 +34,7 @@ from bbcore.store import DATABASE_ERRORS, default_path, error_line
 
 def build_parser() -> argparse.ArgumentParser:
     """The parser with every registered command."""
-    from bbcore.cli import browse, check, decode, explore, stats, strategy
+    from bbcore.cli import browse, check, copy, decode, explore, stats, strategy
 
     parser = OneLineParser(
         prog="bbcore",
@@ -46,7 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--db", type=database_arg, default=None, metavar="PATH", help=database_help)
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for module in (explore, browse, stats, decode, strategy, check):
+    for module in (explore, browse, stats, decode, strategy, check, copy):
         module.register(subparsers)
     # --db after the command too (``bbcore status --db X``): since a command's errors
     # point to its own --help, that help names it.  SUPPRESS keeps one given before.

@@ -1,0 +1,92 @@
+"""The same configurations in two stores, read the same: what the copy and server-reader tests share.
+
+``explore_sources`` makes a file per store kind holding A3_B5 and A4_B6
+(and A3_B5's strategy book in the full one); ``outputs`` runs every CLI
+reader on a database in this process (``bbcore.cli.main``, the real
+command line) and returns what each printed, the database's own name taken
+out, so that two stores compare byte for byte; ``checked`` runs
+``bbcore check``.  Imported by the test modules (a helper module, like
+``expect.py``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+from pathlib import Path
+
+from bbcore import queries
+from bbcore.cli import main
+from bbcore.config import Config
+from bbcore.explore import explore
+from bbcore.store import FULL, STORES, Book, close_database, open_database
+
+CONFIGS = (Config(3, 5), Config(4, 6))
+BOOK = Config(3, 5)
+"""The configuration whose strategy book the full source holds."""
+
+
+def cli(db: Path | str, *args: str) -> tuple[int, str, str]:
+    """``bbcore --db DB ARGS`` run in this process (the real command line): status, stdout, stderr."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        status = main(["--db", str(db), *args])
+    return status, out.getvalue(), err.getvalue()
+
+
+def explore_sources(folder: Path) -> dict[str, Path]:
+    """A file per store kind holding CONFIGS complete; the full one has BOOK's strategy book."""
+    found = {}
+    for kind in STORES:
+        path = folder / f"{kind}.sqlite"
+        for config in CONFIGS:
+            explore(config, path, store=kind, workers=1)
+        found[kind] = path
+    status, _, err = cli(found[FULL], "strategy", BOOK.name)
+    assert status == 0, err
+    return found
+
+
+def readers(db: Path | str, config: Config) -> list[tuple[str, ...]]:
+    """Every reader's command line on a configuration, the spectrum and size taken from its groups."""
+    open_database(db, write=False)
+    try:
+        group = queries.group_page(config, 0, 1, all_rows=True)[0]
+        spectrum, size = group.spectrum, queries.group_sizes(config)[-1]
+        book = Book.select().where(Book.config == config.name).exists()
+    finally:
+        close_database()
+    commands = [
+        ("groups", config.name),
+        ("groups", config.name, "--by-size"),
+        ("groups", config.name, "--all"),
+        ("groups", config.name, "--all", "--by-size"),
+        ("groups", config.name, "--size", str(size)),
+        ("show", config.name, "--spectrum", spectrum),
+        ("decode", config.name, spectrum),
+        ("report", config.name),
+    ]
+    if book:  # read back, never computed (that would print its own seconds)
+        commands.append(("strategy", config.name))
+    return commands
+
+
+def outputs(db: Path | str, configs=CONFIGS) -> dict[tuple[str, ...], object]:
+    """What each reader prints on ``db`` (the database's own name taken out); status: these configs' lines."""
+    printed: dict[tuple[str, ...], object] = {}
+    for args in [("status",)] + [command for config in configs for command in readers(db, config)]:
+        status, out, err = cli(db, *args)
+        assert status == 0, (args, err)
+        printed[args] = out.replace(str(db), "DATABASE")
+    names = tuple(config.name for config in configs)
+    lines = str(printed[("status",)]).splitlines()  # the table's header and these configurations
+    printed[("status",)] = [line for line in lines[1:] if line.startswith(("config ", *names))]
+    return printed
+
+
+def checked(db: Path | str, config: Config) -> str:
+    """``bbcore check`` agrees on every check; what it printed."""
+    status, out, err = cli(db, "check", config.name, "--sample", "2000", "--reference", "100")
+    assert status == 0, out + err
+    assert f"{config.name}: every check agrees" in out
+    return out
