@@ -26,7 +26,7 @@ import pytest
 
 from bbcore import check
 from bbcore.cli import main
-from bbcore.compact import PROFILE_FIELDS
+from bbcore.compact.trace import PROFILE_FIELDS
 from bbcore.config import parse_config
 from bbcore.explore import explore
 from bbcore.families import numbers_dtype

@@ -21,9 +21,10 @@ import pytest
 import bbcore
 from bbcore import decode, engine
 from bbcore.config import parse_config
-from bbcore.explore import COMPLETE, explore
+from bbcore.explore import explore
 from bbcore.game import ABSORBED, REFLECTED, Game, parse_game
 from bbcore.numbering import atoms_of, atoms_of_range
+from bbcore.progress import COMPLETE
 from bbcore.rays import spectrum, trace
 from bbcore.store import close_database, open_database
 

@@ -67,6 +67,7 @@ async def tour(db: Path | str) -> list[list[str]]:
             await pilot.press(*pressed.split())
             await wait_for(pilot, lambda: isinstance(app.screen, kind))
             await pilot.pause(0.2)
+            await pilot.wait_for_scheduled_animations()  # a tab's underline slides
             await wait_for(pilot, lambda: not app.workers._workers or all(w.is_finished for w in app.workers))
             seen.append([f"after {pressed!r} on {kind.__name__}"] + screen_text(app))
 
