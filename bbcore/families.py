@@ -71,6 +71,7 @@ from bbcore.store import (
     StoreError,
     config_row,
     db,
+    insert_rows,
 )
 
 ATOM_CODE = ord("O")
@@ -492,8 +493,9 @@ class FamilyWriter:
         self.seen_spectra: dict[int, int] = {}
         self.spectra_before = 0
         for size, families, spectra in db.execute_sql(sql.FAMILIES_BY_SIZE, (config.name,)):
-            self.seen_families[size], self.seen_spectra[size] = families, spectra
-            self.spectra_before += spectra
+            # int: a server's SUM of bigints is a numeric (a Decimal)
+            self.seen_families[size], self.seen_spectra[size] = int(families), int(spectra)
+            self.spectra_before += int(spectra)
 
     @property
     def total(self) -> int:
@@ -540,8 +542,8 @@ class FamilyWriter:
             size_position.tolist(),
             size_spectra_before.tolist(),
         )
-        with db.atomic():  # executemany: peewee's per-row query building costs more than SQLite here
-            db.connection().executemany(sql.INSERT_FAMILIES, rows)
+        with db.atomic():
+            insert_rows("Families", sql.FAMILY_COLUMNS, rows, sql.INSERT_FAMILIES)
         self.position += count
         self.spectra_before += int(spectra.sum())
         self.last = int(columns.canonical[-1])
