@@ -493,9 +493,8 @@ class FamilyWriter:
         self.seen_spectra: dict[int, int] = {}
         self.spectra_before = 0
         for size, families, spectra in db.execute_sql(sql.FAMILIES_BY_SIZE, (config.name,)):
-            # int: a server's SUM of bigints is a numeric (a Decimal)
-            self.seen_families[size], self.seen_spectra[size] = int(families), int(spectra)
-            self.spectra_before += int(spectra)
+            self.seen_families[size], self.seen_spectra[size] = families, spectra
+            self.spectra_before += spectra
 
     @property
     def total(self) -> int:
