@@ -17,6 +17,7 @@ from itertools import zip_longest
 
 import psycopg
 import pytest
+from dask_local import LocalDask
 from test_compact import run_killed, start_compact
 from test_server_full import bbcore, same
 
@@ -203,3 +204,31 @@ def test_killed_on_the_server_resumes_to_the_clean_result(pg_url, tmp_path, monk
             assert resumed[table] == clean[table], table
     assert sum(n for _, _, n in resumed["ExploredRanges"]) == KILLED.nb_mol
     assert not any((tmp_path / "cache").rglob("*.npy")), "the shard folder is deleted once complete"
+
+
+# -- on a Dask cluster -------------------------------------------------------------------
+
+
+def test_a_cluster_run_writes_the_same_rows_to_the_server(pg_url, tmp_path):
+    """The driver writes to the server; the workers see only the shard folder (``--shards``)."""
+    config = Config(4, 6)
+    lite = tmp_path / "local.sqlite"
+    assert explore(config, lite, store="compact") == COMPLETE
+    cluster = LocalDask(tmp_path / "dask")
+    try:
+        result = bbcore(
+            pg_url,
+            "explore",
+            config.name,
+            "--cluster",
+            cluster.address,
+            "--shards",
+            str(tmp_path / "shared"),
+            home=tmp_path,
+        )
+    finally:
+        cluster.close()
+    assert result.returncode == 0, result.stderr
+    assert f"worker threads on the Dask scheduler at {cluster.address}" in result.stderr
+    assert rows_of(pg_url, config) == rows_of(str(lite), config)
+    assert not (tmp_path / "shared" / config.name).exists()
