@@ -134,6 +134,9 @@ def readers(config: Config, lite: str) -> dict[str, tuple[str, ...]]:
         "decode a spectrum": ("decode", name, spectrum),
         "decode a partial game": ("decode", name, partial),
         "report": ("report", name),
+        "export the spectra": ("export", name, "--table", "spectrums"),
+        "export the molecules": ("export", name),
+        "strategy": ("strategy", name),
     }
 
 
@@ -149,6 +152,9 @@ READER_NAMES = (
     "decode a spectrum",
     "decode a partial game",
     "report",
+    "export the spectra",
+    "export the molecules",
+    "strategy",
 )
 
 
