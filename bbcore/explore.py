@@ -33,7 +33,6 @@ from bbcore.store import (
     Configuration,
     config_row,
     ensure_config,
-    is_server,
     stored_count,
     use_database,
 )
@@ -86,11 +85,6 @@ def explore(
         if row is not None and row.complete:
             return ALREADY_COMPLETE
         mode = _store_mode(config, store)
-        if mode == COMPACT and is_server(path):  # its writes are not ported to a server yet
-            raise ExploreError(
-                f"{config.name}: the compact store is not available on a server yet; "
-                f"explore it with --store full, or into an SQLite file"
-            )
         if not force:  # before any row is written
             done = stored_count(config) if row else 0
             refused = refusal(config, path, store=mode, workers=workers, done=done)

@@ -71,6 +71,7 @@ from bbcore.store import (
     StoreError,
     config_row,
     db,
+    insert_rows,
 )
 
 ATOM_CODE = ord("O")
@@ -540,8 +541,8 @@ class FamilyWriter:
             size_position.tolist(),
             size_spectra_before.tolist(),
         )
-        with db.atomic():  # executemany: peewee's per-row query building costs more than SQLite here
-            db.connection().executemany(sql.INSERT_FAMILIES, rows)
+        with db.atomic():
+            insert_rows("Families", sql.FAMILY_COLUMNS, rows, sql.INSERT_FAMILIES)
         self.position += count
         self.spectra_before += int(spectra.sum())
         self.last = int(columns.canonical[-1])

@@ -416,6 +416,19 @@ def copy_rows(table: str, columns: tuple[str, ...], rows: list[tuple]) -> None:
     server.copy_rows(db.connection(), table, columns, rows)
 
 
+def insert_rows(table: str, columns: tuple[str, ...], rows, statement: str) -> None:
+    """Bulk-write rows in the current transaction: COPY on a server, ``executemany(statement)`` on SQLite.
+
+    The compact store's Families and Profiles: peewee's per-row query
+    building costs more than either store's own bulk path.  ``statement``
+    is SQLite's INSERT of ``columns`` (``bbcore.sql``).
+    """
+    if sql.dialect.server:
+        copy_rows(table, columns, rows)
+    else:
+        db.connection().executemany(statement, rows)
+
+
 @contextmanager
 def write_transaction(config: Config) -> Iterator[None]:
     """A transaction that writes ``config``'s rows, one writer of the configuration at a time.

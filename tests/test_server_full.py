@@ -212,13 +212,3 @@ def test_a_stopped_exploration_on_the_server_resumes_with_nothing_lost_or_duplic
     assert resumed.returncode == 0, resumed.stderr
     assert "complete" in resumed.stdout
     _assert_whole(pg_url)
-
-
-def test_the_compact_store_on_a_server_is_refused_in_one_line(pg_url, tmp_path):
-    """Not ported yet: one line and exit 2, nothing written, rather than a traceback half-way."""
-    result = bbcore(pg_url, "explore", "A2_B4", "--store", "compact", home=tmp_path)
-    assert result.returncode == 2, result.stderr
-    assert result.stderr.strip().splitlines() == [
-        "bbcore: error: A2_B4: the compact store is not available on a server yet; "
-        "explore it with --store full, or into an SQLite file"
-    ]
