@@ -128,16 +128,19 @@ def test_a_copy_killed_mid_way_is_never_complete_and_resumes(sources, kind, serv
     open_database(source, write=False)
     whole = queries.config_state(config).total if kind == FULL else queries.config_state(config).families
     close_database()
-    page = 100 if kind == FULL else 2
+    # A compact A4_B6 has 100 families: a page each, killed as soon as one is seen (a loaded
+    # machine's reader may see several pages at once, even all of them: the copy is then
+    # still not complete, its other tables and the complete flag not yet written).
+    page = 100 if kind == FULL else 1
     process = start_copy(source, target, config, page)
     try:
-        watch(process, target, config, whole, kill_at=3 * page)
+        watch(process, target, config, whole, kill_at=3 * page if kind == FULL else page)
         assert process.returncode == -signal.SIGKILL, process.stderr.read()
     finally:
         process.kill()
         process.wait()
     complete, rows = target_state(target, config)
-    assert not complete and 0 < rows < whole
+    assert not complete and 0 < rows <= whole
     status, out, _ = cli(target, "status")
     assert status == 0 and "complete" not in out.split(config.name)[1].splitlines()[0]
     status, _, err = cli(target, "groups", config.name)
