@@ -38,6 +38,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 
@@ -182,8 +183,34 @@ class ServerDatabase(PostgresqlDatabase):
         return super().execute_sql(placeholders(sql), params)
 
     def _initialize_connection(self, conn) -> None:
+        conn.adapters.register_loader("numeric", _numeric_loader())
         if self.read_only:
             conn.execute("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
+
+
+@cache
+def _numeric_loader() -> type:
+    """psycopg's loader of ``numeric`` values that gives what SQLite gives: an int when whole, else a float.
+
+    A ``numeric`` is what PostgreSQL's SUM of a bigint column returns (and
+    AVG of any integer): psycopg would give a ``decimal.Decimal``, which
+    prints as an int does but does not mix with floats (a TypeError) or
+    JSON.  bbtui's tables hold no ``numeric`` column (integers are BIGINT,
+    reals double precision), so every numeric is an aggregate: ``SUM`` comes
+    back an int and ``AVG`` a float, as from SQLite, in one place for every
+    query, peewee's or ``bbcore.sql``'s.
+    """
+    from psycopg.adapt import Loader
+
+    class SQLiteNumeric(Loader):
+        def load(self, data) -> int | float:
+            text = bytes(data).decode("ascii")
+            try:
+                return int(text)
+            except ValueError:
+                return float(text)  # a fraction, NaN or an infinity
+
+    return SQLiteNumeric
 
 
 # -- errors -------------------------------------------------------------------
@@ -242,11 +269,19 @@ def error_line(error: BaseException, url: ServerURL) -> str:
         return f"role {url.user} lacks a permission on {url}: {text} ({SERVER_DOCS})"
     if state in ("53100", "53400") or "No space left" in text:
         return f"the server's disk is full ({url}): what was stored is kept (free some space and resume)"
-    if state.startswith(("57P", "08")) or isinstance(cause, InterfaceError) or "closed" in text.lower():
+    if state.startswith(("57P", "08")) or isinstance(cause, InterfaceError) or _lost(text):
         return f"the connection to {url} was lost: {text} (what was stored is kept; run it again to resume)"
     if any(words in text for words in UNREACHABLE) or "connection" in text.lower():
         return f"cannot reach the server of {url}: {text}"
     return f"{url}: {text}"
+
+
+LOST = ("closed", "connection is lost", "terminating connection", "connection lost")
+"""What psycopg and the server say of a connection that ended under a command (no SQLSTATE, often)."""
+
+
+def _lost(text: str) -> bool:
+    return any(words in text.lower() for words in LOST)
 
 
 def is_server_error(error: BaseException) -> bool:

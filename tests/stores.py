@@ -5,17 +5,24 @@
 reader on a database in this process (``bbcore.cli.main``, the real
 command line) and returns what each printed, the database's own name taken
 out, so that two stores compare byte for byte; ``checked`` runs
-``bbcore check``.  Imported by the test modules (a helper module, like
-``expect.py``).
+``bbcore check``; ``bbcore`` runs the command line in a subprocess (a
+server test's one home for it), ``started`` starts it, and ``same`` takes out of an output what may
+differ between two runs.  Imported by the test modules (a helper module,
+like ``expect.py``).
 """
 
 from __future__ import annotations
 
 import contextlib
 import io
+import os
+import re
+import subprocess
+import sys
 from pathlib import Path
 
-from bbcore import queries
+from bbcore import families, queries, statistics
+from bbcore import store as store_module
 from bbcore.cli import main
 from bbcore.config import Config
 from bbcore.explore import explore
@@ -34,6 +41,52 @@ def cli(db: Path | str, *args: str) -> tuple[int, str, str]:
     return status, out.getvalue(), err.getvalue()
 
 
+def bbcore(
+    db: Path | str, *args: str, home: Path, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess:
+    """``bbcore --db DB ARGS`` in a subprocess, with a clean HOME (no ~/.pgpass of the machine's).
+
+    Its data and cache folders are under ``home`` too: a compact run's shard
+    files for a server go to ``home/cache`` (``server.shard_root``).
+    """
+    return subprocess.run(
+        [sys.executable, "-m", "bbcore", "--db", str(db), *args],
+        capture_output=True,
+        text=True,
+        env=_environment(home, env),
+        timeout=300,
+    )
+
+
+def started(db: Path | str, *args: str, home: Path) -> subprocess.Popen:
+    """``bbcore --db DB ARGS`` started in a subprocess of its own session (``os.killpg`` stops it
+    with its workers), as ``bbcore`` runs it; its stdout and stderr piped."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "bbcore", "--db", str(db), *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=_environment(home),
+        start_new_session=True,
+    )
+
+
+def _environment(home: Path, env: dict[str, str] | None = None) -> dict[str, str]:
+    return {
+        "PATH": os.environ["PATH"],
+        "HOME": str(home),
+        "XDG_DATA_HOME": str(home / "data"),
+        "XDG_CACHE_HOME": str(home / "cache"),
+        **(env or {}),
+    }
+
+
+def same(output: str) -> str:
+    """What must be equal: the output without the time a book took and the exploration's timestamps."""
+    output = re.sub(r"computed now, [0-9.]+ s", "computed now, N s", output)
+    return re.sub(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+00:00", "TIME", output)
+
+
 def explore_sources(folder: Path) -> dict[str, Path]:
     """A file per store kind holding CONFIGS complete; the full one has BOOK's strategy book."""
     found = {}
@@ -44,6 +97,41 @@ def explore_sources(folder: Path) -> dict[str, Path]:
         found[kind] = path
     status, _, err = cli(found[FULL], "strategy", BOOK.name)
     assert status == 0, err
+    return found
+
+
+SUMS = 'SELECT SUM(nb_mol), COUNT(*), MAX(stop), AVG(nb_mol) FROM "ExploredRanges" WHERE config = ?'
+"""Aggregates as a program of its own may ask them (``bbcore.store.db.execute_sql``)."""
+
+
+def figures(db: Path | str, config: Config) -> list[str]:
+    """The library's figures of ``config`` in ``db``, as ``repr`` shows them (what a program gets).
+
+    An int must come back an int from either store: PostgreSQL's SUM of a
+    bigint column is a ``numeric`` (a ``decimal.Decimal`` from psycopg),
+    which prints as an int does in most outputs but not in ``repr``, JSON,
+    or arithmetic with a float.  AVG is a float on both (its last digit may
+    differ: only its type is compared).
+    """
+    open_database(db, write=False)
+    try:
+        *sums, average = store_module.db.execute_sql(SUMS, (config.name,)).fetchone()
+        found = [
+            repr(queries.config_state(config)),
+            repr(store_module.stored_count(config)),
+            repr(statistics.ambiguity_report(config)),
+            repr(statistics.risk_lines(config)),
+            repr(tuple(sums)),
+            type(average).__name__,
+        ]
+        if store_module.is_compact(config):
+            writer = families.FamilyWriter(config)
+            found += [
+                repr(families.spectra_counts(config)),
+                repr((writer.position, writer.seen_families, writer.seen_spectra, writer.spectra_before)),
+            ]
+    finally:
+        close_database()
     return found
 
 

@@ -27,6 +27,7 @@ import pytest
 from pilot import wait_for
 from postgres import PostgresServer, free_port
 from proctree import session_processes, wait_until
+from stores import bbcore
 
 from bbcore import server, store
 from bbcore.config import Config
@@ -39,24 +40,6 @@ pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the test server
 SMALL = Config(2, 4)
 SECRET = "s3cr3t-Pa55word"
 """A distinctive password: it must never appear in what a command prints."""
-
-
-def bbcore(*args: str, db: str, home: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    """``bbcore --db DB ARGS`` in a subprocess, with a clean HOME (no ~/.pgpass of the machine's)."""
-    environment = {
-        "PATH": os.environ["PATH"],
-        "HOME": str(home),
-        "XDG_DATA_HOME": str(home / "data"),
-        "XDG_CACHE_HOME": str(home / "cache"),
-        **(env or {}),
-    }
-    return subprocess.run(
-        [sys.executable, "-m", "bbcore", "--db", db, *args],
-        capture_output=True,
-        text=True,
-        env=environment,
-        timeout=120,
-    )
 
 
 def assert_one_line_error(result: subprocess.CompletedProcess, *, secret: str, words: str) -> str:
@@ -145,7 +128,7 @@ def test_a_database_of_another_schema_version_is_refused_in_one_line(
     store.close_database()
     with pg_server.admin(dbname) as connection:
         connection.execute('UPDATE "SchemaVersion" SET version = %s', (version,))
-    result = bbcore("status", db=url, home=tmp_path)
+    result = bbcore(url, "status", home=tmp_path)
     line = assert_one_line_error(result, secret=SECRET, words=words)
     assert f"schema version {version}" in line
 
@@ -155,24 +138,24 @@ def test_a_database_of_another_schema_version_is_refused_in_one_line(
 
 def test_an_unreachable_server_is_one_line(tmp_path):
     url = f"postgresql://alice:{SECRET}@127.0.0.1:{free_port()}/nothing"
-    result = bbcore("status", db=url, home=tmp_path)
+    result = bbcore(url, "status", home=tmp_path)
     assert_one_line_error(result, secret=SECRET, words="cannot reach the server")
 
 
 def test_a_wrong_password_is_one_line(pg_server, pg_url, tmp_path):
     url = pg_url.replace(pg_server.password, SECRET)
-    result = bbcore("status", db=url, home=tmp_path)
+    result = bbcore(url, "status", home=tmp_path)
     assert_one_line_error(result, secret=SECRET, words="authentication failed")
 
 
 def test_a_missing_password_says_where_one_goes(pg_server, pg_url, tmp_path):
-    result = bbcore("status", db=pg_url.replace(f":{pg_server.password}@", "@"), home=tmp_path)
+    result = bbcore(pg_url.replace(f":{pg_server.password}@", "@"), "status", home=tmp_path)
     assert_one_line_error(result, secret=pg_server.password, words="$PGPASSWORD or ~/.pgpass")
 
 
 def test_a_missing_database_is_one_line(pg_server, writer, tmp_path):
     url = pg_server.url("no_such_database", "writer", SECRET)
-    result = bbcore("explore", SMALL.name, db=url, home=tmp_path)
+    result = bbcore(url, "explore", SMALL.name, home=tmp_path)
     line = assert_one_line_error(result, secret=SECRET, words="does not exist")
     assert "no_such_database" in line
 
@@ -183,7 +166,7 @@ def test_a_role_without_rights_is_one_line(pg_server, pg_url, tmp_path):
     pg_server.create_role("nobody_here", SECRET)
     url = pg_url.replace(f"postgres:{pg_server.password}@", f"nobody_here:{SECRET}@")
     try:
-        result = bbcore("status", db=url, home=tmp_path)
+        result = bbcore(url, "status", home=tmp_path)
         assert_one_line_error(result, secret=SECRET, words="lacks a permission")
     finally:
         pg_server.drop_role("nobody_here")
@@ -193,13 +176,13 @@ def test_the_password_may_come_from_pgpassword_or_pgpass(pg_server, pg_url, tmp_
     store.open_database(pg_url)  # the tables
     store.close_database()
     bare = pg_url.replace(f":{pg_server.password}@", "@")
-    from_env = bbcore("status", db=bare, home=tmp_path, env={"PGPASSWORD": pg_server.password})
+    from_env = bbcore(bare, "status", home=tmp_path, env={"PGPASSWORD": pg_server.password})
     assert from_env.returncode == 0, from_env.stderr
     assert pg_server.password not in from_env.stdout + from_env.stderr
     pgpass = tmp_path / ".pgpass"
     pgpass.write_text(f"127.0.0.1:{pg_server.port}:*:postgres:{pg_server.password}\n")
     pgpass.chmod(0o600)
-    from_file = bbcore("status", db=bare, home=tmp_path)
+    from_file = bbcore(bare, "status", home=tmp_path)
     assert from_file.returncode == 0, from_file.stderr
     assert "database: postgresql://postgres@127.0.0.1" in from_file.stdout
 
@@ -209,10 +192,10 @@ def test_the_password_is_masked_in_status_and_errors(pg_server, writer, tmp_path
     store.open_database(url)  # the writer makes the tables
     store.ensure_config(SMALL)
     store.close_database()
-    status = bbcore("status", db=url, home=tmp_path)
+    status = bbcore(url, "status", home=tmp_path)
     assert status.returncode == 0, status.stderr
     assert f"writer:***@127.0.0.1:{pg_server.port}/{dbname}" in status.stdout
-    failed = bbcore("groups", SMALL.name, db=url, home=tmp_path)  # not explored: an error naming the store
+    failed = bbcore(url, "groups", SMALL.name, home=tmp_path)  # not explored: an error naming the store
     assert failed.returncode == 2
     assert SECRET not in status.stdout + status.stderr + failed.stdout + failed.stderr
 
@@ -232,11 +215,11 @@ def reader_url(pg_server, pg_url):
 
 
 def test_a_read_only_role_browses_and_is_refused_every_write(reader_url, tmp_path):
-    status = bbcore("status", db=reader_url, home=tmp_path)
+    status = bbcore(reader_url, "status", home=tmp_path)
     assert status.returncode == 0, status.stderr
     assert SMALL.name in status.stdout and SECRET not in status.stdout
     for write in (("explore", SMALL.name), ("reset", SMALL.name, "--yes"), ("explore", "A3_B4")):
-        result = bbcore(*write, db=reader_url, home=tmp_path)
+        result = bbcore(reader_url, *write, home=tmp_path)
         assert_one_line_error(result, secret=SECRET, words="role reader may only read")
 
 
@@ -286,7 +269,7 @@ def test_a_second_explorer_of_the_same_configuration_is_refused(pg_url, tmp_path
     store.close_database()
     with exploration_lock(store.location(pg_url), SMALL):
         # another process, as from another machine: refused in one line
-        result = bbcore("reset", SMALL.name, "--yes", db=pg_url, home=tmp_path)
+        result = bbcore(pg_url, "reset", SMALL.name, "--yes", home=tmp_path)
         assert_one_line_error(result, secret=store.location(pg_url).conninfo, words="being explored")
         # another thread of this process too
         with pytest.raises(ExploreError, match="being explored"):

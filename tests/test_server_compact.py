@@ -18,8 +18,8 @@ from itertools import zip_longest
 import psycopg
 import pytest
 from dask_local import LocalDask
+from stores import bbcore, figures, same
 from test_compact import run_killed, start_compact
-from test_server_full import bbcore, same
 
 from bbcore import server, store
 from bbcore.config import Config
@@ -100,6 +100,13 @@ def test_the_server_holds_the_same_rows_as_the_file(both):
             on_server[table][differ : differ + 1],
             on_file[table][differ : differ + 1],
         )
+
+
+def test_the_librarys_figures_are_the_same_python_values_on_both_stores(both):
+    """Sums come back as ints from the server as from SQLite (not as decimal.Decimal), the resumed
+    writer's running counts among them."""
+    config, server, lite, _, _ = both
+    assert figures(server, config) == figures(lite, config)
 
 
 def test_the_family_indexes_are_built_on_the_server(both):

@@ -9,7 +9,6 @@ with Ctrl-C, resumes with nothing lost or duplicated.
 from __future__ import annotations
 
 import os
-import re
 import signal
 import subprocess
 import sys
@@ -19,6 +18,7 @@ from pathlib import Path
 import psycopg
 import pytest
 from proctree import session_processes, wait_until
+from stores import bbcore, figures, same, started
 
 from bbcore import store
 from bbcore.config import Config
@@ -45,18 +45,6 @@ READERS = {
     "spectrums again": ("spectrums", PARITY.name),
     "strategy": ("strategy", PARITY.name),
 }
-
-
-def bbcore(db: str, *args: str, home: Path) -> subprocess.CompletedProcess:
-    """``bbcore --db DB ARGS`` in a subprocess (a clean HOME: no ~/.pgpass of the machine's)."""
-    environment = {"PATH": os.environ["PATH"], "HOME": str(home), "XDG_CACHE_HOME": str(home / "cache")}
-    return subprocess.run(
-        [sys.executable, "-m", "bbcore", "--db", db, *args],
-        capture_output=True,
-        text=True,
-        env=environment,
-        timeout=300,
-    )
 
 
 @pytest.fixture(scope="module")
@@ -94,10 +82,10 @@ def test_every_reader_says_the_same_on_both_stores(both, reader):
     assert differ is None, (differ, server_lines[differ : differ + 1], file_lines[differ : differ + 1])
 
 
-def same(output: str) -> str:
-    """What must be equal: the output without the time a book took and the exploration's timestamps."""
-    output = re.sub(r"computed now, [0-9.]+ s", "computed now, N s", output)
-    return re.sub(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+00:00", "TIME", output)
+def test_the_librarys_figures_are_the_same_python_values_on_both_stores(both):
+    """Sums come back as ints from the server as from SQLite (not as decimal.Decimal)."""
+    server, lite, _, _ = both
+    assert figures(server, PARITY) == figures(lite, PARITY)
 
 
 def test_the_server_holds_every_molecule_once_with_its_indexes(both, pg_server):
@@ -147,27 +135,7 @@ def _ranges(url: str) -> int:
 
 
 def _start(url: str, home: Path) -> subprocess.Popen:
-    environment = {"PATH": os.environ["PATH"], "HOME": str(home), "XDG_CACHE_HOME": str(home / "cache")}
-    return subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "bbcore",
-            "--db",
-            url,
-            "explore",
-            RESUMED.name,
-            "--store",
-            "full",
-            "--workers",
-            "2",
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=environment,
-        start_new_session=True,
-    )
+    return started(url, "explore", RESUMED.name, "--store", "full", "--workers", "2", home=home)
 
 
 def _assert_whole(url: str) -> None:
