@@ -18,8 +18,9 @@ of the configuration, its ``Configurations`` row last.
   indexes, a compact store's family indexes) are built after the rows,
   those the source has.
 - **Never visible as complete.**  The target's ``Configurations`` row is
-  written first with ``complete`` false, and set complete only in the last
-  transaction, once every row and index is there.  Until then readers see
+  written first with ``complete`` false and ``dh2`` reading ``copying``
+  (``store.COPYING``), and set complete (with the source's ``dh2``) only in
+  the last transaction, once every row and index is there.  Until then readers see
   a configuration being explored (``status``: partial), and the rows are
   never shown as a result.  ``ExploredRanges`` is copied after every other
   table, so a range is only ever recorded with its molecules present.
@@ -29,7 +30,9 @@ of the configuration, its ``Configurations`` row last.
   target holds (pages are written in key order, so the target holds a
   prefix of each table).  It resumes only an unfinished copy of the same
   source configuration: same store, same molecules, same ``dh1`` (when its
-  exploration started).  Any other unfinished configuration in the target
+  exploration started).  Meanwhile ``bbcore explore`` refuses the
+  configuration there (``store.unfinished_copy``): its rows are the
+  source's, not a run of the target's own to resume.  Any other unfinished configuration in the target
   (an exploration) is refused, as is a complete one, unless ``replace``.
 - **The target's exploration lock** (``lock.exploration_lock``) is held for
   the whole copy: no explorer, reset or second copy writes the same
@@ -367,7 +370,7 @@ def _copy(
         with db.atomic():
             for table in tables(page):  # rows without a Configurations row: nobody's, cleared
                 table.model.delete().where(table.model.config == config.name).execute()
-            Configuration.insert(**{**row, "complete": False}).execute()
+            Configuration.insert(**{**row, "complete": False, "dh2": store.COPYING}).execute()
     done = resumed = 0
     for table in chosen:
         last = _target_last_key(table, config, server)
@@ -389,7 +392,9 @@ def _copy(
         if reader.has_index(name):
             db.execute_sql(index_statement(config, name))
     with db.atomic():  # the last transaction: from here on, readers see it complete
-        Configuration.update(complete=True).where(Configuration.config == config.name).execute()
+        Configuration.update(complete=True, dh2=row["dh2"]).where(
+            Configuration.config == config.name
+        ).execute()
     return CopyResult(config, str(row["store"]), done - resumed, resumed, total)
 
 

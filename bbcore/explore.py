@@ -34,6 +34,7 @@ from bbcore.store import (
     config_row,
     ensure_config,
     stored_count,
+    unfinished_copy,
     use_database,
 )
 
@@ -84,6 +85,11 @@ def explore(
         row = config_row(config)
         if row is not None and row.complete:
             return ALREADY_COMPLETE
+        if unfinished_copy(config):
+            raise ExploreError(
+                f"a copy of {config.name} into {path} is not finished: run the same 'bbcore copy' "
+                f"again to finish it, or 'bbcore reset {config.name}' to delete it"
+            )
         mode = _store_mode(config, store)
         if not force:  # before any row is written
             done = stored_count(config) if row else 0

@@ -577,6 +577,8 @@ def read_only_message(path: Location) -> str:
 
 DISK_FULL = ("database or disk is full", "No space left on device")
 """What SQLite (SQLITE_FULL) and the system (ENOSPC) say when the disk is full."""
+DISK_FULL_STATES = ("53100",)
+"""PostgreSQL's SQLSTATE of a full disk (disk_full), whatever the server's message says."""
 
 
 def is_disk_full(error: BaseException) -> bool:
@@ -586,7 +588,8 @@ def is_disk_full(error: BaseException) -> bool:
     transaction back, so the rollback of the ``with db.atomic()`` block fails
     in turn ("cannot rollback - no transaction is active") and that is the
     error raised: the cause is its context.  From a worker process, the
-    cause is in the remote traceback's text.
+    cause is in the remote traceback's text.  A server says it with its
+    SQLSTATE (psycopg's error, which peewee's wraps as its first argument).
     """
     seen: set[int] = set()
     current: BaseException | None = error
@@ -594,7 +597,10 @@ def is_disk_full(error: BaseException) -> bool:
         seen.add(id(current))
         if any(words in str(current) for words in DISK_FULL):
             return True
-        current = current.__cause__ or current.__context__
+        if getattr(current, "sqlstate", None) in DISK_FULL_STATES:
+            return True
+        wrapped = current.args[0] if current.args and isinstance(current.args[0], BaseException) else None
+        current = current.__cause__ or wrapped or current.__context__
     return False
 
 
@@ -846,6 +852,26 @@ def ensure_config(config: Config, store: str = FULL) -> Configuration:
         defaults={"nb_mol": config.nb_mol, "nb_atoms": config.atoms, "width": config.width, "store": store},
     )
     return row
+
+
+COPYING = "copying"
+"""``dh2`` of a configuration that ``bbcore copy`` is still writing into this store (``bbcore.copy``).
+
+``dh2`` is when a configuration was completed; until a copy's last
+transaction (which sets ``complete`` and the source's ``dh2``) it reads
+``copying``, so that a copy stopped half-way is never taken for an
+exploration of this store's own (``unfinished_copy``)."""
+
+
+def unfinished_copy(config: Config) -> bool:
+    """Whether this store holds a copy of ``config`` that was stopped before its end (``COPYING``).
+
+    Its rows are the source's, some tables whole and others not yet there:
+    an exploration must not resume them as its own (``bbcore.explore``
+    refuses), the copy run again finishes them, a reset deletes them.
+    """
+    row = config_row(config)
+    return row is not None and not row.complete and row.dh2 == COPYING
 
 
 def is_compact(config: Config) -> bool:

@@ -5,7 +5,8 @@
   and on the file that comes back, and every CLI reader prints the same
   bytes there as on the source;
 - a copy killed with SIGKILL mid-way is never seen complete by a reader,
-  and the same command resumes it to the same result;
+  is not resumed by ``bbcore explore`` as an exploration of its own (refused
+  in one line), and the same copy command resumes it to the same result;
 - pages: a small page size copies in many bounded pages;
 - refusals, one line and exit 2: a configuration unknown or not complete in
   the source, a target that already holds it (``--replace`` overwrites), a
@@ -145,6 +146,10 @@ def test_a_copy_killed_mid_way_is_never_complete_and_resumes(sources, kind, serv
     assert status == 0 and "complete" not in out.split(config.name)[1].splitlines()[0]
     status, _, err = cli(target, "groups", config.name)
     assert status == 2 and "not completely explored" in err
+    # the copied rows are not an exploration of the target's own: explore refuses to resume them
+    status, _, err = cli(target, "explore", config.name)
+    one_line_error(status, err, f"a copy of {config.name} into", "is not finished", "bbcore copy")
+    assert status == 2 and target_state(target, config) == (complete, rows)
     again = start_copy(source, target, config, page)
     watch(again, target, config, whole)
     out, err = again.communicate()
