@@ -189,10 +189,17 @@ def disk_full_line(
     """The one line saying that the disk filled during a run of ``config``: where, roughly
     how much more the rest of the run needs (``estimate`` in its ``store``), and that the
     same run resumes (``command`` to run again, or ``resume``: the TUI's "press s").  What
-    was stored is whole: every range is one transaction."""
-    folder = Path(db_path).resolve().parent
+    was stored is whole: every range is one transaction.  On a server (``db_path`` a URL)
+    the disk is the server's: it is not ours to measure, and it is freed there."""
     needed = estimate(config, store=store, done=done).disk
     again = resume or (f"run '{command}' again to resume" if command else "start it again to resume")
+    if is_server(db_path):
+        return (
+            f"the server's disk is full ({db_path}): {config.name} needs about {size(needed)} more "
+            f"for its {config.nb_mol - done:,} molecules left. {done:,} are stored and kept; "
+            f"free some space on the server, then {again}"
+        )
+    folder = Path(db_path).resolve().parent
     return (
         f"the disk is full at {folder} ({size(free_space(folder))} free): {config.name} needs about "
         f"{size(needed)} more for its {config.nb_mol - done:,} molecules left. {done:,} are stored "

@@ -193,13 +193,20 @@ def _worker_range(db_path: Path, config: Config, start: int, stop: int) -> int:
 
     Opened here rather than in the initialiser, so that a database the
     worker cannot open is a StoreError sent back with the range, not a
-    broken pool.
+    broken pool.  A server's failure (a lost connection, its disk full) is
+    sent back as its one line (``store.error_line``): psycopg's error loses
+    its SQLSTATE on the way back to the parent.
     """
     global _worker_db
     if _worker_db != db_path:
         open_database(db_path, write=True, pragmas=WORKER_PRAGMAS)
         _worker_db = db_path
-    return store_range(config, start, stop, _worker_halt)
+    try:
+        return store_range(config, start, stop, _worker_halt)
+    except store.DATABASE_ERRORS as error:
+        if not store.is_server(db_path):
+            raise  # SQLite's own words reach the parent (``store.is_disk_full`` reads them)
+        raise StoreError(store.error_line(error, db_path)) from None
 
 
 # -- the run -------------------------------------------------------------------
