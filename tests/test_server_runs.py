@@ -389,13 +389,13 @@ class FullDiskTrigger:
     A fallback, less real than ``SmallDisk`` (the server's own error code,
     ``RAISE ... USING ERRCODE = 'disk_full'``, not its storage failing): a
     trigger on ExploredRanges, which both stores write a row of at each
-    range, refuses the third range while ``bbtui_test_disk.full`` is set.
+    range, refuses the third range while ``bbtui_test_disk.is_full`` is set.
     """
 
     TRIGGER = (
-        "CREATE TABLE bbtui_test_disk (full boolean NOT NULL); INSERT INTO bbtui_test_disk VALUES (false);"
+        "CREATE TABLE bbtui_test_disk (is_full boolean NOT NULL); INSERT INTO bbtui_test_disk VALUES (false);"
         "CREATE FUNCTION bbtui_test_full() RETURNS trigger AS $$ BEGIN "
-        'IF (SELECT full FROM bbtui_test_disk) AND (SELECT COUNT(*) FROM "ExploredRanges") >= 2 THEN '
+        'IF (SELECT is_full FROM bbtui_test_disk) AND (SELECT COUNT(*) FROM "ExploredRanges") >= 2 THEN '
         "RAISE EXCEPTION 'could not extend file: No space left on device' USING ERRCODE = 'disk_full'; "
         "END IF; RETURN NEW; END $$ LANGUAGE plpgsql;"
         'CREATE TRIGGER bbtui_test_full BEFORE INSERT ON "ExploredRanges" '
@@ -408,11 +408,11 @@ class FullDiskTrigger:
 
     def fill(self, url: str) -> None:
         with psycopg.connect(url, autocommit=True) as connection:
-            connection.execute("UPDATE bbtui_test_disk SET full = true")
+            connection.execute("UPDATE bbtui_test_disk SET is_full = true")
 
     def free(self, url: str) -> None:
         with psycopg.connect(url, autocommit=True) as connection:
-            connection.execute("UPDATE bbtui_test_disk SET full = false")
+            connection.execute("UPDATE bbtui_test_disk SET is_full = false")
 
 
 @pytest.fixture
