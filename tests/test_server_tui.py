@@ -10,23 +10,32 @@ a molecule of it, its spectral group again, and the statistics screen's
 three tabs.  Only the header differs (it names the database), so it is
 left out.  A server whose readers returned rows in another order, missed a
 family or read a profile wrongly shows a different screen here.
+
+An exploration started from the Explore screen on a server (full store and
+compact store) shows its progress, pauses with p, resumes with s, completes,
+and leaves what the same exploration leaves in a file: the readers print the
+same, the table lists it complete.
 """
 
 from __future__ import annotations
 
 import sys
+import threading
 from pathlib import Path
 
 import pytest
 from pilot import wait_for
-from stores import cli, explore_sources
+from stores import cli, explore_sources, same
 from textual.app import App
 from textual.geometry import Region
-from textual.widgets import Header
+from textual.message import Message
+from textual.widgets import DataTable, Header, Label
 
 from bbcore.config import Config
-from bbcore.store import STORES, close_database
+from bbcore.explore import explore
+from bbcore.store import COMPACT, FULL, STORES, close_database
 from bbtui.app import BlackBoxApp
+from bbtui.messages import ExplorationProgress
 from bbtui.screens.group import GroupScreen
 from bbtui.screens.groups import GroupsScreen
 from bbtui.screens.molecule import MoleculeScreen
@@ -97,3 +106,84 @@ async def test_the_main_screens_show_the_same_on_the_server_as_in_the_file(sourc
     assert len(on_server) == len(on_file)
     for file_screen, server_screen in zip(on_file, on_server):
         assert server_screen == file_screen
+
+
+# -- an exploration started from the Explore screen ---------------------------------------------
+
+RUNS = {FULL: (Config(3, 5), 64), COMPACT: (Config(4, 6), 700)}
+"""(configuration, numbers a task) of a run in each store: in this process, A3_B5 full in 36
+ranges, A4_B6 compact in 85 tracing tasks."""
+
+
+class GatedApp(BlackBoxApp):
+    """The app, whose exploration waits after its first stored range until ``gate`` is set.
+
+    The run reports each stored range from its worker thread
+    (``ExplorationProgress``); once the first one with something stored is
+    posted, the worker waits there, so that p lands mid-run, however fast
+    the machine.  Every report is kept (``seen``): a newer one replaces one
+    not handled yet.
+    """
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.gate = threading.Event()
+        self.seen: list[tuple[str, int]] = []
+
+    def post_message(self, message: Message) -> bool:
+        posted = super().post_message(message)
+        if isinstance(message, ExplorationProgress):
+            self.seen.append((message.progress.phase, message.progress.done))
+            if message.progress.done and threading.current_thread() is not threading.main_thread():
+                self.gate.wait(60)
+        return posted
+
+
+def readers(db: Path | str, config: Config) -> dict[tuple[str, ...], str]:
+    """What the readers print of ``config``: report, groups in both orders, its status line."""
+    found = {}
+    for args in (("report", config.name), ("groups", config.name), ("groups", config.name, "--by-size")):
+        status, out, err = cli(db, *args)
+        assert status == 0, (args, err)
+        found[args] = same(out)
+    status, out, _ = cli(db, "status")
+    found[("status",)] = [line for line in out.splitlines() if line.startswith(f"{config.name} ")]
+    close_database()
+    return found
+
+
+@pytest.mark.parametrize("kind", STORES)
+async def test_an_exploration_started_from_the_tui_on_a_server_pauses_resumes_and_completes(
+    pg_url, tmp_path, monkeypatch, kind
+):
+    config, range_size = RUNS[kind]
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # a compact run's shard files
+    in_file = tmp_path / "file.sqlite"
+    assert explore(config, in_file, store=kind, range_size=range_size) == "complete"
+    close_database()
+    app = GatedApp(pg_url, config, range_size=range_size)
+    async with app.run_test(size=(120, 35)) as pilot:
+        await pilot.press("escape", *(["c", "c"] if kind == COMPACT else ["c"]))  # the store of new runs
+        assert f"New runs store: {kind}" in str(app.screen.query_one("#store-choice", Label).render())
+        app.screen.query_one("#new-config").focus()
+        await pilot.pause()
+        await pilot.press("enter")  # the input holds the configuration given at launch
+        await wait_for(pilot, lambda: app.progress is not None and app.progress.done > 0)
+        assert app.exploring == config and config.name in app.sub_title  # the header follows the run
+        await pilot.press("escape", "p")
+        app.gate.set()
+        await wait_for(pilot, lambda: app.exploring is None)
+        assert app.progress is not None and app.progress.phase == "paused"
+        paused = app.progress.done
+        assert 0 < paused < app.progress.total
+        table = app.screen.query_one("#configs", DataTable)
+        await wait_for(pilot, lambda: config.name in table.rows)
+        assert table.get_row(config.name)[2].endswith("%")  # partly explored, as status says
+        await pilot.press("s")
+        await wait_for(pilot, lambda: app.exploring is None and app.progress.phase != "paused", 120)
+        assert app.progress.phase == "complete", app.last_error
+        await wait_for(pilot, lambda: table.get_row(config.name)[2:4] == ["complete", kind])
+    close_database()
+    done = [count for phase, count in app.seen if phase in ("exploring", "tracing")]
+    assert len(set(done)) > 2 and done == sorted(done), "the progress went up, report by report"
+    assert readers(pg_url, config) == readers(in_file, config)
