@@ -179,6 +179,9 @@ class PostgresServer:
             try:
                 self.admin("postgres").close()
                 return True
+            except ImportError:  # no psycopg: say so, not "did not answer" a minute later
+                self.stop()
+                raise
             except Exception:
                 time.sleep(0.1)
         self.stop()
