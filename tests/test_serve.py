@@ -54,6 +54,8 @@ CHROMIUM_ARGS = [
 ]
 SMALL = Config(3, 4)
 """560 molecules: explored in a few seconds once the engine is compiled."""
+SECOND = Config(3, 5)
+"""2,300 molecules: a second small configuration."""
 LONG = Config(5, 7)
 """1,906,884 molecules: still exploring when the server is stopped."""
 APP = "bbtui.app --db"
@@ -248,6 +250,23 @@ def test_a_browser_tab_explores_a_configuration_and_the_stop_leaves_nothing(tmp_
         tab.type(SMALL.name, "Enter")
         tab.wait(lambda: complete(db, SMALL), 120, f"{SMALL} complete in the database")
         assert molecules(db, SMALL) == SMALL.nb_mol
+        assert served.stop() == []
+
+
+def test_a_second_configuration_typed_after_a_run_is_explored_then_g_opens_its_groups(tmp_path, browser):
+    """The keys typed right after a tab's run has ended reach the app where they belong: a
+    configuration into the input (Enter had handed the focus to the table for the run, which
+    took the characters and opened the first run's groups on Enter), g to the app."""
+    db = tmp_path / "served.sqlite"
+    with serving(db) as served:
+        tab = Tab(browser, served.url)
+        tab.wait_for_app()
+        tab.type(SMALL.name, "Enter")
+        tab.wait(lambda: tab.shows(f"{SMALL} is explored"), 120, "the run's end on the Explore screen")
+        tab.type(SECOND.name, "Enter")
+        tab.wait(lambda: complete(db, SECOND), 120, f"{SECOND}, typed after the run, complete")
+        tab.type("g")
+        tab.wait(lambda: tab.shows(f"Spectral groups of {SECOND}"), 30, "the Groups screen after g")
         assert served.stop() == []
 
 

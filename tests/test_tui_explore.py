@@ -125,6 +125,30 @@ async def test_explore_to_completion_then_open_the_groups(tmp_path: Path) -> Non
         assert groups.row_count == 4  # four with symmetry
 
 
+async def test_a_configuration_typed_right_after_a_run_goes_to_the_input_and_enter_explores_it(
+    tmp_path: Path,
+) -> None:
+    """Enter in the input hands the focus to the table for the run; a configuration typed once
+    it has ended still lands in the input (the table ignored it, and its Enter opened the
+    finished run's groups), while the screens' keys keep working from the table."""
+    app = BlackBoxApp(tmp_path / "bb.sqlite")
+    async with app.run_test() as pilot:
+        await pilot.pause()
+        new_config = app.screen.query_one("#new-config")
+        assert app.focused is new_config  # an empty database starts in the input
+        await pilot.press(*"A3_B4", "enter")
+        await wait_for(pilot, lambda: app.exploring is None and app.progress is not None)
+        assert app.focused is app.screen.query_one("#configs", DataTable)
+        await pilot.press(*"a3_b5")  # lower case too: the first key takes it to the input
+        assert app.focused is new_config and new_config.value == "a3_b5"
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.progress.config == "A3_B5" and app.exploring is None)
+        assert app.progress.phase == "complete" and app.progress.done == 2300
+        await pilot.press("g")  # from the table, the screens' keys are the app's
+        await wait_for(pilot, lambda: isinstance(app.screen, GroupsScreen))
+        assert app.screen.config == parse_config("A3_B5")
+
+
 async def test_the_configuration_given_at_launch_is_kept_when_it_is_not_in_the_table(tmp_path: Path) -> None:
     path = tmp_path / "bb.sqlite"
     explore_module.explore(parse_config("A3_B4"), path)

@@ -72,6 +72,10 @@ class ExploreScreen(Screen):
         Binding("n", "new", "New"),
         Binding("c", "store", "Store", tooltip="How a new run stores its result: auto, full or compact"),
         Binding("escape", "leave_input", "Table", show=False),
+        # A configuration typed outside the input goes into it (action_type_config); in the
+        # input, Textual leaves the key to the input, priority or not.
+        Binding("A", "type_config('A')", show=False, priority=True),
+        Binding("a", "type_config('a')", show=False, priority=True),
     ]
 
     def __init__(self) -> None:
@@ -269,6 +273,26 @@ class ExploreScreen(Screen):
     def action_new(self) -> None:
         """Type a new configuration."""
         self.query_one("#new-config", Input).focus()
+
+    def action_type_config(self, key: str) -> None:
+        """``A`` outside the input: a configuration is being typed; the input takes it.
+
+        Enter in the input starts the run and hands the focus to the table
+        (where ``p`` pauses it), and nothing gave it back: the next
+        configuration typed, right after the run or later, went to the table,
+        which ignores letters and digits, and its Enter opened the finished
+        configuration's groups instead.  Every configuration starts with
+        ``A``, no other key of this screen or of the app's.  A priority
+        binding runs as the app reads the key, before it hands the keys read
+        with it to the focused widget (a browser's terminal sends a typed word
+        at once), so the focus moves now (``set_focus``), the characters after
+        it land in the input, and the ``A`` is handed to the input to type
+        after its focus (which selects what it held: the new configuration
+        replaces it).
+        """
+        new_config = self.query_one("#new-config", Input)
+        self.set_focus(new_config)
+        new_config.post_message(events.Key(key, key))
 
     def action_leave_input(self) -> None:
         """Escape from the input back to the table."""
