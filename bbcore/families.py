@@ -72,6 +72,7 @@ from bbcore.store import (
     config_row,
     db,
     insert_rows,
+    write_transaction,
 )
 
 ATOM_CODE = ord("O")
@@ -541,7 +542,7 @@ class FamilyWriter:
             size_position.tolist(),
             size_spectra_before.tolist(),
         )
-        with db.atomic():
+        with write_transaction(self.config):  # stops the run if its lock was lost (``server.check_lock``)
             insert_rows("Families", sql.FAMILY_COLUMNS, rows, sql.INSERT_FAMILIES)
         self.position += count
         self.spectra_before += int(spectra.sum())

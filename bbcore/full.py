@@ -45,7 +45,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from pathlib import Path
 
-from bbcore import engine, sql, store
+from bbcore import engine, server, sql, store
 from bbcore.config import Config
 from bbcore.lifeline import die_with_parent
 from bbcore.progress import COMPLETE, PAUSED, Progress, RunProgressCallback
@@ -157,8 +157,12 @@ def _stage(connection, rows: list[tuple]) -> None:
         connection.executemany(INSERT_STAGED, rows)
 
 
-def _worker_init(parent: int, halt, write_turn) -> None:
+def _worker_init(parent: int, halt, write_turn, locks: dict) -> None:
     """Worker initialiser: end with the parent (``bbcore.lifeline``), tune malloc.
+
+    ``locks`` are the exploration lock sessions the parent holds on a
+    server (``server.held_locks``): each chunk's transaction checks that the
+    run's is still held (``store.write_transaction``).
 
     Workers ignore Ctrl-C and SIGTERM: the parent receives it and pauses the
     run, which lets the ranges under way finish and be stored (a worker killed
@@ -174,6 +178,7 @@ def _worker_init(parent: int, halt, write_turn) -> None:
         signal.signal(number, signal.SIG_IGN)
     _worker_halt = halt
     _write_turn = write_turn
+    server.adopt_locks(locks)
     keep_freed_memory()
 
 
@@ -282,7 +287,10 @@ def _run_pool(
     context = multiprocessing.get_context("spawn")
     halt = context.Event()
     pool = ProcessPoolExecutor(
-        workers, mp_context=context, initializer=_worker_init, initargs=(os.getpid(), halt, context.Lock())
+        workers,
+        mp_context=context,
+        initializer=_worker_init,
+        initargs=(os.getpid(), halt, context.Lock(), server.held_locks()),
     )
     running: set[Future] = set()
     queue = iter(todo)  # taken as needed, never listed

@@ -6,7 +6,9 @@ kernel when the process ends, however it ends; threads of one process are
 kept apart by a set of their own (``fcntl`` locks do not exclude them).  On
 a server, the server's own advisory lock (``server.advisory_lock``), held on
 a connection of its own and released by the server when that connection
-ends: explorers on every machine share it.  Every writer of a configuration
+ends: explorers on every machine share it; a run whose lock connection alone
+is lost stops before its next rows (``server.check_lock``, in every
+``store.write_transaction``).  Every writer of a configuration
 takes it: both pipelines (through ``bbcore.explore``), reset, spectrums,
 migrate.  Readers never do.
 """

@@ -21,7 +21,9 @@ This module holds:
 - ``open_server``: connect, find whether the role may write, create the
   tables (first writer) or check the schema version.
 - ``advisory_lock``: the exploration lock of a configuration, the server's
-  own (``pg_try_advisory_lock``), held on a connection of its own.
+  own (``pg_try_advisory_lock``), held on a connection of its own, and
+  ``check_lock``, which each write transaction of a run calls: a lock lost
+  with its connection alone stops the run in one line.
 
 Every value travels as a query parameter; identifiers in SQL text are the
 models' own table names, never user input.  This module never imports
@@ -476,6 +478,17 @@ def lock_key(what: Config | str) -> int:
 
 _held: set[tuple[str, int]] = set()
 _held_guard = threading.Lock()
+_holders: dict[tuple[str, int], tuple[int, object]] = {}
+"""The lock sessions this process's runs hold, by (conninfo, key): (backend pid, backend start).
+A worker process of a run gets its parent's (``held_locks``, ``adopt_locks``)."""
+
+HOLDER = "SELECT pid, backend_start FROM pg_stat_activity WHERE pid = pg_backend_pid()"
+HOLDS = (
+    "SELECT EXISTS (SELECT FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid "
+    "WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1 "
+    "AND ((l.classid::bigint << 32) | l.objid::bigint) = %s AND l.pid = %s AND a.backend_start = %s)"
+)
+"""Whether the lock session (pid, backend start: a pid alone may be reused) still holds the key."""
 
 
 @contextmanager
@@ -489,6 +502,16 @@ def advisory_lock(url: ServerURL, config: Config, busy: Exception) -> Iterator[N
     advisory locks are re-entrant within one connection, and every call
     opens its own, so two threads of one process exclude each other too;
     the ``_held`` set refuses the second without a round trip.
+
+    The lock's connection can also end alone (``pg_terminate_backend``, a
+    network failure on that one connection) while the run writes on its
+    others: the server then releases the lock, and a second explorer could
+    start.  So every write transaction checks that this very session still
+    holds the lock (``check_lock``), and once taken, the lock waits for
+    the configuration's write transaction under way, if any (a run whose
+    lock was lost may be committing one that checked in time): what the
+    new run then reads to resume includes it, and the old run's next write
+    transaction finds its lock gone and stops.
     """
     import psycopg
 
@@ -508,12 +531,54 @@ def advisory_lock(url: ServerURL, config: Config, busy: Exception) -> Iterator[N
         except psycopg.Error as error:
             raise ServerError(error_line(error, url)) from None
         try:
-            (taken,) = connection.execute("SELECT pg_try_advisory_lock(%s)", (key[1],)).fetchone()
-            if not taken:
-                raise busy
+            try:
+                (taken,) = connection.execute("SELECT pg_try_advisory_lock(%s)", (key[1],)).fetchone()
+                if not taken:
+                    raise busy
+                writes = lock_key(f"write {config.name}")
+                connection.execute("SELECT pg_advisory_lock(%s)", (writes,))  # the old run's last write
+                connection.execute("SELECT pg_advisory_unlock(%s)", (writes,))
+                _holders[key] = connection.execute(HOLDER).fetchone()
+            except psycopg.Error as error:  # the lock's connection ended while taking it
+                raise ServerError(error_line(error, url)) from None
             yield
         finally:
+            _holders.pop(key, None)
             connection.close()  # releases the lock
     finally:
         with _held_guard:
             _held.discard(key)
+
+
+def check_lock(db: DatabaseProxy, url: ServerURL, config: Config) -> None:
+    """Raise ServerError (the lost connection's line) unless ``config``'s lock session still holds it.
+
+    Called in each transaction that stores a run's rows, after its write
+    lock (``lock_writes``): one query of a few hundred microseconds per
+    transaction of thousands of rows (measured: bench/server.py), and no
+    transaction commits once the lock is gone.  Checking the lock's
+    connection from this process instead (``connection.closed``, a ping)
+    would miss a lock the server released while that connection still
+    looked open, and could not be done from the worker processes.  A
+    process that holds no lock of ``config`` (``reset``, ``copy``: their
+    own transactions) is not checked.
+    """
+    holder = _holders.get((url.conninfo, lock_key(config)))
+    if holder is None:
+        return
+    (holds,) = db.execute_sql(HOLDS, (lock_key(config), *holder)).fetchone()
+    if not holds:
+        raise ServerError(
+            f"the connection to {url} was lost: the exploration lock of {config.name} was released "
+            "by the server (what was stored is kept; run it again to resume)"
+        )
+
+
+def held_locks() -> dict[tuple[str, int], tuple[int, object]]:
+    """The lock sessions this process holds, for its worker processes (``adopt_locks``)."""
+    return dict(_holders)
+
+
+def adopt_locks(holders: dict[tuple[str, int], tuple[int, object]]) -> None:
+    """In a run's worker process: check its parent's lock sessions (``held_locks``) on each write."""
+    _holders.update(holders)

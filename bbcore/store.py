@@ -436,13 +436,22 @@ def write_transaction(config: Config) -> Iterator[None]:
     SQLite takes the file's write lock at ``BEGIN IMMEDIATE`` (so the
     overlap check and the write see the same file); a server takes the
     configuration's transaction-scoped write lock (``server.lock_writes``)
-    while the other configurations' writers go on.
+    while the other configurations' writers go on, and checks that the
+    run's exploration lock is still held (``server.check_lock``: a lock
+    whose connection alone was lost stops the run in one line, before its
+    next rows).  Every transaction that stores a run's rows is one of these:
+    the full store's chunks, the compact store's traced ranges, grouped
+    shards and families.
     """
     if is_server(opened.path):
         from bbcore import server
 
         with db.atomic():
             server.lock_writes(db, config)
+            try:
+                server.check_lock(db, opened.path, config)
+            except server.ServerError as error:
+                raise StoreError(str(error)) from None
             yield
     else:
         with db.atomic("IMMEDIATE"):

@@ -16,6 +16,11 @@ a dropped connection, a full disk.
   explorer's backends (``pg_terminate_backend``); the explorer says so in
   one line, exit 2, and the same command resumes to the result of a run
   that was never stopped.
+- **The lock's connection lost alone**: only the backend holding the
+  exploration lock (the advisory lock in ``pg_locks``) is ended; the server
+  releases the lock while the run's other connections live on.  The run
+  notices before its next transaction of rows and stops in one line, exit
+  2, and the same command resumes to the same result.
 - **The server's disk full**: the tables live in a tablespace on a small
   tmpfs mounted for the test; the server's own "No space left on device"
   (SQLSTATE 53100, disk_full) stops the run in one line, exit 2, and once
@@ -327,6 +332,43 @@ def test_a_dropped_connection_stops_the_run_in_one_line_and_it_resumes(
     assert pg_server.password not in out + err and "postgres:***@" in line
     stored = ranges(pg_url, config)
     assert stored >= 2
+    resumed = bbcore(pg_url, "explore", config.name, home=tmp_path)
+    assert resumed.returncode == 0, resumed.stderr
+    assert f"{config.name} complete" in resumed.stdout
+    assert_same_result(pg_url, reference, kind)
+
+
+LOCK_BACKEND = (
+    "SELECT l.pid, a.application_name FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid "
+    "WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1 AND a.datname = %s "
+    "AND ((l.classid::bigint << 32) | l.objid::bigint) = %s"
+)
+"""The backend holding a configuration's exploration lock (an advisory lock) on a database."""
+
+
+@pytest.mark.parametrize("kind", STORES)
+def test_the_lock_connection_lost_alone_stops_the_run_in_one_line_and_it_resumes(
+    pg_server, pg_url, reference, tmp_path, kind
+):
+    config = RUNS[kind]
+    dbname = server.ServerURL(pg_url).dbname
+    run = explorer(pg_url, kind, tmp_path)
+    try:
+        wait_until(lambda: ranges(pg_url, config) >= 2, 120, "a few ranges stored")
+        with pg_server.admin() as connection:
+            holders = connection.execute(LOCK_BACKEND, (dbname, server.lock_key(config))).fetchall()
+            assert [name for _, name in holders] == ["bbtui lock"], holders
+            # only the lock's connection ends: the server releases the lock, the run's other connections go on
+            assert connection.execute("SELECT pg_terminate_backend(%s)", (holders[0][0],)).fetchone()[0]
+    finally:
+        out, err = ended(run)
+    line = assert_one_error_line(
+        run, err, "the connection to", "was lost", f"lock of {config.name}", "run it again to resume"
+    )
+    assert pg_server.password not in out + err and "postgres:***@" in line
+    assert f"{config.name} complete" not in out
+    with pg_server.admin() as connection:
+        assert not connection.execute(LOCK_BACKEND, (dbname, server.lock_key(config))).fetchall()
     resumed = bbcore(pg_url, "explore", config.name, home=tmp_path)
     assert resumed.returncode == 0, resumed.stderr
     assert f"{config.name} complete" in resumed.stdout

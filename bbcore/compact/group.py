@@ -36,7 +36,7 @@ from bbcore.config import Config
 from bbcore.families import numbers_dtype
 from bbcore.numbering import atoms_of_numbers
 from bbcore.runner import Runner, check_halt
-from bbcore.store import GroupedShard
+from bbcore.store import GroupedShard, write_transaction
 
 SETTLE_BATCH = 1 << 16
 """Canonical molecules traced again at a time when a shard's groups are settled (whole keys):
@@ -214,13 +214,14 @@ def group(
 
 def _record_shard(directory: Path, config: Config, result: GroupResult) -> None:
     """Record a grouped shard (its result folder is written), then delete its records."""
-    GroupedShard.insert(
-        config=config.name,
-        shard=result.shard,
-        records=result.records,
-        spectra=result.spectra,
-        families=result.families,
-        risk=json.dumps({str(k): v for k, v in sorted(result.risk.items())}),
-        sizes=json.dumps({str(k): v for k, v in sorted(result.sizes.items())}),
-    ).execute()
+    with write_transaction(config):  # stops the run if its lock was lost (``server.check_lock``)
+        GroupedShard.insert(
+            config=config.name,
+            shard=result.shard,
+            records=result.records,
+            spectra=result.spectra,
+            families=result.families,
+            risk=json.dumps({str(k): v for k, v in sorted(result.risk.items())}),
+            sizes=json.dumps({str(k): v for k, v in sorted(result.sizes.items())}),
+        ).execute()
     shutil.rmtree(shard_folder(directory, result.shard), ignore_errors=True)

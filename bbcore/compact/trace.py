@@ -33,7 +33,7 @@ from bbcore.compact.shards import (
 from bbcore.config import Config
 from bbcore.ranges import missing_ranges
 from bbcore.runner import Runner, check_halt
-from bbcore.store import ExploredRange, Profile, db, insert_rows, now, stored_count
+from bbcore.store import ExploredRange, Profile, insert_rows, now, stored_count, write_transaction
 
 RANGE_SIZE = 1 << 18
 """The fewest molecule numbers per tracing task (``range_size``)."""
@@ -272,9 +272,10 @@ def _record_range(directory: Path, config: Config, job: TraceJob, result: TraceR
     with open(temporary, "wb") as out:
         np.save(out, result.profile)
     os.replace(temporary, folder / name)
-    ExploredRange.insert(
-        config=config.name, start=job.start, stop=job.stop, nb_mol=result.molecules, dh1=now()
-    ).execute()
+    with write_transaction(config):  # stops the run if its lock was lost (``server.check_lock``)
+        ExploredRange.insert(
+            config=config.name, start=job.start, stop=job.stop, nb_mol=result.molecules, dh1=now()
+        ).execute()
 
 
 def profiles_stored(config: Config) -> bool:
@@ -298,7 +299,7 @@ def _store_profiles(directory: Path, config: Config) -> None:
     (directory / TRACED).touch()
     rows = [(config.name, *row) for row in total.tolist()]
     columns = ("config", *PROFILE_FIELDS, "molecules", "lowest")
-    with db.atomic():  # not peewee's insert_many: it took 10 s for A6_B8's 326,131 rows
+    with write_transaction(config):  # not peewee's insert_many: it took 10 s for A6_B8's 326,131 rows
         Profile.delete().where(Profile.config == config.name).execute()
         insert_rows("Profiles", columns, rows, sql.insert_profiles(PROFILE_FIELDS))
     shutil.rmtree(folder, ignore_errors=True)
