@@ -163,16 +163,27 @@ def compiled(kernel, molecules: int | None = None):
     kernel is not compiled yet in this process: the same code, so the same
     results, without numba's start.  A stored spectrum's family is 8 molecules.
     """
-    if kernel.__name__ not in _COMPILED:
+    identity = kernel_identity(kernel)
+    if identity not in _COMPILED:
         if molecules is not None and molecules <= PLAIN_AT_MOST:
             return kernel
         from numba import njit
 
         try:
-            _COMPILED[kernel.__name__] = njit(cache=True)(kernel)
+            _COMPILED[identity] = njit(cache=True)(kernel)
         except RuntimeError:  # no folder to cache in (read-only install, no writable home)
-            _COMPILED[kernel.__name__] = njit(kernel)
-    return _COMPILED[kernel.__name__]
+            _COMPILED[identity] = njit(kernel)
+    return _COMPILED[identity]
+
+
+def kernel_identity(kernel) -> tuple[str, str]:
+    """What ``compiled`` knows a kernel by: its module and qualified name.
+
+    Not its bare name: kernels of other modules go through ``compiled`` too
+    (``check``'s, ``strategy``'s), and two of the same name would share one
+    compiled function, the first one's.
+    """
+    return kernel.__module__, kernel.__qualname__
 
 
 PLAIN_AT_MOST = 64
@@ -181,7 +192,8 @@ A fresh ``bbcore decode`` of a stored A6_B8 spectrum: the family's 8 molecules t
 0.09 s in plain Python, importing numba and loading the two cached kernels 1.7 s
 (both on a loaded machine).  A page of the groups listing (35 families, 280
 molecules) is above it: it compiles, as every later call of the process does."""
-_COMPILED: dict = {}
+_COMPILED: dict[tuple[str, str], object] = {}
+"""The kernels compiled in this process, by ``kernel_identity``."""
 
 
 def kernels_cached(compact: bool = False) -> bool:
