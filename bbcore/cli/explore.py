@@ -21,6 +21,7 @@ from bbcore.cli.common import (
     CLIError,
     ProgressPrinter,
     WholeNumber,
+    add_command,
     add_config_argument,
     format_table,
     open_store,
@@ -51,9 +52,9 @@ from bbcore.words import plural
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add explore, reset, spectrums and status."""
-    p = subparsers.add_parser(
+    p = add_command(
+        subparsers,
         "explore",
-        help="explore a configuration (create or resume)",
         description="Compute and store every molecule of a configuration, "
         "then its spectral groups. Ctrl-C pauses; run again to resume. "
         "A run estimated to take over a day, or more disk than is free, is refused before it starts.",
@@ -97,18 +98,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.set_defaults(handler=run_explore)
 
-    p = subparsers.add_parser(
+    p = add_command(
+        subparsers,
         "reset",
-        help="delete a configuration's rows",
         description="Delete every stored row of a configuration.",
     )
     add_config_argument(p)
     p.add_argument("--yes", action="store_true", help="do not ask for confirmation")
     p.set_defaults(handler=run_reset)
 
-    p = subparsers.add_parser(
+    p = add_command(
+        subparsers,
         "spectrums",
-        help="rebuild the spectral groups of an explored configuration",
         description="Build the spectral groups (table Spectrums) of a configuration whose molecules "
         "are all stored, again from its Molecules rows, and mark it complete. An exploration does "
         "this by itself; this command mends a file whose groups were lost or built by an older bbcore.",
@@ -116,9 +117,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_config_argument(p)
     p.set_defaults(handler=run_spectrums)
 
-    p = subparsers.add_parser(
+    p = add_command(
+        subparsers,
         "migrate",
-        help="bring compact stores made by an older bbtui to this layout",
         description="Move every compact configuration of the file that an older bbtui stored "
         "(one Spectrums row per ambiguous spectrum, and FamilyMolecules) into Families, one row "
         "per family, in place, with progress; their readers refuse them until then. Stopped at "
@@ -126,9 +127,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.set_defaults(handler=run_migrate)
 
-    p = subparsers.add_parser(
+    p = add_command(
+        subparsers,
         "status",
-        help="the configurations in the database",
         description="List the configurations the database knows: molecules stored of the total, "
         "the state (a percentage while partly explored, complete, not started) and, once complete, "
         "the ambiguous spectra and their families.",
