@@ -13,7 +13,6 @@ import argparse
 import signal
 import sys
 import threading
-import time
 from pathlib import Path
 
 from bbcore import families, queries
@@ -34,7 +33,7 @@ from bbcore.explore import explore, full_disk_line
 from bbcore.feasibility import cores
 from bbcore.full import finish
 from bbcore.lock import exploration_lock
-from bbcore.progress import ALREADY_COMPLETE, COMPLETE, ExploreError, Progress
+from bbcore.progress import ALREADY_COMPLETE, COMPLETE, ExploreError, RunClock
 from bbcore.ranges import fully_stored
 from bbcore.store import (
     COMPACT,
@@ -286,12 +285,10 @@ def run_spectrums(args: argparse.Namespace) -> int:
                 raise CLIError(
                     f"{config.name} is not fully explored: run 'bbcore explore {config.name}' first"
                 )
-            printer, started = ProgressPrinter(), time.monotonic()
+            printer, clock = ProgressPrinter(), RunClock(config.name)
 
             def grouping(done: int, total: int) -> None:
-                elapsed = time.monotonic() - started
-                rate = done / elapsed if elapsed > 0 else 0.0
-                printer(Progress(config.name, done, total, elapsed, rate, "spectrums"))
+                printer(clock.progress(done, total, "spectrums"))
 
             try:
                 count = finish(config, grouping)
@@ -322,12 +319,10 @@ def run_migrate(args: argparse.Namespace) -> int:
 
 def _migrate(config: Config) -> int:
     """Migrate one configuration, its progress on stderr (``families.migrate``)."""
-    printer, started = ProgressPrinter(), time.monotonic()
+    printer, clock = ProgressPrinter(), RunClock(config.name)
 
     def moved(done: int, total: int) -> None:
-        elapsed = time.monotonic() - started
-        rate = done / elapsed if elapsed > 0 else 0.0
-        printer(Progress(config.name, done, total, elapsed, rate, "migrating", "families"))
+        printer(clock.progress(done, total, "migrating", unit="families"))
 
     try:
         return families.migrate(config, moved)
