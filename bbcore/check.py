@@ -1467,16 +1467,24 @@ class CompactGroups:
         canonical, position = column["canonical_number"], column["position"]
         previous = np.r_[self.last_position, position[:-1]]
         before = np.r_[self.last_canonical, canonical[:-1]]
-        for i in np.nonzero((position != previous + 1) | (canonical <= before))[0].tolist():
+        # The order is checked between two molecules' numbers: a family numbered as no molecule
+        # (0, or past the last) is groups.canonical_number's to name, and the first family has
+        # no family before it (last_canonical 0).
+        nb_mol = self.config.nb_mol
+        numbered = (canonical >= 1) & (canonical <= nb_mol) & (before >= 1) & (before <= nb_mol)
+        out_of_order = numbered & (canonical <= before)
+        for i in np.nonzero((position != previous + 1) | out_of_order)[0].tolist():
+            c, p, q, b = (int(v[i]) for v in (canonical, position, previous, before))
+            want = f"{q + 1:,}"
+            if out_of_order[i]:
+                want += f" after a family numbered below {c:,}"
             result.add(
                 Difference(
                     "groups.position",
                     None,
-                    f"family {int(canonical[i]):,}: position",
-                    f"{int(position[i]):,} after the family {int(before[i]):,} at {int(previous[i]):,}"
-                    if previous[i] >= 0
-                    else f"{int(position[i]):,} as the first family",
-                    f"{int(previous[i]) + 1:,}, after a smaller canonical number",
+                    f"family {c:,}: position",
+                    f"{p:,} after the family {b:,} at {q:,}" if q >= 0 else f"{p:,} as the first family",
+                    want,
                 )
             )
         self.last_position, self.last_canonical = int(position[-1]), int(canonical[-1])

@@ -25,6 +25,7 @@ How it goes fast:
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -150,7 +151,7 @@ def geometry(width: int) -> Geometry:
 UNKNOWN = -3
 
 
-def compiled(kernel, molecules: int | None = None):
+def compiled(kernel, molecules: int | None = None, calls: dict[str, Callable] | None = None):
     """The numba-compiled version of a kernel, compiled (or loaded from cache) on first use.
 
     numba is imported only here, so that importing bbcore (``bbcore --help``,
@@ -162,17 +163,42 @@ def compiled(kernel, molecules: int | None = None):
     as plain Python, when the batch is small (``PLAIN_AT_MOST``) and this
     kernel is not compiled yet in this process: the same code, so the same
     results, without numba's start.  A stored spectrum's family is 8 molecules.
+
+    ``calls`` names the functions the kernel calls through a global of its
+    module (``{"_image_number": _number_image}``): numba compiles a kernel
+    with the functions it calls, which must be numba's too, so each is put in
+    that global as numba's, inlined where the kernel calls it (called, not
+    inlined, it cost the families kernel 4%), for good: a kernel still run
+    as plain Python then calls numba's, with the same results.
     """
-    if kernel.__name__ not in _COMPILED:
+    identity = kernel_identity(kernel)
+    if identity not in _COMPILED:
         if molecules is not None and molecules <= PLAIN_AT_MOST:
             return kernel
-        from numba import njit
+        for name, function in (calls or {}).items():
+            kernel.__globals__[name] = _jit(function, inline="always")
+        _COMPILED[identity] = _jit(kernel)
+    return _COMPILED[identity]
 
-        try:
-            _COMPILED[kernel.__name__] = njit(cache=True)(kernel)
-        except RuntimeError:  # no folder to cache in (read-only install, no writable home)
-            _COMPILED[kernel.__name__] = njit(kernel)
-    return _COMPILED[kernel.__name__]
+
+def _jit(function, **options):
+    """numba's version of a function, its compiled code cached on disk where it can be."""
+    from numba import njit
+
+    try:
+        return njit(cache=True, **options)(function)
+    except RuntimeError:  # no folder to cache in (read-only install, no writable home)
+        return njit(**options)(function)
+
+
+def kernel_identity(kernel) -> tuple[str, str]:
+    """What ``compiled`` knows a kernel by: its module and qualified name.
+
+    Not its bare name: kernels of other modules go through ``compiled`` too
+    (``check``'s, ``strategy``'s), and two of the same name would share one
+    compiled function, the first one's.
+    """
+    return kernel.__module__, kernel.__qualname__
 
 
 PLAIN_AT_MOST = 64
@@ -181,7 +207,8 @@ A fresh ``bbcore decode`` of a stored A6_B8 spectrum: the family's 8 molecules t
 0.09 s in plain Python, importing numba and loading the two cached kernels 1.7 s
 (both on a loaded machine).  A page of the groups listing (35 families, 280
 molecules) is above it: it compiles, as every later call of the process does."""
-_COMPILED: dict = {}
+_COMPILED: dict[tuple[str, str], object] = {}
+"""The kernels compiled in this process, by ``kernel_identity``."""
 
 
 def kernels_cached(compact: bool = False) -> bool:
@@ -446,6 +473,36 @@ assert all(
 )
 
 
+def _number_image(atoms, m, t, cell_perm, table, nb_mol, image):  # pragma: no cover
+    """The number of molecule ``m``'s image by transform ``t``; its cells are left in ``image``, sorted.
+
+    What both grouping kernels (``_enantiomer_kernel``, ``_families_kernel``)
+    do for each of a molecule's 8 images: the image's cells in increasing
+    order (an insertion sort: numba's sort is slow on tiny arrays), then its
+    number, as ``numbering.numbers_of`` gives it.  The kernels call it as
+    ``_image_number``, compiled with them (``compiled``'s ``calls``).
+    """
+    n = atoms.shape[1]
+    cells = cell_perm.shape[1]
+    for i in range(n):
+        cell = cell_perm[t, atoms[m, i]]
+        j = i - 1
+        while j >= 0 and image[j] > cell:
+            image[j + 1] = image[j]
+            j -= 1
+        image[j + 1] = cell
+    colex = 0
+    for i in range(n):
+        colex += table[cells - 1 - image[i], n - i]
+    return nb_mol - colex
+
+
+_image_number = _number_image
+"""What the grouping kernels call: ``_number_image`` itself while they run as plain Python,
+numba's compiled version once one of them is compiled (``compiled``'s ``calls``)."""
+_CALLS_IMAGE_NUMBER = {"_image_number": _number_image}
+
+
 def _enantiomer_kernel(
     atoms,
     own,
@@ -502,17 +559,7 @@ def _enantiomer_kernel(
         # Image numbers; keep the first transform giving each distinct image.
         nkept = 0
         for t in range(8):
-            for i in range(n):  # insertion sort: numba's sort is slow on tiny arrays
-                cell = cell_perm[t, atoms[m, i]]
-                j = i - 1
-                while j >= 0 and image[j] > cell:
-                    image[j + 1] = image[j]
-                    j -= 1
-                image[j + 1] = cell
-            colex = 0
-            for i in range(n):
-                colex += table[cells - 1 - image[i], n - i]
-            numbers[t] = nb_mol - colex
+            numbers[t] = _image_number(atoms, m, t, cell_perm, table, nb_mol, image)
             seen = False
             for u in range(nkept):
                 if numbers[kept[u]] == numbers[t]:
@@ -869,7 +916,6 @@ def _families_kernel(
     """
     n = atoms.shape[1]
     npos = partner.shape[1]
-    cells = cell_perm.shape[1]
     longest = 0
     for r in range(len(runs) - 1):
         longest = max(longest, runs[r + 1] - runs[r])
@@ -895,17 +941,7 @@ def _families_kernel(
         count = 0
         for m in range(first, last):
             for t in range(8):
-                for i in range(n):  # insertion sort: numba's sort is slow on tiny arrays
-                    cell = cell_perm[t, atoms[m, i]]
-                    j = i - 1
-                    while j >= 0 and sorted_cells[j] > cell:
-                        sorted_cells[j + 1] = sorted_cells[j]
-                        j -= 1
-                    sorted_cells[j + 1] = cell
-                colex = 0
-                for i in range(n):
-                    colex += table[cells - 1 - sorted_cells[i], n - i]
-                numbers[t] = nb_mol - colex
+                numbers[t] = _image_number(atoms, m, t, cell_perm, table, nb_mol, sorted_cells)
                 seen = False
                 for u in range(t):
                     if numbers[u] == numbers[t]:
@@ -1057,7 +1093,7 @@ def families_of_runs(config: Config, atoms: np.ndarray, own: np.ndarray, runs: n
     max_diff = np.empty(k, dtype=np.int64)
     ends = np.empty(k, dtype=np.int64)
     members = np.empty(8 * k, dtype=np.int64)
-    found = compiled(_families_kernel)(
+    found = compiled(_families_kernel, calls=_CALLS_IMAGE_NUMBER)(
         atoms,
         own,
         runs,
@@ -1107,7 +1143,7 @@ def groups_of_canonicals(config: Config, atoms: np.ndarray, own: np.ndarray) -> 
         spectrum=np.empty((rows, config.positions), dtype=np.uint8),
         stats=np.empty((rows, len(STAT_FIELDS)), dtype=np.int64),
     )
-    count = compiled(_enantiomer_kernel, len(atoms))(
+    count = compiled(_enantiomer_kernel, len(atoms), _CALLS_IMAGE_NUMBER)(
         atoms,
         own,
         partner,

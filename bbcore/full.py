@@ -48,7 +48,7 @@ from pathlib import Path
 from bbcore import engine, server, sql, store
 from bbcore.config import Config
 from bbcore.lifeline import die_with_parent
-from bbcore.progress import COMPLETE, PAUSED, Progress, RunProgressCallback
+from bbcore.progress import COMPLETE, PAUSED, RunClock, RunProgressCallback
 from bbcore.ranges import fully_stored, missing_ranges
 from bbcore.runner import IN_PROCESS_BELOW, keep_freed_memory
 from bbcore.spectra import build_spectrums
@@ -227,14 +227,12 @@ def explore_full(
 ) -> str:
     """A full exploration: every molecule a row (the lock is held)."""
     todo = missing_ranges(config, range_size)
-    started, done_before = time.monotonic(), stored_count(config)
+    clock, done_before = RunClock(config.name), stored_count(config)
 
     def report(phase: str) -> None:
         if progress:
             done = stored_count(config)
-            elapsed = time.monotonic() - started
-            rate = (done - done_before) / elapsed if elapsed > 0 else 0.0
-            progress(Progress(config.name, done, config.nb_mol, elapsed, rate, phase))
+            progress(clock.progress(done, config.nb_mol, phase, own=done - done_before))
 
     if not fully_stored(config):  # a resume with every range stored goes straight to grouping
         report("exploring")
@@ -259,9 +257,7 @@ def explore_full(
         # through the grouping (estimated), at the phase's own rate.  Called from
         # SQLite's progress handler: it must not query the database.
         if progress:
-            now = time.monotonic()
-            rate = done / (now - grouping_started) if now > grouping_started else 0.0
-            progress(Progress(config.name, done, total, now - started, rate, "spectrums"))
+            progress(clock.progress(done, total, "spectrums", since=grouping_started))
 
     finish(config, grouping)
     report("complete")

@@ -11,6 +11,7 @@ that draws progress needs no exploration code).
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -52,3 +53,36 @@ class Progress:
 
 RunProgressCallback = Callable[[Progress], None]
 """What a run calls with its progress, from the calling thread."""
+
+
+class RunClock:
+    """A run's clock, started when the run starts: the ``Progress`` it sends, with the seconds
+    since then and the rate of the work this run did itself (not what earlier runs stored).
+
+    Every run and long pass that reports (the two pipelines, ``bbcore spectrums``,
+    ``bbcore migrate``) words its progress through one, so that elapsed time and rate are
+    reckoned the same way everywhere.
+    """
+
+    def __init__(self, config: str) -> None:
+        self.config = config
+        self.started = time.monotonic()
+
+    def progress(
+        self,
+        done: int,
+        total: int,
+        phase: str,
+        *,
+        own: int | None = None,
+        since: float | None = None,
+        unit: str = "molecules",
+    ) -> Progress:
+        """``done`` of ``total`` in ``phase``; its rate is ``own`` (default: ``done``) over the
+        seconds since ``since`` (default: the run's start; a phase with a rate of its own gives
+        its own start), 0 when the run did nothing to rate."""
+        now = time.monotonic()
+        seconds = now - (self.started if since is None else since)
+        own = done if own is None else own
+        rate = own / seconds if seconds > 0 else 0.0
+        return Progress(self.config, done, total, now - self.started, rate, phase, unit)

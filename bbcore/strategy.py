@@ -185,7 +185,7 @@ def _stored_codes(config: Config, progress: MoleculesDone | None, stop: Stop | N
 
 
 _figures = shot_figures
-"""The kernel's ranking figures: ``shot_figures`` compiled before the kernel is (see ``_kernel``)."""
+"""The kernel's ranking figures: ``shot_figures``, numba's once the kernel is compiled (``_kernel``)."""
 
 
 def _book_kernel(
@@ -337,10 +337,8 @@ def _book_kernel(
 
 
 def _kernel():
-    """The compiled kernel; ``shot_figures`` is compiled first and put where the kernel calls it."""
-    global _figures
-    _figures = compiled(shot_figures)
-    return compiled(_book_kernel)
+    """The compiled kernel, ``shot_figures`` compiled with it where it calls ``_figures``."""
+    return compiled(_book_kernel, calls={"_figures": shot_figures})
 
 
 # ---------------------------------------------------------------------------

@@ -618,13 +618,41 @@ def damaged_block_checks_its_families_to_the_first_and_last_molecule(connection:
     }
 
 
-@edge(COMPACT, {"groups.canonical_number", "groups.position"})
+@edge(COMPACT, {"groups.canonical_number"})
 def family_numbered_zero(connection: sqlite3.Connection) -> dict:
+    """The first family numbered 0: its number is wrong, not its position (0, the first)."""
     one(connection, FAMILY_43.format("canonical_number = 0"))
     return {"groups.canonical_number": ["family 0: stored 0, computed a number from 1 to 2,300"]}
 
 
+@edge(COMPACT, {"groups.canonical_number"})
+def second_family_numbered_zero(connection: sqlite3.Connection) -> dict:
+    """Family 45 (position 1) numbered 0: no molecule's number, so in no order with family 43's."""
+    one(connection, FAMILY_45.format("canonical_number = 0"))
+    return {"groups.canonical_number": ["family 0: stored 0, computed a number from 1 to 2,300"]}
+
+
 @edge(COMPACT, {"groups.canonical_number", "groups.position"})
+def families_out_of_order(connection: sqlite3.Connection) -> dict:
+    """Family 43 renumbered 752 (the plant of groups.canonical_number): family 45 follows a larger number."""
+    compact_wrong_family_canonical(connection)
+    return {
+        "groups.position": [
+            "family 45: position: stored 1 after the family 752 at 0, "
+            "computed 1 after a family numbered below 45"
+        ]
+    }
+
+
+@edge(COMPACT, {"groups.position"})
+def first_family_not_at_zero(connection: sqlite3.Connection) -> dict:
+    """Both families a position later: the first family is not at 0 (family 45 follows it right)."""
+    one(connection, FAMILY_45.format("position = 2"))
+    one(connection, FAMILY_43.format("position = 1"))
+    return {"groups.position": ["family 43: position: stored 1 as the first family, computed 0"]}
+
+
+@edge(COMPACT, {"groups.canonical_number"})
 def every_family_of_a_block_numbered_as_no_molecule(connection: sqlite3.Connection) -> dict:
     """Both families left out (0 and 2,301 are no molecules): a block with nothing to re-trace."""
     one(connection, FAMILY_43.format("canonical_number = 0"))

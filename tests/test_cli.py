@@ -20,7 +20,8 @@ import pytest
 from expect import BBCORE, bbcore, disk_full_at, one_line_error
 
 from bbcore import rays
-from bbcore.cli import build_parser, main
+from bbcore.cli import build_parser, commands, main
+from bbcore.cli.common import COMMANDS as COMMAND_TABLE
 from bbcore.config import Config
 from bbcore.explore import explore
 from bbcore.geometry import TRANSFORM_NAMES, transform_atoms
@@ -251,6 +252,54 @@ def test_every_command_has_help():
             assert all(option in text for option in action.option_strings), (name, action)
             if action.help and "%" not in action.help:
                 assert " ".join(action.help.split()) in text, (name, action.help)
+
+
+LOADED_COMMAND_MODULES = """
+import json, sys
+from bbcore.cli import main
+try:
+    main(sys.argv[1:])
+finally:
+    print(json.dumps(sorted(m for m in sys.modules if m.startswith("bbcore.cli."))))
+"""
+
+
+def command_modules_loaded(*argv: str) -> tuple[subprocess.CompletedProcess, list[str]]:
+    """Run ``bbcore ARGV`` in a fresh interpreter; the modules of ``bbcore.cli`` it imported."""
+    result = subprocess.run(
+        [sys.executable, "-c", LOADED_COMMAND_MODULES, *argv],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        cwd=ROOT,
+        timeout=600,
+    )
+    return result, json.loads(result.stdout.splitlines()[-1])
+
+
+def test_a_command_imports_only_its_own_module(tmp_path):
+    """``bbcore --help`` lists every command from ``COMMANDS`` alone, and a command imports its
+    own module only (``copy`` also reads explore's pause signals)."""
+    db = str(tmp_path / "none.sqlite")
+    result, loaded = command_modules_loaded("--help")
+    assert result.returncode == 0 and loaded == ["bbcore.cli.common"]
+    for name, line in (("decode", "molecules agreeing with a game"), ("check", "verify a stored")):
+        assert f"{name} " in result.stdout and line in result.stdout
+    result, loaded = command_modules_loaded("--db", db, "decode", "A2_B4", "-H" + "-" * 14)
+    assert result.returncode == 0, result.stderr
+    assert loaded == ["bbcore.cli.common", "bbcore.cli.decode"]
+    result, loaded = command_modules_loaded("--db", db, "status")
+    assert result.returncode == 0 and loaded == ["bbcore.cli.common", "bbcore.cli.explore"]
+    result, loaded = command_modules_loaded("copy", "--help")
+    assert result.returncode == 0 and result.stdout.startswith("usage: bbcore copy")
+    assert loaded == ["bbcore.cli.common", "bbcore.cli.copy", "bbcore.cli.explore"]
+
+
+def test_the_listing_without_the_modules_is_the_full_parsers():
+    """What ``bbcore --help`` prints before any command module is imported is what the parser
+    with every module prints: the same commands, in the same order, with the same lines."""
+    assert build_parser(()).format_help() == build_parser().format_help()
+    assert list(commands(build_parser())) == list(COMMAND_TABLE)
 
 
 COMMANDS = (

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import math
 import random
 from collections import Counter
@@ -184,12 +185,32 @@ def test_small_batches_run_the_kernels_as_plain_python_with_the_same_results(mon
     compiled = batches()
     monkeypatch.setattr(engine, "_COMPILED", {})
     plain = batches()
-    assert "_trace_kernel" not in engine._COMPILED and "_enantiomer_kernel" not in engine._COMPILED
+    trace = engine.kernel_identity(engine._trace_kernel)
+    enantiomers = engine.kernel_identity(engine._enantiomer_kernel)
+    assert trace not in engine._COMPILED and enantiomers not in engine._COMPILED
     for fast, slow in zip(compiled, plain):
         for name in ("number", "canonical_number", "transform", "molecule", "spectrum", "stats"):
             assert np.array_equal(getattr(fast, name), getattr(slow, name)), name
     engine.groups_of_canonicals(config, atoms[:100], own[:100])  # above the bound: compiled
-    assert "_trace_kernel" in engine._COMPILED
+    assert trace in engine._COMPILED
+
+
+def test_kernels_of_the_same_name_in_two_modules_are_compiled_apart(tmp_path, monkeypatch):
+    """``compiled`` knows a kernel by its module and qualified name, not its bare name: two
+    modules' ``_scaled_kernel`` (one doubling, one tripling) each run their own code."""
+    modules = {}
+    for name, factor in (("doubling", 2), ("tripling", 3)):
+        path = tmp_path / f"{name}.py"
+        path.write_text(f"def _scaled_kernel(values):\n    return values * {factor}\n", encoding="utf-8")
+        spec = importlib.util.spec_from_file_location(name, path)
+        modules[name] = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(modules[name])
+    doubling, tripling = modules["doubling"], modules["tripling"]
+    monkeypatch.setattr(engine, "_COMPILED", {})
+    values = np.arange(5, dtype=np.int64)
+    assert engine.compiled(doubling._scaled_kernel)(values).tolist() == [0, 2, 4, 6, 8]
+    assert engine.compiled(tripling._scaled_kernel)(values).tolist() == [0, 3, 6, 9, 12]
+    assert set(engine._COMPILED) == {("doubling", "_scaled_kernel"), ("tripling", "_scaled_kernel")}
 
 
 def reference_families(records) -> dict[int, tuple]:

@@ -7,7 +7,8 @@ the module named: ``from bbcore import compact`` and ``import bbcore.compact``
 both point at ``bbcore.compact``; ``from bbcore.store import db`` at
 ``bbcore.store``.  The package ``__init__`` a submodule import also runs is
 not an edge (``bbcore/__init__.py`` holds only the version, and
-``bbcore.cli`` imports its commands inside ``build_parser``).
+``bbcore.cli`` imports a command's module by its name, ``importlib``, when
+the command runs).
 """
 
 from __future__ import annotations
@@ -133,7 +134,7 @@ def test_the_graph_reads_every_import_form():
     assert "bbcore.store" in graph["bbcore.compact.trace"]  # from bbcore.store import ...
     assert "bbcore.engine" in graph["bbcore.compact.trace"]  # from bbcore import engine
     assert "bbcore.compact.trace" in graph["bbcore.compact.run"]  # from bbcore.compact.trace import ...
-    assert "bbcore.cli.browse" in graph["bbcore.cli"]  # inside build_parser()
+    assert "bbcore.lifeline" in graph["bbcore.runner"]  # inside _worker_init()
     assert "bbtui.host" in graph["bbtui.screens.molecule"]
     bbcore_targets = {t for name, targets in graph.items() if name.startswith("bbcore.") for t in targets}
     assert not any(t.startswith("bbtui") for t in bbcore_targets)

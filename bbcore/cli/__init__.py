@@ -12,7 +12,9 @@
   package's ``__init__``, so there is no import circle.
 
 Every command is a function ``run_<name>(args) -> int`` registered by its
-module's ``register(subparsers)``.  Every expected failure (a bad
+module's ``register(subparsers)``; ``common.COMMANDS`` names each command's
+module and line of help, so that ``bbcore`` imports only the module of the
+command it runs.  Every expected failure (a bad
 configuration, an unusable database, ...) is raised as one of
 ``USER_ERRORS`` and printed as one line on stderr with exit status 2, as
 is any error SQLite raises (``store.DATABASE_ERRORS``: a file that turned
@@ -26,16 +28,23 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Collection
+from importlib import import_module
 
 from bbcore import __version__, store
-from bbcore.cli.common import USER_ERRORS, OneLineParser, database_arg
+from bbcore.cli.common import COMMANDS, USER_ERRORS, OneLineParser, database_arg
 from bbcore.store import DATABASE_ERRORS, default_path, error_line
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The parser with every registered command."""
-    from bbcore.cli import browse, check, copy, decode, explore, stats, strategy
+def build_parser(modules: Collection[str] | None = None) -> argparse.ArgumentParser:
+    """The parser with every command: each of ``modules`` (default: every module) registers its
+    commands with their arguments; any other command is its name and line of help only.
 
+    ``main`` parses in two passes: with no module, which is enough to answer
+    ``bbcore --help`` and ``--version`` and to know the command, then with the
+    command's module only.  Importing every module was a sixth of a ``bbcore
+    decode``'s start (numpy's and the store's imports are paid by any command).
+    """
     parser = OneLineParser(
         prog="bbcore",
         description="Explore Black Box configurations exhaustively and query the results.",
@@ -48,14 +57,21 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--db", type=database_arg, default=None, metavar="PATH", help=database_help)
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for module in (explore, browse, stats, decode, strategy, check, copy):
-        module.register(subparsers)
+    registered: set[str] = set()
+    for name, command in COMMANDS.items():
+        if modules is not None and command.module not in modules:
+            # the rest of the line is its module's to parse, in the second pass
+            subparsers.add_parser(name, help=command.help, add_help=False)
+        elif command.module not in registered:
+            import_module(f"bbcore.cli.{command.module}").register(subparsers)
+            registered.add(command.module)
     # --db after the command too (``bbcore status --db X``): since a command's errors
     # point to its own --help, that help names it.  SUPPRESS keeps one given before.
-    for command in commands(parser).values():
-        command.add_argument(
-            "--db", type=database_arg, default=argparse.SUPPRESS, metavar="PATH", help=database_help
-        )
+    for name, command in commands(parser).items():
+        if COMMANDS[name].module in registered:
+            command.add_argument(
+                "--db", type=database_arg, default=argparse.SUPPRESS, metavar="PATH", help=database_help
+            )
     return parser
 
 
@@ -116,8 +132,8 @@ def _option_word(word: str, words: argparse.Action | None) -> bool:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``bbcore`` console script."""
-    parser = build_parser()
-    args = parse_arguments(parser, argv)
+    command, _ = build_parser(()).parse_known_args(argv)
+    args = parse_arguments(build_parser({COMMANDS[command.command].module}), argv)
     try:
         return int(args.handler(args) or 0)
     except USER_ERRORS as error:

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from bbcore import queries
 from bbcore.cli.common import (
     CLIError,
+    add_command,
     add_config_argument,
     emit_lines,
     molecule_number,
@@ -32,9 +33,9 @@ from bbcore.words import article
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add show and groups."""
-    p = subparsers.add_parser(
+    p = add_command(
+        subparsers,
         "show",
-        help="molecules as board diagrams with their statistics",
         description="Show molecules by number, by a range of numbers, or by spectrum. "
         "Numbers work on unexplored configurations too (computed). A range is shown as it is "
         "made: '--from 1 | head' stops at once.",
@@ -57,9 +58,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.set_defaults(handler=run_show)
 
-    p = subparsers.add_parser(
+    p = add_command(
+        subparsers,
         "groups",
-        help="list the spectral groups, one line each",
         description="List spectral groups: one per family of symmetric "
         "groups (transform id) unless --all. Paged on a terminal.",
     )

@@ -20,6 +20,7 @@ from bbcore.cli.common import (
     CLIError,
     StatusLine,
     WholeNumber,
+    add_command,
     clock,
     config_arg,
     open_store,
@@ -36,9 +37,9 @@ WIDTH = max(len(label) for label in LABELS.values())
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``check`` command."""
-    parser = subparsers.add_parser(
+    parser = add_command(
+        subparsers,
         "check",
-        help="verify a stored configuration (integrity, counts, groups, families, re-traced samples)",
         description="Verify a stored configuration, as one would a file received from elsewhere: "
         "SQLite's integrity_check of the whole file (every configuration in it; --no-integrity skips it); "
         "the configuration row against C(W², N); the molecule count; "

@@ -10,7 +10,7 @@ import sys
 import time
 from collections.abc import Iterable, Sequence
 from itertools import chain, islice
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from bbcore import decode, queries
 from bbcore.config import Config, ConfigError, parse_config
@@ -25,6 +25,43 @@ from bbcore.store import (
 
 if TYPE_CHECKING:
     from bbcore.store import Location
+
+
+class Command(NamedTuple):
+    """A ``bbcore`` command: the module of ``bbcore.cli`` that registers and runs it, and its line
+    in ``bbcore --help``."""
+
+    module: str
+    help: str
+
+
+COMMANDS: dict[str, Command] = {
+    "explore": Command("explore", "explore a configuration (create or resume)"),
+    "reset": Command("explore", "delete a configuration's rows"),
+    "spectrums": Command("explore", "rebuild the spectral groups of an explored configuration"),
+    "migrate": Command("explore", "bring compact stores made by an older bbtui to this layout"),
+    "status": Command("explore", "the configurations in the database"),
+    "show": Command("browse", "molecules as board diagrams with their statistics"),
+    "groups": Command("browse", "list the spectral groups, one line each"),
+    "report": Command("stats", "ambiguity report, ray records and distributions of a configuration"),
+    "export": Command("stats", "export a table as CSV or JSON, streamed"),
+    "decode": Command("decode", "molecules agreeing with a game, atom probabilities, best next shots"),
+    "strategy": Command("strategy", "the seeker's book: the best-next-shot policy against every molecule"),
+    "check": Command(
+        "check", "verify a stored configuration (integrity, counts, groups, families, re-traced samples)"
+    ),
+    "copy": Command("copy", "copy a complete configuration into another database (file or server)"),
+}
+"""Every command, in the order ``bbcore --help`` lists them (a module's commands side by side).
+
+Here rather than in each module, so that ``bbcore`` lists every command and
+imports only the module of the one it runs (``bbcore.cli.build_parser``):
+importing them all cost ``bbcore decode`` a sixth of its start."""
+
+
+def add_command(subparsers: argparse._SubParsersAction, name: str, **kwargs) -> argparse.ArgumentParser:
+    """A command's own parser, with its line of help from ``COMMANDS`` (its module's ``register``)."""
+    return subparsers.add_parser(name, help=COMMANDS[name].help, **kwargs)
 
 
 class CLIError(Exception):

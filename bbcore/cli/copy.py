@@ -21,6 +21,7 @@ import time
 from bbcore.cli.common import (
     StatusLine,
     WholeNumber,
+    add_command,
     add_config_argument,
     clock,
     database_arg,
@@ -36,9 +37,9 @@ BAR = 24
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``copy`` command."""
-    parser = subparsers.add_parser(
+    parser = add_command(
+        subparsers,
         "copy",
-        help="copy a complete configuration into another database (file or server)",
         description="Copy one complete configuration of the database (--db) into TARGET, an SQLite "
         "file or a PostgreSQL server URL (postgresql://USER@HOST/DBNAME), both store kinds, in "
         "bounded memory. The target's configuration is marked complete only in the copy's last "

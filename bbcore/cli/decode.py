@@ -26,6 +26,7 @@ from bbcore.cli.common import (
     CLIError,
     MoleculesLine,
     WholeNumber,
+    add_command,
     add_config_argument,
     add_ranking_argument,
     open_store,
@@ -61,9 +62,9 @@ OUTCOMES_SHOWN = 5
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``decode`` command."""
-    parser = subparsers.add_parser(
+    parser = add_command(
+        subparsers,
         "decode",
-        help="molecules agreeing with a game, atom probabilities, best next shots",
         description="Decode a game: list the molecules that agree with every shown ray, the "
         "probability of an atom in each cell, and the best next shots. The game is "
         "a spectrum string (@ or H absorbed, & or R reflected, . ? or - not shot, "

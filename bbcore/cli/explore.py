@@ -13,7 +13,6 @@ import argparse
 import signal
 import sys
 import threading
-import time
 from pathlib import Path
 
 from bbcore import families, queries
@@ -21,6 +20,7 @@ from bbcore.cli.common import (
     CLIError,
     ProgressPrinter,
     WholeNumber,
+    add_command,
     add_config_argument,
     format_table,
     open_store,
@@ -33,7 +33,7 @@ from bbcore.explore import explore, full_disk_line
 from bbcore.feasibility import cores
 from bbcore.full import finish
 from bbcore.lock import exploration_lock
-from bbcore.progress import ALREADY_COMPLETE, COMPLETE, ExploreError, Progress
+from bbcore.progress import ALREADY_COMPLETE, COMPLETE, ExploreError, RunClock
 from bbcore.ranges import fully_stored
 from bbcore.store import (
     COMPACT,
@@ -51,9 +51,9 @@ from bbcore.words import plural
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add explore, reset, spectrums and status."""
-    p = subparsers.add_parser(
+    p = add_command(
+        subparsers,
         "explore",
-        help="explore a configuration (create or resume)",
         description="Compute and store every molecule of a configuration, "
         "then its spectral groups. Ctrl-C pauses; run again to resume. "
         "A run estimated to take over a day, or more disk than is free, is refused before it starts.",
@@ -97,18 +97,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.set_defaults(handler=run_explore)
 
-    p = subparsers.add_parser(
+    p = add_command(
+        subparsers,
         "reset",
-        help="delete a configuration's rows",
         description="Delete every stored row of a configuration.",
     )
     add_config_argument(p)
     p.add_argument("--yes", action="store_true", help="do not ask for confirmation")
     p.set_defaults(handler=run_reset)
 
-    p = subparsers.add_parser(
+    p = add_command(
+        subparsers,
         "spectrums",
-        help="rebuild the spectral groups of an explored configuration",
         description="Build the spectral groups (table Spectrums) of a configuration whose molecules "
         "are all stored, again from its Molecules rows, and mark it complete. An exploration does "
         "this by itself; this command mends a file whose groups were lost or built by an older bbcore.",
@@ -116,9 +116,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_config_argument(p)
     p.set_defaults(handler=run_spectrums)
 
-    p = subparsers.add_parser(
+    p = add_command(
+        subparsers,
         "migrate",
-        help="bring compact stores made by an older bbtui to this layout",
         description="Move every compact configuration of the file that an older bbtui stored "
         "(one Spectrums row per ambiguous spectrum, and FamilyMolecules) into Families, one row "
         "per family, in place, with progress; their readers refuse them until then. Stopped at "
@@ -126,9 +126,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.set_defaults(handler=run_migrate)
 
-    p = subparsers.add_parser(
+    p = add_command(
+        subparsers,
         "status",
-        help="the configurations in the database",
         description="List the configurations the database knows: molecules stored of the total, "
         "the state (a percentage while partly explored, complete, not started) and, once complete, "
         "the ambiguous spectra and their families.",
@@ -285,12 +285,10 @@ def run_spectrums(args: argparse.Namespace) -> int:
                 raise CLIError(
                     f"{config.name} is not fully explored: run 'bbcore explore {config.name}' first"
                 )
-            printer, started = ProgressPrinter(), time.monotonic()
+            printer, clock = ProgressPrinter(), RunClock(config.name)
 
             def grouping(done: int, total: int) -> None:
-                elapsed = time.monotonic() - started
-                rate = done / elapsed if elapsed > 0 else 0.0
-                printer(Progress(config.name, done, total, elapsed, rate, "spectrums"))
+                printer(clock.progress(done, total, "spectrums"))
 
             try:
                 count = finish(config, grouping)
@@ -321,12 +319,10 @@ def run_migrate(args: argparse.Namespace) -> int:
 
 def _migrate(config: Config) -> int:
     """Migrate one configuration, its progress on stderr (``families.migrate``)."""
-    printer, started = ProgressPrinter(), time.monotonic()
+    printer, clock = ProgressPrinter(), RunClock(config.name)
 
     def moved(done: int, total: int) -> None:
-        elapsed = time.monotonic() - started
-        rate = done / elapsed if elapsed > 0 else 0.0
-        printer(Progress(config.name, done, total, elapsed, rate, "migrating", "families"))
+        printer(clock.progress(done, total, "migrating", unit="families"))
 
     try:
         return families.migrate(config, moved)

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from bbcore.cli.common import (
     CLIError,
+    add_command,
     add_config_argument,
     format_table,
     open_store,
@@ -43,18 +44,18 @@ from bbcore.words import plural
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``report`` and ``export`` commands."""
-    report = subparsers.add_parser(
+    report = add_command(
+        subparsers,
         "report",
-        help="ambiguity report, ray records and distributions of a configuration",
         description="Print the ambiguity report of a complete configuration (the spec's table "
         "with totals), the ray records with their boards, and the distributions.",
     )
     add_config_argument(report)
     report.set_defaults(handler=run_report)
 
-    export_parser = subparsers.add_parser(
+    export_parser = add_command(
+        subparsers,
         "export",
-        help="export a table as CSV or JSON, streamed",
         description="Stream a table of a complete configuration as CSV or JSON.",
     )
     add_config_argument(export_parser)

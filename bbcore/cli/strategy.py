@@ -26,6 +26,7 @@ from bbcore import store
 from bbcore.cli.common import (
     CLIError,
     MoleculesLine,
+    add_command,
     add_config_argument,
     add_ranking_argument,
     format_table,
@@ -56,9 +57,9 @@ POLICY_WORDS = {"remaining": "fewest expected candidates left", "information": "
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``strategy`` command."""
-    parser = subparsers.add_parser(
+    parser = add_command(
+        subparsers,
         "strategy",
-        help="the seeker's book: the best-next-shot policy against every molecule",
         description="Play the best-next-shot policy against every molecule of a configuration, as "
         "one decision tree: shoot the position leaving the fewest expected candidates (ties: "
         "most information, then the lowest position), until every candidate shares one "

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import threading
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -31,7 +30,7 @@ from bbcore.compact.trace import range_size as default_range_size
 from bbcore.compact.trace import trace
 from bbcore.compact.write import write_result
 from bbcore.config import Config
-from bbcore.progress import COMPLETE, PAUSED, ExploreError, Progress, RunProgressCallback
+from bbcore.progress import COMPLETE, PAUSED, ExploreError, RunClock, RunProgressCallback
 from bbcore.runner import IN_PROCESS_BELOW, InlineRunner, LocalRunner, Runner, keep_freed_memory
 from bbcore.store import Configuration, config_row, now, stored_count
 
@@ -51,15 +50,13 @@ def explore_compact(
     if row.shards is None:
         Configuration.update(shards=shard_count(config)).where(Configuration.config == config.name).execute()
     shard_root = _settle_shard_root(config, path, shard_root)
-    started, done_before = time.monotonic(), stored_count(config)
+    clock, done_before = RunClock(config.name), stored_count(config)
 
     def report(step: Step, phase: str | None = None) -> None:
         if progress:
-            elapsed = time.monotonic() - started
-            done = step.done - (done_before if step.phase == TRACING else 0)
-            rate = done / elapsed if elapsed > 0 and step.phase == TRACING else 0.0
+            own = step.done - done_before if step.phase == TRACING else 0  # only molecules have a rate
             unit = {TRACING: "molecules", GROUPING: "shards"}.get(step.phase, "families")
-            progress(Progress(config.name, step.done, step.total, elapsed, rate, phase or step.phase, unit))
+            progress(clock.progress(step.done, step.total, phase or step.phase, own=own, unit=unit))
 
     workers = workers or os.cpu_count() or 1
     keep_freed_memory()
