@@ -239,6 +239,25 @@ def test_every_phase_reports_its_progress(clean: Path, compact: Path, store: str
         assert dones == sorted(dones), name
 
 
+def test_the_integrity_progress_follows_the_pages(clean: Path, monkeypatch) -> None:
+    """SQLite's integrity_check, every tick of its progress handler reported: the bar moves with the
+    instructions run (about ``INTEGRITY_OPS_PER_PAGE`` a page), from its first tick on, and
+    reaches the file's pages only when the statement is over."""
+    monkeypatch.setattr(check, "METER_INTERVAL", 0.0)
+    connection = sqlite3.connect(clean)
+    (pages,) = connection.execute("PRAGMA page_count").fetchone()
+    connection.close()
+    _, seen = progress_of(clean)
+    integrity = dict(groupby_names(seen))["integrity"]
+    assert {total for _, _, total in integrity} == {pages}
+    dones = [done for _, done, _ in integrity]
+    ticks = dones[1:-1]
+    assert dones[0] == 0 and dones[-1] == pages and len(ticks) >= 5, dones
+    per_tick = check.OPS_PER_TICK / check.INTEGRITY_OPS_PER_PAGE  # the pages a tick stands for
+    assert all(abs(done - k * per_tick) <= 1 for k, done in enumerate(ticks[:3], start=1)), dones
+    assert ticks == sorted(ticks) and ticks[-1] < pages, dones
+
+
 def groupby_names(seen: list[tuple[str, int, int]]) -> list[tuple[str, list[tuple[str, int, int]]]]:
     """The progress reports, phase by phase, in order."""
     phases: list[tuple[str, list]] = []

@@ -745,6 +745,28 @@ def half_turn_symmetric_molecule_deleted(connection: sqlite3.Connection) -> dict
     return {"families.missing": ["molecule 692: row: stored absent, computed a member of the group of 692"]}
 
 
+@edge(FULL, {"count.rows", "families.stray"})
+def two_stray_molecules_in_one_batch(connection: sqlite3.Connection) -> dict:
+    """Two copies of molecule 1,500's row, numbered 2,301 and 2,302 (spectra of their own): both in
+    the families phase's one batch (A3_B5's 2,300 numbers), read one after the other, both named."""
+    columns = ", ".join(MOLECULE_COLUMNS)
+    for number in (2301, 2302):
+        own = {"number": str(number), "spectrum": f"'stray {number}'"}
+        copied = ", ".join(own.get(c, c) for c in MOLECULE_COLUMNS)
+        one(
+            connection,
+            f"INSERT INTO Molecules ({columns}) "
+            f"SELECT {copied} FROM Molecules WHERE config = 'A3_B5' AND number = 1500",
+        )
+    return {
+        "count.rows": ["molecule rows: stored 2,302, computed 2,300"],
+        "families.stray": [
+            f"molecule {n}: number: stored a row, computed none: numbers go from 1 to 2,300"
+            for n in ("2,301", "2,302")
+        ],
+    }
+
+
 # -- the tests ---------------------------------------------------------------------------
 
 
