@@ -28,7 +28,7 @@ from bbcore.explore import explore as explore_configuration
 from bbcore.game import ABSORBED, REFLECTED
 from bbcore.geometry import TRANSFORM_NAMES, transform_atoms
 from bbcore.numbering import atoms_of, molecule_string, number_of
-from bbcore.store import db, open_database
+from bbcore.store import COMPACT, FULL, close_database, db, open_database
 
 Record = tuple
 """config, number, canonical_number, molecule, spectrum, transform, 17 statistics."""
@@ -199,6 +199,73 @@ def explored(tmp_path_factory) -> Path:
         explore_configuration(config, path)
     db.close()  # the WAL checkpointed into the file: tests may copy it
     return path
+
+
+@pytest.fixture(scope="session")
+def a3_b5_stores(tmp_path_factory) -> dict[str, Path]:
+    """A3_B5 (2,300 molecules, 8 spectral groups in 2 families) explored once in each store, shared
+    by the check tests (tests/test_check*.py), which only read them or damage a copy."""
+    folder = tmp_path_factory.mktemp("a3b5")
+    paths = {}
+    for store in (FULL, COMPACT):
+        paths[store] = folder / f"a3b5-{store}.sqlite"
+        explore_configuration(Config(3, 5), paths[store], workers=1, store=store)
+        close_database()
+    return paths
+
+
+_REMEMBERED: dict[tuple, object] = {}
+"""The reference rays.py's answers met so far in this session (``remembered_reference``)."""
+
+
+class _Traced(list):
+    """A molecule's rays as ``rays.trace_all`` returned them, with what they were traced for."""
+
+    key: tuple
+
+
+def _remembered_trace_all(config: Config, atoms) -> list[rays.Ray]:
+    key = ("trace_all", config, tuple(atoms))
+    if key not in _REMEMBERED:
+        _REMEMBERED[key] = _ORIGINAL["trace_all"](config, atoms)
+    traced = _Traced(_REMEMBERED[key])
+    traced.key = key
+    return traced
+
+
+def _remembered_of_rays(name: str) -> Callable:
+    """``rays.<name>`` of a molecule's rays, remembered when they come from ``trace_all`` (unchanged)."""
+
+    def of_rays(traced: list[rays.Ray]):
+        original = _ORIGINAL[name]
+        if type(traced) is not _Traced or list(traced) != _REMEMBERED[traced.key]:
+            return original(traced)
+        key = (name, *traced.key)
+        if key not in _REMEMBERED:
+            _REMEMBERED[key] = original(traced)
+        answer = _REMEMBERED[key]
+        return answer.copy() if isinstance(answer, dict) else answer
+
+    return of_rays
+
+
+_ORIGINAL = {name: getattr(rays, name) for name in ("trace_all", "statistics_of_rays", "spectrum_of_rays")}
+
+
+@pytest.fixture
+def remembered_reference(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The check tests: the reference rays.py's answers remembered across the session.
+
+    ``bbcore check``'s reference sample re-traces 1,000 molecules with
+    ``rays.py``: 85% of a check of A3_B5 (0.58 of 0.70 s), the same 1,000
+    molecules in nearly every test.  ``rays.py`` is pure (its own tests pin
+    it), so its answers, remembered, are the same; ``check.py``'s own code
+    (``reference_row`` and all) still runs in every test, so a mutation run
+    still sees every test reach it (``bench/mutation.py check``).
+    """
+    monkeypatch.setattr(rays, "trace_all", _remembered_trace_all)
+    for name in ("statistics_of_rays", "spectrum_of_rays"):
+        monkeypatch.setattr(rays, name, _remembered_of_rays(name))
 
 
 @pytest.fixture(scope="session")

@@ -20,17 +20,15 @@ from bbcore.cli import main
 from bbcore.cli.check import LABELS
 from bbcore.config import parse_config
 from bbcore.explore import explore
-from bbcore.store import MOLECULE_COLUMNS, close_database, open_database
+from bbcore.store import COMPACT, FULL, MOLECULE_COLUMNS, close_database, open_database
 
 A3_B5 = parse_config("A3_B5")
+pytestmark = pytest.mark.usefixtures("remembered_reference")
 
 
-@pytest.fixture(scope="module")
-def clean(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("check") / "a3b5.sqlite"
-    explore(A3_B5, path, workers=1)
-    close_database()
-    return path
+@pytest.fixture
+def clean(a3_b5_stores: dict[str, Path]) -> Path:
+    return a3_b5_stores[FULL]
 
 
 def damaged_copy(source: Path, path: Path, *statements: tuple[str, tuple]) -> Path:
@@ -182,13 +180,10 @@ def test_check_only_reads(clean: Path, tmp_path: Path, capsys) -> None:
     close_database()
 
 
-@pytest.fixture(scope="module")
-def compact(tmp_path_factory: pytest.TempPathFactory) -> Path:
+@pytest.fixture
+def compact(a3_b5_stores: dict[str, Path]) -> Path:
     """A3_B5 explored compact: no molecule rows, its 8 spectra and their 16 molecules, profiles."""
-    path = tmp_path_factory.mktemp("compact") / "a3b5.sqlite"
-    explore(A3_B5, path, workers=1, store="compact")
-    close_database()
-    return path
+    return a3_b5_stores[COMPACT]
 
 
 def damaged_compact(compact: Path, tmp_path: Path, *statements: tuple[str, tuple]) -> Path:

@@ -28,12 +28,12 @@ from bbcore import check
 from bbcore.cli import main
 from bbcore.compact.trace import PROFILE_FIELDS
 from bbcore.config import parse_config
-from bbcore.explore import explore
 from bbcore.families import numbers_dtype
 from bbcore.numbering import atoms_of
-from bbcore.store import COMPACT, FULL, MOLECULE_COLUMNS, close_database
+from bbcore.store import COMPACT, FULL, MOLECULE_COLUMNS
 
 A3_B5 = parse_config("A3_B5")
+pytestmark = pytest.mark.usefixtures("remembered_reference")
 REFERENCE = set(
     check.reference_sample(check.sample_numbers(A3_B5, check.SAMPLE, check.SEED), 1000, check.SEED)
 )
@@ -770,16 +770,10 @@ def two_stray_molecules_in_one_batch(connection: sqlite3.Connection) -> dict:
 # -- the tests ---------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def clean(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+@pytest.fixture
+def clean(a3_b5_stores: dict[str, Path]) -> dict[str, Path]:
     """A3_B5 explored once in each store."""
-    folder = tmp_path_factory.mktemp("damage")
-    paths = {}
-    for store in (FULL, COMPACT):
-        paths[store] = folder / f"a3b5-{store}.sqlite"
-        explore(A3_B5, paths[store], workers=1, store=store)
-        close_database()
-    return paths
+    return a3_b5_stores
 
 
 def report(path: Path, capsys, *args: str) -> tuple[int, dict]:
