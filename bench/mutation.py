@@ -279,6 +279,9 @@ def report_module(name: str, work: Path, show: bool, note: str = "") -> dict:
     survivors = [
         line.split(":")[0].strip() for line in results.splitlines() if line.strip().endswith(": survived")
     ]
+    meta = json.loads((folder / "mutants" / f"{source}.meta").read_text())
+    seconds = sorted(meta.get("durations_by_key", {}).values())  # wall, from the fork to the exit
+    median = seconds[len(seconds) // 2] if seconds else 0.0
     tried = stats["killed"] + stats["survived"] + stats["timeout"]
     score = (stats["killed"] + stats["timeout"]) / tried if tried else 0.0
     # mutants not run yet (``--only``, or a run stopped early) are in the total and in no other count
@@ -287,6 +290,7 @@ def report_module(name: str, work: Path, show: bool, note: str = "") -> dict:
         f"{name:<10s} {source:<22s} killed {stats['killed']:4d}  survived {stats['survived']:4d}  "
         f"timeout {stats['timeout']:3d}  no tests {stats['no_tests']:4d}  score {100 * score:5.1f}%  "
         + (f"not run {not_run:4d}  " if not_run else "")
+        + (f"median {median:.1f} s a mutant  " if seconds else "")
         + note
     )
     for survivor in survivors:
@@ -296,7 +300,7 @@ def report_module(name: str, work: Path, show: bool, note: str = "") -> dict:
                 [sys.executable, "-m", "mutmut", "show", survivor], cwd=folder, capture_output=True, text=True
             ).stdout
             print("\n".join("        " + line for line in diff.splitlines()))
-    return {**stats, "not_run": not_run, "score": score, "survivors": survivors}
+    return {**stats, "not_run": not_run, "score": score, "median_seconds": median, "survivors": survivors}
 
 
 def main() -> int:

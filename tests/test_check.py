@@ -402,3 +402,45 @@ def test_molecules_moved_to_a_group_of_another_batch_are_named_once(clean: Path,
             "molecule 1,365: row: stored absent, computed a member of the group of 499",
         ]
     )
+
+
+@pytest.mark.parametrize("store", [FULL, COMPACT])
+def test_a_configuration_without_ambiguous_spectra_is_checked(store: str, tmp_path: Path, capsys) -> None:
+    """A1_B3 (9 molecules, every spectrum its own): no spectral group stored, none computed, and
+    the check passes; a Spectrums row added there (the full store) is named, not a crash."""
+    path = tmp_path / "a1b3.sqlite"
+    explore(parse_config("A1_B3"), path, workers=1, store=store)
+    close_database()
+    code = main(["--db", str(path), "check", "A1_B3", "--json"])
+    report = json.loads(capsys.readouterr().out)
+    assert code == 0 and report["ok"], report
+    groups = next(c for c in report["checks"] if c["name"] == "groups")
+    assert groups["covered"].startswith("0 ambiguous spectra" if store == FULL else "0 families (0 molecules")
+    if store == COMPACT:
+        return
+    connection = sqlite3.connect(path)
+    (spectrum,) = connection.execute("SELECT spectrum FROM Molecules WHERE number = 9").fetchone()
+    connection.execute("INSERT INTO Spectrums VALUES ('A1_B3', ?, 2, 'id', 9)", (spectrum,))
+    connection.commit()
+    connection.close()
+    code = main(["--db", str(path), "check", "A1_B3"])
+    out = capsys.readouterr().out
+    assert code == 1 and failed_checks(out) == ["groups"]
+    assert f"spectrum {spectrum}: stored nb_mol 2, computed fewer than 2 molecules have it" in out
+
+
+def test_the_groups_progress_counts_the_spectrums_rows_read(clean: Path, tmp_path: Path, monkeypatch) -> None:
+    """The spectral groups' bar counts the Spectrums rows read, a report every BLOCK spectra; a
+    row no group has (the first, by spectrum) counts as read too."""
+    monkeypatch.setattr(check, "BLOCK", 2)
+    _, seen = progress_of(clean)
+    assert [done for _, done, _ in dict(groupby_names(seen))["groups"]] == [0, 2, 4, 6, 8, 8]
+    monkeypatch.setattr(check, "BLOCK", 1)
+    path = damaged_copy(
+        clean, tmp_path / "extra.sqlite", ("INSERT INTO Spectrums VALUES ('A3_B5', '!', 2, 'id', 1)", ())
+    )
+    report, seen = progress_of(path)
+    assert [d.line() for d in report.results[3].differences] == [
+        "spectrum !: stored nb_mol 2, computed fewer than 2 molecules have it"
+    ]
+    assert [done for _, done, _ in dict(groupby_names(seen))["groups"]] == [0, *range(1, 10), 9]
