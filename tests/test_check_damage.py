@@ -745,6 +745,20 @@ def half_turn_symmetric_molecule_deleted(connection: sqlite3.Connection) -> dict
     return {"families.missing": ["molecule 692: row: stored absent, computed a member of the group of 692"]}
 
 
+@edge(FULL, {"groups.missing_row"})
+def middle_spectrum_row_deleted(connection: sqlite3.Connection) -> dict:
+    """The Spectrums row of the 4th of the 8 ambiguous spectra (by spectrum) deleted: named, and
+    the groups after it still compared (and counted) as usual."""
+    (spectrum,) = connection.execute(
+        "SELECT spectrum FROM Spectrums WHERE config = 'A3_B5' ORDER BY spectrum LIMIT 1 OFFSET 3"
+    ).fetchone()
+    one(connection, "DELETE FROM Spectrums WHERE config = 'A3_B5' AND spectrum = ?", spectrum)
+    return {
+        "covered.groups": "8 ambiguous spectra: ",
+        "groups.missing_row": [f"spectrum {spectrum}: stored no Spectrums row, computed nb_mol 2"],
+    }
+
+
 @edge(FULL, {"count.rows", "families.stray"})
 def two_stray_molecules_in_one_batch(connection: sqlite3.Connection) -> dict:
     """Two copies of molecule 1,500's row, numbered 2,301 and 2,302 (spectra of their own): both in
