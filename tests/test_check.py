@@ -444,3 +444,21 @@ def test_the_groups_progress_counts_the_spectrums_rows_read(clean: Path, tmp_pat
         "spectrum !: stored nb_mol 2, computed fewer than 2 molecules have it"
     ]
     assert [done for _, done, _ in dict(groupby_names(seen))["groups"]] == [0, *range(1, 10), 9]
+
+
+def test_the_families_progress_counts_the_rows_read(clean: Path, monkeypatch) -> None:
+    """The families' bar counts the molecule rows read, a batch of canonical numbers at a time, and
+    reaches every molecule only at the end."""
+    monkeypatch.setattr(check, "FAMILY_BATCH", 500)
+    connection = sqlite3.connect(clean)
+    read = [
+        connection.execute(
+            "SELECT COUNT(*) FROM Molecules WHERE config = 'A3_B5' AND canonical_number < ?", (stop,)
+        ).fetchone()[0]
+        for stop in (501, 1001, 1501, 2001, 2301)
+    ]
+    connection.close()
+    assert 0 < read[0] < read[1] < 2300 and read[-1] == 2300
+    _, seen = progress_of(clean)
+    dones = [done for _, done, _ in dict(groupby_names(seen))["families"]]
+    assert dones == [0, *(min(n, 2299) for n in read), 2300]
