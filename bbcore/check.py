@@ -856,7 +856,9 @@ def _check_family_batch(config, start, stop, table, source, inverse, query, resu
     stored_canonical = np.array([r[1] for r in rows], dtype=np.int64)
     stored_transform = np.array([transform_index.get(r[2], -1) for r in rows], dtype=np.int64)
     at = np.searchsorted(expected, number)
-    found = (at < len(expected)) & (expected[np.minimum(at, len(expected) - 1)] == number)
+    found = np.zeros(len(number), dtype=bool)  # a batch may hold no canonical number (rows stray into it)
+    if len(expected):
+        found = (at < len(expected)) & (expected[np.minimum(at, len(expected) - 1)] == number)
 
     present = np.zeros(len(expected), dtype=bool)
     present[at[found]] = True

@@ -462,3 +462,21 @@ def test_the_families_progress_counts_the_rows_read(clean: Path, monkeypatch) ->
     _, seen = progress_of(clean)
     dones = [done for _, done, _ in dict(groupby_names(seen))["families"]]
     assert dones == [0, *(min(n, 2299) for n in read), 2300]
+
+
+def test_a_row_moved_to_the_last_number_is_read_in_a_batch_of_its_own(
+    clean: Path, tmp_path: Path, monkeypatch
+) -> None:
+    """Batches of 2,299 canonical numbers: the second is the last number alone (no molecule's
+    canonical one); a row stored under it is read there and named."""
+    monkeypatch.setattr(check, "FAMILY_BATCH", 2299)
+    canonical = stored(clean, "canonical_number", 5)
+    path = damaged_copy(
+        clean,
+        tmp_path / "last.sqlite",
+        ("UPDATE Molecules SET canonical_number = 2300 WHERE config = 'A3_B5' AND number = 5", ()),
+    )
+    report, _ = progress_of(path)
+    assert [d.line() for d in report.results[4].differences] == [
+        f"molecule 5: canonical_number: stored 2,300, computed {canonical}"
+    ]
