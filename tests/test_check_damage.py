@@ -745,6 +745,24 @@ def half_turn_symmetric_molecule_deleted(connection: sqlite3.Connection) -> dict
     return {"families.missing": ["molecule 692: row: stored absent, computed a member of the group of 692"]}
 
 
+@edge(FULL, {"families.canonical_number", "engine.column"})
+def molecule_canonical_numbers_outside_every_batch(connection: sqlite3.Connection) -> dict:
+    """Two molecules' canonical numbers made 0 and 2,301 (no molecule's): read by no batch of the
+    families phase, found by its look-up of the numbers outside, and named."""
+    first, second = not_reference(300), not_reference(1800)
+    lines = []
+    for number, outside in ((first, 0), (second, 2301)):
+        canonical = stored_value(connection, "canonical_number", number)
+        one(
+            connection,
+            "UPDATE Molecules SET canonical_number = ? WHERE config = 'A3_B5' AND number = ?",
+            outside,
+            number,
+        )
+        lines.append(f"molecule {number:,}: canonical_number: stored {outside:,}, computed {canonical:,}")
+    return {"families.canonical_number": lines}
+
+
 @edge(FULL, {"groups.missing_row"})
 def middle_spectrum_row_deleted(connection: sqlite3.Connection) -> dict:
     """The Spectrums row of the 4th of the 8 ambiguous spectra (by spectrum) deleted: named, and
