@@ -512,6 +512,8 @@ def without_cycle_collection() -> Iterator[None]:
 
 OPS_PER_TICK = 10_000
 """SQLite virtual-machine instructions between two calls of the progress handler."""
+METER_INTERVAL = 0.1
+"""Seconds between two progress reports of a long statement (the handler is called far more often)."""
 INTEGRITY_OPS_PER_PAGE = 1000
 """integrity_check's instructions per page: A6_B8 compact (166,196 pages) 813, A4_B8 full (44,946) 1,019.
 The larger: the bar may jump ahead at the end, it never waits at 99%."""
@@ -545,7 +547,7 @@ class SqliteMeter:
     def tick(self) -> int:
         self.ops += OPS_PER_TICK
         now = time.monotonic()
-        if now - self.last >= 0.1:
+        if now - self.last >= METER_INTERVAL:
             self.last = now
             share = min(self.ops / self.expected, 0.99)
             self.progress(self.name, int(share * self.total), self.total)
@@ -854,7 +856,9 @@ def _check_family_batch(config, start, stop, table, source, inverse, query, resu
     stored_canonical = np.array([r[1] for r in rows], dtype=np.int64)
     stored_transform = np.array([transform_index.get(r[2], -1) for r in rows], dtype=np.int64)
     at = np.searchsorted(expected, number)
-    found = (at < len(expected)) & (expected[np.minimum(at, len(expected) - 1)] == number)
+    found = np.zeros(len(number), dtype=bool)  # a batch may hold no canonical number (rows stray into it)
+    if len(expected):
+        found = (at < len(expected)) & (expected[np.minimum(at, len(expected) - 1)] == number)
 
     present = np.zeros(len(expected), dtype=bool)
     present[at[found]] = True

@@ -121,10 +121,13 @@ check.py: its two numba kernels (``_spectrum_letters_kernel``,
 ``_spectrum_images_kernel``) carry ``# pragma: no mutate block``: numba
 compiles them and cannot compile mutmut's trampoline (a ``**kwargs`` call:
 ``UnsupportedBytecodeError``), so mutmut leaves them whole; the groups check
-re-traces every family through them.  check.py has about 3,150 mutants,
-each run against test_check.py and test_check_damage.py (15 s to 90 s a
-mutant on a loaded machine): run it in parts, in a kept folder, and read
-the figures of all the parts at the end::
+re-traces every family through them.  check.py has about 3,180 mutants,
+each run against test_check.py and test_check_damage.py (the tests that
+reach the mutated function: 43 for a full store's phases, 50 for a compact
+one's, 92 for ``check``, ``check_configuration`` and the samples).  A
+mutant the tests kill costs about 2 s, one that survives every test 5 s to
+45 s on a loaded machine: run it in parts, in a kept folder, the phases
+that matter first, and read the figures of all the parts at the end::
 
     python bench/mutation.py check --work /tmp/mutation --only 'bbcore.check.x_check_configuration*'
     python bench/mutation.py check --work /tmp/mutation --report
@@ -155,13 +158,44 @@ Its survivors, as found (equivalent unless said otherwise):
 - ``CompactGroups._unpack_damaged``: a block with no family left to
   re-trace, its empty arrays made float (96, 98, 106, 108: ``dtype`` None or
   dropped): nothing reads them (``if len(kept)``);
-- ``check_integrity``: ``INTEGRITY_OPS_PER_PAGE * pages`` made ``/`` (21):
-  NOT equivalent, a gap: the integrity line's progress would jump to 99% at
-  its first tick; ticks come every 0.1 s and the test files are checked
-  faster than that, so no test sees one;
-- ``_check_family_batch``: the ``continue`` after naming a stray row made
-  ``break`` (168): NOT equivalent, a gap: the rows of the batch read after a
-  stray would not be named; in the test's file the stray is read last.
+- ``check_groups``: ``steps += 1`` made ``-= 1`` (59): a progress report
+  every ``BLOCK`` steps either way (``-k % BLOCK == 0`` exactly when
+  ``k % BLOCK == 0``);
+- ``check_families``: ``binomial_table(config)`` made None (28) or the table
+  passed as None (67): the table is built again, the same;
+  ``range(1, config.nb_mol + 2, FAMILY_BATCH)`` (53): when FAMILY_BATCH
+  divides nb_mol, one more batch, from nb_mol + 1 to nb_mol + 1: it reads no
+  row and names nothing (the bar gets the same figure again).
+
+Killed since by a new test (they survived the run before it): the two gaps
+the first run named, ``check_integrity`` 21 (the progress estimate made a
+division: test_check.py's ``test_the_integrity_progress_follows_the_pages``
+sees every tick, ``check.METER_INTERVAL`` set to 0) and
+``_check_family_batch`` 168 (the ``continue`` after a stray row made
+``break``: test_check_damage.py's edge ``two_stray_molecules_in_one_batch``);
+``check_groups`` 49, 52, 87 (``next()`` without its default: a configuration
+with no ambiguous spectrum, A1_B3, crashed), 58, 60, 88, 89, 153, 154, 157,
+159 to 162, 166, 167 (the groups bar, test_check.py's
+``test_the_groups_progress_counts_the_spectrums_rows_read``), 112, 116 to 118 (a Spectrums row missing in the
+middle: the edge ``middle_spectrum_row_deleted``); ``check_families`` 35,
+62, 93 (the families bar: ``test_the_families_progress_counts_the_rows_read``),
+52, 60 (the last batch alone:
+``test_a_row_moved_to_the_last_number_is_read_in_a_batch_of_its_own``, which
+found a crash, below), 100 to 103 (canonical
+numbers outside every batch: the edge
+``molecule_canonical_numbers_outside_every_batch``).  The run found a second
+crash: a families batch with no canonical number in it but a stored row
+(a canonical number damaged into it: the high batches of any large
+configuration) raised an IndexError; it is now named.  The numbers of
+``_check_family_batch``'s mutants above are the first run's (the fix added
+mutants before the later ones).
+
+What makes a mutant cheap (tests/conftest.py): the check tests share one
+A3_B5 per store (``a3_b5_stores``), under mutmut explored once for the whole
+run (its collection, in the process that forks one per mutant, sets
+``$BBTUI_TEST_A3_B5_STORES``); and rays.py's answers are remembered across
+a session (``remembered_reference``): the reference sample re-traced the
+same 1,000 molecules in every test, 83% of a check of A3_B5.
 
 Last runs (2 children, a shared 2-core machine under load 7 to 14,
 2026-11-25), each module with its own tests; ``--report`` of rays, decode
@@ -170,14 +204,23 @@ geometry, ranges and game were not run again: their code did not change
 since their run earlier that day, and their tests only gained assertions: numbering 93.4%, 270 of 289;
 geometry 97.7%, 214 of 219; ranges 95.2%, 60 of 63; game 99.4%, 510 of
 513); decode 92.4% (472 of 511, the 39 survivors equivalent, none reached
-by no test); check 89.6% of the 549 mutants run (492 killed; 55 survivors
-equivalent, 2 gaps above; 22 reached by no test when the run began:
-``_canonical_text``, which test_check.py now reaches, and ``findings_of``),
-2,605 of its 3,176 mutants not yet run (not yet examined: among them 147 of
-``check_configuration``'s 157 (10 killed so far), ``check_groups``,
-``check_families``, ``check``, ``CompactGroups``' ordinals, blocks and
-counts, the samples and the report); total of those three, 1,303 of 1,407,
-92.6%.
+by no test).  check, in two runs that day: the first, 549 mutants (492
+killed, 55 equivalent survivors above, 2 gaps since killed); the second
+(after the tests above were made cheap, load 5 to 11), 457 mutants:
+``--report`` printed killed 418, timeout 2, survived 37, score 91.9%,
+median 2.2 s a mutant: ``check_groups`` all 180 (21 survived: 20 killed
+since, 1 equivalent), ``check_families`` 103 of 126 (12 survived: 9 killed
+since, 3 equivalent), ``check_configuration`` 65 of 157 (all killed),
+``CompactGroups._unpack_damaged`` all 108 again (the 4 equivalent ones),
+``check_integrity`` 21 (killed).  Counting the survivors killed since, the
+second run's score is 98.2% (449 of 457, 8 equivalent).  887 of check.py's
+3,212 mutants have been run; 2,325 have not, and are not yet examined:
+``check`` (137), ``check_configuration``'s other 92, ``CompactGroups``
+(``check``, ``block``, ``ordinals``, ``unpack``, ``size_starts``,
+``compare_counts``: 537), ``family_spectra``, ``CompactJudge``, ``partners``,
+``max_atoms_apart``, ``FamilyRows.of``, the samples (``check_sample``,
+``reference_row``, ``engine_rows``), the report, and 220 of
+``_check_family_batch``'s.
 """
 
 from __future__ import annotations
@@ -279,6 +322,9 @@ def report_module(name: str, work: Path, show: bool, note: str = "") -> dict:
     survivors = [
         line.split(":")[0].strip() for line in results.splitlines() if line.strip().endswith(": survived")
     ]
+    meta = json.loads((folder / "mutants" / f"{source}.meta").read_text())
+    seconds = sorted(meta.get("durations_by_key", {}).values())  # wall, from the fork to the exit
+    median = seconds[len(seconds) // 2] if seconds else 0.0
     tried = stats["killed"] + stats["survived"] + stats["timeout"]
     score = (stats["killed"] + stats["timeout"]) / tried if tried else 0.0
     # mutants not run yet (``--only``, or a run stopped early) are in the total and in no other count
@@ -287,6 +333,7 @@ def report_module(name: str, work: Path, show: bool, note: str = "") -> dict:
         f"{name:<10s} {source:<22s} killed {stats['killed']:4d}  survived {stats['survived']:4d}  "
         f"timeout {stats['timeout']:3d}  no tests {stats['no_tests']:4d}  score {100 * score:5.1f}%  "
         + (f"not run {not_run:4d}  " if not_run else "")
+        + (f"median {median:.1f} s a mutant  " if seconds else "")
         + note
     )
     for survivor in survivors:
@@ -296,7 +343,7 @@ def report_module(name: str, work: Path, show: bool, note: str = "") -> dict:
                 [sys.executable, "-m", "mutmut", "show", survivor], cwd=folder, capture_output=True, text=True
             ).stdout
             print("\n".join("        " + line for line in diff.splitlines()))
-    return {**stats, "not_run": not_run, "score": score, "survivors": survivors}
+    return {**stats, "not_run": not_run, "score": score, "median_seconds": median, "survivors": survivors}
 
 
 def main() -> int:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import itertools
 import math
 import os
+import shutil
 from collections import Counter
 from collections.abc import Callable
 from functools import cache
@@ -28,7 +29,7 @@ from bbcore.explore import explore as explore_configuration
 from bbcore.game import ABSORBED, REFLECTED
 from bbcore.geometry import TRANSFORM_NAMES, transform_atoms
 from bbcore.numbering import atoms_of, molecule_string, number_of
-from bbcore.store import db, open_database
+from bbcore.store import COMPACT, FULL, close_database, db, open_database
 
 Record = tuple
 """config, number, canonical_number, molecule, spectrum, transform, 17 statistics."""
@@ -174,14 +175,8 @@ def random_molecules() -> st.SearchStrategy[tuple[Config, tuple[int, ...]]]:
     return _random_molecules()
 
 
-@pytest.fixture(scope="session", autouse=True)
-def compiled_engine() -> None:
-    """Compile (or load from cache) every numba kernel (engine, compact keys, strategy book) once, first.
-
-    On a fresh clone the first engine call compiles for up to a minute on a
-    loaded machine; the TUI tests wait for results with timeouts and must
-    not pay for that.
-    """
+def load_kernels() -> None:
+    """Compile (or load from cache) every numba kernel: engine, compact keys, strategy book."""
     config = Config(2, 3)
     engine.explore_range(config, 1, 4)
     atoms, _ = engine.canonical_molecules(config, 1, config.nb_mol + 1)
@@ -189,6 +184,47 @@ def compiled_engine() -> None:
     engine.spectrum_keys(config, atoms, partner)
     engine.ray_profile(partner, length, turns)  # the compact store's (kernels_cached(compact=True) counts it)
     strategy.compute_book(config, source="compute")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def compiled_engine() -> None:
+    """Every numba kernel compiled (or loaded from cache) once, first.
+
+    On a fresh clone the first engine call compiles for up to a minute on a
+    loaded machine; the TUI tests wait for results with timeouts and must
+    not pay for that.
+    """
+    load_kernels()
+
+
+A3_B5_STORES = "BBTUI_TEST_A3_B5_STORES"
+"""An environment variable: a folder where ``a3b5-full.sqlite`` and ``a3b5-compact.sqlite`` are
+explored already (``a3_b5_stores`` copies them instead of exploring)."""
+
+
+def explore_a3_b5(folder: Path) -> dict[str, Path]:
+    """A3_B5 explored in each store, in ``folder``."""
+    paths = {}
+    for store in (FULL, COMPACT):
+        paths[store] = folder / f"a3b5-{store}.sqlite"
+        explore_configuration(Config(3, 5), paths[store], workers=1, store=store)
+        close_database()
+    return paths
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Under mutmut (``bench/mutation.py``): its fork server collects the tests once, then forks a
+    process per mutant, which inherits what was done here.  The kernels loaded and A3_B5 explored
+    here are so loaded and explored once for the whole run, not once per mutant (about 1.5 s of
+    each mutant's 2 s when the tests kill it at once).  Only ``check.py`` is mutated (never the
+    exploration), and the run's own tests still build everything else."""
+    if "MUTANT_UNDER_TEST" not in os.environ or not session.config.option.collectonly:
+        return
+    load_kernels()
+    folder = Path(session.config.rootpath) / "a3b5-stores"
+    folder.mkdir(exist_ok=True)
+    explore_a3_b5(folder)
+    os.environ[A3_B5_STORES] = str(folder)
 
 
 @pytest.fixture(scope="session")
@@ -199,6 +235,78 @@ def explored(tmp_path_factory) -> Path:
         explore_configuration(config, path)
     db.close()  # the WAL checkpointed into the file: tests may copy it
     return path
+
+
+@pytest.fixture(scope="session")
+def a3_b5_stores(tmp_path_factory) -> dict[str, Path]:
+    """A3_B5 (2,300 molecules, 8 spectral groups in 2 families) explored once in each store, shared
+    by the check tests (tests/test_check*.py), which only read them or damage a copy.
+
+    Copied from ``$BBTUI_TEST_A3_B5_STORES`` when set (a mutation run), else explored here.
+    """
+    folder = tmp_path_factory.mktemp("a3b5")
+    explored_already = os.environ.get(A3_B5_STORES)
+    if not explored_already:
+        return explore_a3_b5(folder)
+    paths = {}
+    for store in (FULL, COMPACT):
+        paths[store] = folder / f"a3b5-{store}.sqlite"
+        shutil.copy(Path(explored_already) / paths[store].name, paths[store])
+    return paths
+
+
+_REMEMBERED: dict[tuple, object] = {}
+"""The reference rays.py's answers met so far in this session (``remembered_reference``)."""
+
+
+class _Traced(list):
+    """A molecule's rays as ``rays.trace_all`` returned them, with what they were traced for."""
+
+    key: tuple
+
+
+def _remembered_trace_all(config: Config, atoms) -> list[rays.Ray]:
+    key = ("trace_all", config, tuple(atoms))
+    if key not in _REMEMBERED:
+        _REMEMBERED[key] = _ORIGINAL["trace_all"](config, atoms)
+    traced = _Traced(_REMEMBERED[key])
+    traced.key = key
+    return traced
+
+
+def _remembered_of_rays(name: str) -> Callable:
+    """``rays.<name>`` of a molecule's rays, remembered when they come from ``trace_all`` (unchanged)."""
+
+    def of_rays(traced: list[rays.Ray]):
+        original = _ORIGINAL[name]
+        if type(traced) is not _Traced or list(traced) != _REMEMBERED[traced.key]:
+            return original(traced)
+        key = (name, *traced.key)
+        if key not in _REMEMBERED:
+            _REMEMBERED[key] = original(traced)
+        answer = _REMEMBERED[key]
+        return answer.copy() if isinstance(answer, dict) else answer
+
+    return of_rays
+
+
+_ORIGINAL = {name: getattr(rays, name) for name in ("trace_all", "statistics_of_rays", "spectrum_of_rays")}
+
+
+@pytest.fixture
+def remembered_reference(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The check tests: the reference rays.py's answers remembered across the session.
+
+    ``bbcore check``'s reference sample re-traces 1,000 molecules with
+    ``rays.py``: 85% of a check of A3_B5 (0.58 of 0.70 s), the same 1,000
+    molecules in nearly every test.  ``rays.py`` is pure (its own tests pin
+    it), so its answers, remembered, are the same; ``check.py``'s own code
+    (``reference_row`` and all) still runs in every test, so a mutation run
+    still sees every test reach it (``bench/mutation.py check``).
+    """
+    monkeypatch.setattr(rays, "trace_all", _remembered_trace_all)
+    for name in ("statistics_of_rays", "spectrum_of_rays"):
+        monkeypatch.setattr(rays, name, _remembered_of_rays(name))
 
 
 @pytest.fixture(scope="session")

@@ -20,17 +20,15 @@ from bbcore.cli import main
 from bbcore.cli.check import LABELS
 from bbcore.config import parse_config
 from bbcore.explore import explore
-from bbcore.store import MOLECULE_COLUMNS, close_database, open_database
+from bbcore.store import COMPACT, FULL, MOLECULE_COLUMNS, close_database, open_database
 
 A3_B5 = parse_config("A3_B5")
+pytestmark = pytest.mark.usefixtures("remembered_reference")
 
 
-@pytest.fixture(scope="module")
-def clean(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("check") / "a3b5.sqlite"
-    explore(A3_B5, path, workers=1)
-    close_database()
-    return path
+@pytest.fixture
+def clean(a3_b5_stores: dict[str, Path]) -> Path:
+    return a3_b5_stores[FULL]
 
 
 def damaged_copy(source: Path, path: Path, *statements: tuple[str, tuple]) -> Path:
@@ -182,13 +180,10 @@ def test_check_only_reads(clean: Path, tmp_path: Path, capsys) -> None:
     close_database()
 
 
-@pytest.fixture(scope="module")
-def compact(tmp_path_factory: pytest.TempPathFactory) -> Path:
+@pytest.fixture
+def compact(a3_b5_stores: dict[str, Path]) -> Path:
     """A3_B5 explored compact: no molecule rows, its 8 spectra and their 16 molecules, profiles."""
-    path = tmp_path_factory.mktemp("compact") / "a3b5.sqlite"
-    explore(A3_B5, path, workers=1, store="compact")
-    close_database()
-    return path
+    return a3_b5_stores[COMPACT]
 
 
 def damaged_compact(compact: Path, tmp_path: Path, *statements: tuple[str, tuple]) -> Path:
@@ -237,6 +232,25 @@ def test_every_phase_reports_its_progress(clean: Path, compact: Path, store: str
         totals = {total for _, _, total in reports}
         assert dones[0] == 0 and len(totals) == 1 and dones[-1] == totals.pop(), name
         assert dones == sorted(dones), name
+
+
+def test_the_integrity_progress_follows_the_pages(clean: Path, monkeypatch) -> None:
+    """SQLite's integrity_check, every tick of its progress handler reported: the bar moves with the
+    instructions run (about ``INTEGRITY_OPS_PER_PAGE`` a page), from its first tick on, and
+    reaches the file's pages only when the statement is over."""
+    monkeypatch.setattr(check, "METER_INTERVAL", 0.0)
+    connection = sqlite3.connect(clean)
+    (pages,) = connection.execute("PRAGMA page_count").fetchone()
+    connection.close()
+    _, seen = progress_of(clean)
+    integrity = dict(groupby_names(seen))["integrity"]
+    assert {total for _, _, total in integrity} == {pages}
+    dones = [done for _, done, _ in integrity]
+    ticks = dones[1:-1]
+    assert dones[0] == 0 and dones[-1] == pages and len(ticks) >= 5, dones
+    per_tick = check.OPS_PER_TICK / check.INTEGRITY_OPS_PER_PAGE  # the pages a tick stands for
+    assert all(abs(done - k * per_tick) <= 1 for k, done in enumerate(ticks[:3], start=1)), dones
+    assert ticks == sorted(ticks) and ticks[-1] < pages, dones
 
 
 def groupby_names(seen: list[tuple[str, int, int]]) -> list[tuple[str, list[tuple[str, int, int]]]]:
@@ -388,3 +402,81 @@ def test_molecules_moved_to_a_group_of_another_batch_are_named_once(clean: Path,
             "molecule 1,365: row: stored absent, computed a member of the group of 499",
         ]
     )
+
+
+@pytest.mark.parametrize("store", [FULL, COMPACT])
+def test_a_configuration_without_ambiguous_spectra_is_checked(store: str, tmp_path: Path, capsys) -> None:
+    """A1_B3 (9 molecules, every spectrum its own): no spectral group stored, none computed, and
+    the check passes; a Spectrums row added there (the full store) is named, not a crash."""
+    path = tmp_path / "a1b3.sqlite"
+    explore(parse_config("A1_B3"), path, workers=1, store=store)
+    close_database()
+    code = main(["--db", str(path), "check", "A1_B3", "--json"])
+    report = json.loads(capsys.readouterr().out)
+    assert code == 0 and report["ok"], report
+    groups = next(c for c in report["checks"] if c["name"] == "groups")
+    assert groups["covered"].startswith("0 ambiguous spectra" if store == FULL else "0 families (0 molecules")
+    if store == COMPACT:
+        return
+    connection = sqlite3.connect(path)
+    (spectrum,) = connection.execute("SELECT spectrum FROM Molecules WHERE number = 9").fetchone()
+    connection.execute("INSERT INTO Spectrums VALUES ('A1_B3', ?, 2, 'id', 9)", (spectrum,))
+    connection.commit()
+    connection.close()
+    code = main(["--db", str(path), "check", "A1_B3"])
+    out = capsys.readouterr().out
+    assert code == 1 and failed_checks(out) == ["groups"]
+    assert f"spectrum {spectrum}: stored nb_mol 2, computed fewer than 2 molecules have it" in out
+
+
+def test_the_groups_progress_counts_the_spectrums_rows_read(clean: Path, tmp_path: Path, monkeypatch) -> None:
+    """The spectral groups' bar counts the Spectrums rows read, a report every BLOCK spectra; a
+    row no group has (the first, by spectrum) counts as read too."""
+    monkeypatch.setattr(check, "BLOCK", 2)
+    _, seen = progress_of(clean)
+    assert [done for _, done, _ in dict(groupby_names(seen))["groups"]] == [0, 2, 4, 6, 8, 8]
+    monkeypatch.setattr(check, "BLOCK", 1)
+    path = damaged_copy(
+        clean, tmp_path / "extra.sqlite", ("INSERT INTO Spectrums VALUES ('A3_B5', '!', 2, 'id', 1)", ())
+    )
+    report, seen = progress_of(path)
+    assert [d.line() for d in report.results[3].differences] == [
+        "spectrum !: stored nb_mol 2, computed fewer than 2 molecules have it"
+    ]
+    assert [done for _, done, _ in dict(groupby_names(seen))["groups"]] == [0, *range(1, 10), 9]
+
+
+def test_the_families_progress_counts_the_rows_read(clean: Path, monkeypatch) -> None:
+    """The families' bar counts the molecule rows read, a batch of canonical numbers at a time, and
+    reaches every molecule only at the end."""
+    monkeypatch.setattr(check, "FAMILY_BATCH", 500)
+    connection = sqlite3.connect(clean)
+    read = [
+        connection.execute(
+            "SELECT COUNT(*) FROM Molecules WHERE config = 'A3_B5' AND canonical_number < ?", (stop,)
+        ).fetchone()[0]
+        for stop in (501, 1001, 1501, 2001, 2301)
+    ]
+    connection.close()
+    assert 0 < read[0] < read[1] < 2300 and read[-1] == 2300
+    _, seen = progress_of(clean)
+    dones = [done for _, done, _ in dict(groupby_names(seen))["families"]]
+    assert dones == [0, *(min(n, 2299) for n in read), 2300]
+
+
+def test_a_row_moved_to_the_last_number_is_read_in_a_batch_of_its_own(
+    clean: Path, tmp_path: Path, monkeypatch
+) -> None:
+    """Batches of 2,299 canonical numbers: the second is the last number alone (no molecule's
+    canonical one); a row stored under it is read there and named."""
+    monkeypatch.setattr(check, "FAMILY_BATCH", 2299)
+    canonical = stored(clean, "canonical_number", 5)
+    path = damaged_copy(
+        clean,
+        tmp_path / "last.sqlite",
+        ("UPDATE Molecules SET canonical_number = 2300 WHERE config = 'A3_B5' AND number = 5", ()),
+    )
+    report, _ = progress_of(path)
+    assert [d.line() for d in report.results[4].differences] == [
+        f"molecule 5: canonical_number: stored 2,300, computed {canonical}"
+    ]

@@ -28,12 +28,12 @@ from bbcore import check
 from bbcore.cli import main
 from bbcore.compact.trace import PROFILE_FIELDS
 from bbcore.config import parse_config
-from bbcore.explore import explore
 from bbcore.families import numbers_dtype
 from bbcore.numbering import atoms_of
-from bbcore.store import COMPACT, FULL, MOLECULE_COLUMNS, close_database
+from bbcore.store import COMPACT, FULL, MOLECULE_COLUMNS
 
 A3_B5 = parse_config("A3_B5")
+pytestmark = pytest.mark.usefixtures("remembered_reference")
 REFERENCE = set(
     check.reference_sample(check.sample_numbers(A3_B5, check.SAMPLE, check.SEED), 1000, check.SEED)
 )
@@ -773,19 +773,67 @@ def half_turn_symmetric_molecule_deleted(connection: sqlite3.Connection) -> dict
     return {"families.missing": ["molecule 692: row: stored absent, computed a member of the group of 692"]}
 
 
+@edge(FULL, {"families.canonical_number", "engine.column"})
+def molecule_canonical_numbers_outside_every_batch(connection: sqlite3.Connection) -> dict:
+    """Two molecules' canonical numbers made 0 and 2,301 (no molecule's): read by no batch of the
+    families phase, found by its look-up of the numbers outside, and named."""
+    first, second = not_reference(300), not_reference(1800)
+    lines = []
+    for number, outside in ((first, 0), (second, 2301)):
+        canonical = stored_value(connection, "canonical_number", number)
+        one(
+            connection,
+            "UPDATE Molecules SET canonical_number = ? WHERE config = 'A3_B5' AND number = ?",
+            outside,
+            number,
+        )
+        lines.append(f"molecule {number:,}: canonical_number: stored {outside:,}, computed {canonical:,}")
+    return {"families.canonical_number": lines}
+
+
+@edge(FULL, {"groups.missing_row"})
+def middle_spectrum_row_deleted(connection: sqlite3.Connection) -> dict:
+    """The Spectrums row of the 4th of the 8 ambiguous spectra (by spectrum) deleted: named, and
+    the groups after it still compared (and counted) as usual."""
+    (spectrum,) = connection.execute(
+        "SELECT spectrum FROM Spectrums WHERE config = 'A3_B5' ORDER BY spectrum LIMIT 1 OFFSET 3"
+    ).fetchone()
+    one(connection, "DELETE FROM Spectrums WHERE config = 'A3_B5' AND spectrum = ?", spectrum)
+    return {
+        "covered.groups": "8 ambiguous spectra: ",
+        "groups.missing_row": [f"spectrum {spectrum}: stored no Spectrums row, computed nb_mol 2"],
+    }
+
+
+@edge(FULL, {"count.rows", "families.stray"})
+def two_stray_molecules_in_one_batch(connection: sqlite3.Connection) -> dict:
+    """Two copies of molecule 1,500's row, numbered 2,301 and 2,302 (spectra of their own): both in
+    the families phase's one batch (A3_B5's 2,300 numbers), read one after the other, both named."""
+    columns = ", ".join(MOLECULE_COLUMNS)
+    for number in (2301, 2302):
+        own = {"number": str(number), "spectrum": f"'stray {number}'"}
+        copied = ", ".join(own.get(c, c) for c in MOLECULE_COLUMNS)
+        one(
+            connection,
+            f"INSERT INTO Molecules ({columns}) "
+            f"SELECT {copied} FROM Molecules WHERE config = 'A3_B5' AND number = 1500",
+        )
+    return {
+        "count.rows": ["molecule rows: stored 2,302, computed 2,300"],
+        "families.stray": [
+            f"molecule {n}: number: stored a row, computed none: numbers go from 1 to 2,300"
+            for n in ("2,301", "2,302")
+        ],
+    }
+
+
 # -- the tests ---------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def clean(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+@pytest.fixture
+def clean(a3_b5_stores: dict[str, Path]) -> dict[str, Path]:
     """A3_B5 explored once in each store."""
-    folder = tmp_path_factory.mktemp("damage")
-    paths = {}
-    for store in (FULL, COMPACT):
-        paths[store] = folder / f"a3b5-{store}.sqlite"
-        explore(A3_B5, paths[store], workers=1, store=store)
-        close_database()
-    return paths
+    return a3_b5_stores
 
 
 def report(path: Path, capsys, *args: str) -> tuple[int, dict]:
