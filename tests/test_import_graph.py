@@ -14,6 +14,7 @@ the command runs).
 from __future__ import annotations
 
 import ast
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -188,3 +189,12 @@ def test_the_exploration_imports_only_downward():
     assert not climbs, "imports across or up the exploration's layers:\n" + "\n".join(climbs)
     faces = [f"{m} -> {t}" for m in sorted(layer) for t in graph[m] if t.startswith(("bbcore.cli", "bbtui"))]
     assert not faces, f"the exploration imports a face: {faces}"
+
+
+def test_no_bench_script_hides_a_standard_library_module():
+    """``python bench/X.py`` puts ``bench/`` first on the import path: a script named like a module of
+    the standard library hides it from every import (``bench/copy.py`` broke peewee's ``import copy``
+    in ``bench/strategy.py``)."""
+    bench = ROOT / "bench"
+    hiding = sorted(path.name for path in bench.glob("*.py") if path.stem in sys.stdlib_module_names)
+    assert not hiding, f"bench scripts named as standard-library modules: {hiding}"

@@ -1,7 +1,7 @@
 """Benchmark: ``bbcore copy`` both ways, file -> server and server -> file: seconds, rows/s, peak memory.
 
-    python bench/copy.py --db PATH --url postgresql://USER@HOST/DB A4_B8
-    python bench/copy.py --db PATH --url URL A4_B8 --runs 3 --page 2000
+    python bench/copying.py --db PATH --url postgresql://USER@HOST/DB A4_B8
+    python bench/copying.py --db PATH --url URL A4_B8 --runs 3 --page 2000
 
 The configuration must be complete in the file.  Each run is a fresh
 ``bbcore`` process per direction (``copy --replace`` into the server, then
