@@ -2,17 +2,12 @@
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
-import pty
 import select
 import sqlite3
-import struct
 import subprocess
 import sys
-import termios
-import time
 from math import comb
 from pathlib import Path
 
@@ -467,116 +462,6 @@ def test_show_streams_a_range_of_a30_b13(tmp_path):
         process.kill()
         process.wait()
         process.stderr.close()
-
-
-class Terminal:
-    """``bbcore ARGS`` on a pseudo-terminal of its own, its controlling terminal as in a shell
-    (``setsid --ctty``): what a user sees, read from the terminal's other end."""
-
-    def __init__(self, *args: str, rows: int, pager: str) -> None:
-        self.master, slave = pty.openpty()
-        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, 80, 0, 0))
-        # The screen's size is the terminal's (no $LINES), the pager the one named.
-        env = {key: value for key, value in os.environ.items() if key not in ("LINES", "COLUMNS", "MANPAGER")}
-        self.process = subprocess.Popen(
-            ["setsid", "--ctty", "--wait", *BBCORE, *args],
-            stdin=slave,
-            stdout=slave,
-            stderr=slave,
-            env={**env, "PYTHONPATH": str(ROOT), "TERM": "xterm", "PAGER": pager},
-            cwd=ROOT,
-        )
-        os.close(slave)
-        self.shown = b""
-
-    def read_until(self, text: str, timeout: float) -> str:
-        """What the terminal showed until ``text`` (AssertionError if not within ``timeout`` s)."""
-        deadline = time.monotonic() + timeout
-        while text.encode() not in self.shown:
-            left = deadline - time.monotonic()
-            assert left > 0, f"{text!r} not shown within {timeout} s; last shown: {self.shown[-500:]!r}"
-            if select.select([self.master], [], [], left)[0]:
-                try:
-                    self.shown += os.read(self.master, 65536)
-                except OSError:  # EIO: every process of the terminal has ended
-                    break
-        return self.shown.decode(errors="replace")
-
-    def finish(self, timeout: float = 60) -> tuple[int, str]:
-        """Its exit status once it ends, and everything the terminal showed."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if select.select([self.master], [], [], 0.1)[0]:
-                try:
-                    self.shown += os.read(self.master, 65536)
-                except OSError:  # EIO: every process of the terminal has ended
-                    break
-            elif self.process.poll() is not None:
-                break
-        status = self.process.wait(timeout=1)
-        return status, self.shown.decode(errors="replace")
-
-    def close(self) -> None:
-        if self.process.poll() is None:
-            self.process.kill()
-            self.process.wait()
-        os.close(self.master)
-
-
-def test_show_on_a_terminal_pages_the_boards_as_they_are_made(tmp_path):
-    """On a terminal, a listing longer than the screen goes to the pager as it is made: the
-    first boards of an endless range show while the command still runs (never listed first),
-    and quitting the pager ends the command quietly, status 0."""
-    terminal = Terminal(
-        "--db", str(tmp_path / "none.sqlite"), "show", "A30_B13", "--from", "1", rows=24, pager="less"
-    )
-    try:
-        shown = terminal.read_until("A30_B13 #2  ", timeout=60)
-        assert "A30_B13 #1  " in shown
-        assert terminal.process.poll() is None  # still making boards: the pager shows them already
-        os.write(terminal.master, b"q")
-        status, shown = terminal.finish()
-    finally:
-        terminal.close()
-    assert status == 0 and "Traceback" not in shown, shown[-2000:]
-
-
-def test_ctrl_c_under_the_pager_stops_the_making_and_says_so_once_the_pager_is_quit(tmp_path):
-    """Ctrl-C reaches the command and the pager (one process group): the boards stop being made,
-    the pager keeps the terminal until it is quit, then the one line and status 130."""
-    terminal = Terminal(
-        "--db", str(tmp_path / "none.sqlite"), "show", "A30_B13", "--from", "1", rows=24, pager="less"
-    )
-    try:
-        terminal.read_until("A30_B13 #2  ", timeout=60)
-        os.write(terminal.master, b"\x03")
-        time.sleep(1)  # no condition to wait for: the command must stay, the pager still showing
-        assert terminal.process.poll() is None and "interrupted" not in terminal.read_until("", 0.1)
-        os.write(terminal.master, b"q")
-        status, shown = terminal.finish()
-    finally:
-        terminal.close()
-    assert status == 130 and "bbcore: interrupted" in shown and "Traceback" not in shown, shown[-2000:]
-
-
-def test_show_on_a_terminal_pages_only_what_outgrows_the_screen(tmp_path):
-    """The pager ($PAGER) gets a listing taller than the terminal, all of it; what fits is printed."""
-    db = str(tmp_path / "none.sqlite")
-    tagging = "sed -u s/^/paged:/"  # a pager that marks each line it passes on
-    terminal = Terminal("--db", db, "show", "A2_B4", "2", rows=40, pager=tagging)
-    try:
-        status, shown = terminal.finish()
-    finally:
-        terminal.close()
-    assert status == 0 and "A2_B4 #2  canonical 2" in shown and "paged:" not in shown, shown
-    terminal = Terminal("--db", db, "show", "A2_B4", "--from", "1", "--to", "3", rows=10, pager=tagging)
-    try:
-        status, shown = terminal.finish()
-    finally:
-        terminal.close()
-    assert status == 0, shown
-    for number in (1, 2, 3):
-        assert f"paged:A2_B4 #{number}  canonical" in shown, shown
 
 
 def test_decode_a30_b13_with_no_ray_and_a_guess_by_number(tmp_path):

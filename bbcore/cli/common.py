@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import os
+import io
+import pydoc
 import shutil
-import subprocess
 import sys
 import time
 from collections.abc import Iterable, Sequence
-from itertools import chain, islice
 from typing import TYPE_CHECKING, NamedTuple
 
 from bbcore import decode, queries
@@ -303,76 +302,25 @@ def emit(text: str) -> None:
 
 
 def emit_lines(head: Iterable[str], rest: Iterable[str]) -> None:
-    """Print lines as they are made; on a terminal, through a pager when they outgrow the screen.
-
-    ``rest`` may be long or endless (``show --from 1``, ``groups --all``): it
-    is never listed first.  Piped or redirected, each line goes out as it is
-    made (in the stream's blocks).  On a terminal, a screenful is gathered (a
-    line is kept for the prompt): what fits is printed as is; otherwise a
-    pager (``pager_command``) is started on it and fed every further line as
-    it is made, so its first page shows at once while the rest is still being
-    made, and quitting the pager stops the making (``page_lines``).  The
-    whole listing used to be gathered before the pager started: an endless
-    one showed nothing and grew in memory until killed.
-    """
-    lines = chain(head, rest)
+    """Print lines; on a terminal, page them when they do not fit on the screen."""
+    lines = list(head)
     if not sys.stdout.isatty():
-        sys.stdout.writelines(f"{line}\n" for line in lines)  # a third of print's cost a line
+        for line in lines:
+            print(line)
+        for line in rest:
+            print(line)
         return
-    screenful = list(islice(lines, shutil.get_terminal_size().lines - 1))
-    more = next(lines, None)
-    command = pager_command() if more is not None else None
-    if command is None:  # a terminal's stdout is line-buffered: each line shows as it is made
-        sys.stdout.writelines(
-            f"{line}\n" for line in chain(screenful, () if more is None else (more,), lines)
-        )
-        return
-    page_lines(command, chain(screenful, (more,), lines))
-
-
-def pager_command() -> str | None:
-    """The pager ``pydoc`` would run (``$MANPAGER``, ``$PAGER``, else ``pager``, ``less`` or
-    ``more`` on the PATH), or None when there is none or no keyboard to drive it."""
-    if not sys.stdin.isatty():
-        return None
-    command = os.environ.get("MANPAGER") or os.environ.get("PAGER")
-    if command:
-        return command
-    if os.environ.get("TERM") in ("dumb", "emacs"):
-        return None
-    return next((name for name in ("pager", "less", "more") if shutil.which(name)), None)
-
-
-def page_lines(command: str, lines: Iterable[str]) -> None:
-    """Feed ``lines`` to the pager ``command`` one at a time, as they are made, until it quits.
-
-    pydoc's own pager takes the whole text at once, which a long listing
-    would make the reader wait for (and hold in memory).  Each line is
-    written to the pager's pipe at once, unbuffered: its first page shows as
-    soon as the lines for it exist, and nothing is left in a buffer to flush
-    into a pipe the pager no longer reads.  Quitting the pager before the end
-    closes the pipe, and the lines not made yet are never made.  Ctrl-C
-    (sent to the pager too) stops the making; the pager keeps what it has
-    until it is quit, then the interruption goes on to ``main``
-    ("interrupted", status 130).  The terminal belongs to the pager until it
-    ends: Ctrl-C is ignored while waiting for it, as pydoc does.
-    """
-    pager = subprocess.Popen(command, shell=True, stdin=subprocess.PIPE, bufsize=0)
-    encoding = sys.stdout.encoding or "utf-8"  # the terminal's, which the pager writes to
-    interrupted = False
-    try:
-        with pager.stdin as pipe:
-            for line in lines:
-                pipe.write(f"{line}\n".encode(encoding, errors="backslashreplace"))
-    except BrokenPipeError:
-        pass  # the pager was quit before the last line
-    except KeyboardInterrupt:
-        interrupted = True  # the pipe is closed: the pager sees the end of what was made
-    while True:
-        try:
-            pager.wait()
+    height = shutil.get_terminal_size().lines
+    buffer = io.StringIO()
+    rest = iter(rest)
+    for line in rest:
+        lines.append(line)
+        if len(lines) >= height:
             break
-        except KeyboardInterrupt:
-            pass
-    if interrupted:
-        raise KeyboardInterrupt
+    if len(lines) < height:
+        print("\n".join(lines))
+        return
+    buffer.write("\n".join(lines) + "\n")
+    for line in rest:
+        buffer.write(line + "\n")
+    pydoc.pager(buffer.getvalue())
