@@ -409,8 +409,11 @@ LAST_FAMILY_ROW = (
     f"SELECT position, canonical_number FROM {FAMILIES} WHERE config = ? ORDER BY position DESC LIMIT 1"
 )
 """The last family written of a configuration (where the writing resumes)."""
-FAMILIES_BY_SIZE = f"SELECT nb_mol, COUNT(*), SUM(spectra) FROM {FAMILIES} WHERE config = ? GROUP BY nb_mol"
-"""The families written so far of a configuration, by size (a resumed writing's running counts)."""
+FAMILIES_BY_SIZE = (
+    f"SELECT nb_mol, COUNT(*), SUM(spectra) FROM {FAMILIES} WHERE config = ? GROUP BY nb_mol ORDER BY nb_mol"
+)
+"""The families written so far of a configuration, by size, smallest first on every store (a resumed
+writing's running counts: a server's GROUP BY gave them in another order)."""
 OLD_FAMILIES = (
     'SELECT canonical_number, numbers FROM "FamilyMolecules" WHERE config = ? AND canonical_number > ? '
     "ORDER BY canonical_number LIMIT ?"
