@@ -43,6 +43,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
 from bbcore import engine, server, sql, store
@@ -305,6 +306,10 @@ def _run_pool(
             for future in finished:
                 try:
                     future.result()
+                except BrokenProcessPool:
+                    if stop.is_set():  # a pause: a worker still starting (``runner.LocalRunner``)
+                        return
+                    raise
                 except Exception as error:  # a worker's StoreError, pickled back
                     raise StoreError(str(error).splitlines()[0]) from None
             yield

@@ -33,6 +33,7 @@ import signal
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 from typing import Protocol, TypeVar
 
 Job = TypeVar("Job")
@@ -141,6 +142,18 @@ class LocalRunner:
     pool.  Workers ignore Ctrl-C and SIGTERM (the driver pauses the run instead) and
     keep freed memory for reuse (``keep_freed_memory``), and end with the
     process that started them, even on SIGKILL (``bbcore.lifeline``).
+
+    A broken pool after a stop is a pause, not an error.  A spawned worker
+    ignores Ctrl-C and SIGTERM only from its initialiser on: it first starts
+    Python and imports bbcore, a second or more on a loaded machine.  A
+    SIGTERM to the whole process group (``timeout``, a scheduler) or a Ctrl-C
+    in that window kills it and breaks the pool: the run used to end "A
+    process in the process pool was terminated abruptly", exit 2.  That
+    worker had begun no task, and every task that stores rows commits them
+    whole or not at all, so once the driver was told to stop, a broken pool
+    is the pause it asked for: what is stored is kept, the same command
+    resumes.  Without a stop, a broken pool stays an error.  (The full
+    store's pool, ``full._run_pool``, does the same.)
     """
 
     def __init__(self, workers: int | None = None) -> None:
@@ -188,6 +201,10 @@ class LocalRunner:
                         result = future.result()
                     except Halted:
                         continue
+                    except BrokenProcessPool:
+                        if stop.is_set():  # a pause (see the class)
+                            return
+                        raise
                     yield job, result
         finally:
             for future in running:

@@ -77,6 +77,7 @@ def _environment(home: Path, env: dict[str, str] | None = None) -> dict[str, str
         "HOME": str(home),
         "XDG_DATA_HOME": str(home / "data"),
         "XDG_CACHE_HOME": str(home / "cache"),
+        "COLUMNS": "100",  # the width a report lays its panels out in, whatever runs the tests
         **(env or {}),
     }
 

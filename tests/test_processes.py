@@ -261,3 +261,34 @@ def test_sigterm_pauses_a_compact_explorer_and_resume_equals_a_clean_run(tmp_pat
     assert result.returncode == 0, result.stderr
     assert f"{COMPACT_CONFIG.name} complete" in result.stdout
     assert compact_rows(path) == compact_clean_run
+
+
+@pytest.mark.parametrize("store", ["full", "compact"])
+def test_sigterm_while_the_workers_start_pauses_the_run(tmp_path, store):
+    """A SIGTERM to the whole group while the spawned workers still import bbcore (before their
+    initialiser ignores it) kills them: the run pauses (exit 130, "paused at"), it does not end
+    with "A process in the process pool was terminated abruptly" (exit 2, as CI once saw), and the
+    same command then completes (``runner.LocalRunner``)."""
+    path = tmp_path / "db.sqlite"
+    config = CONFIG if store == "full" else COMPACT_CONFIG
+    process = start_explorer(path, config, "--store", store, captured=True)
+    session = process.pid
+    try:
+        wait_until(
+            lambda: sum("spawn_main" in cmd for _, cmd in session_processes(session)) >= 2,
+            90,
+            "the workers to be spawned",
+        )
+        os.killpg(session, signal.SIGTERM)
+        out, err = process.communicate(timeout=120)
+        wait_until(lambda: not session_processes(session), 10, "the explorer's children to end")
+    finally:
+        for pid, _ in session_processes(session):
+            os.kill(pid, signal.SIGKILL)
+    assert process.returncode == 130, err
+    assert "Traceback" not in err and "terminated abruptly" not in err, err
+    assert out.startswith(f"{config.name} paused at "), out
+    command = [*BBCORE, "--db", str(path), "explore", config.name, "--store", store, "--workers", "2"]
+    resumed = subprocess.run(command, capture_output=True, text=True, env=ENV, timeout=600)
+    assert resumed.returncode == 0, resumed.stderr
+    assert f"{config.name} complete" in resumed.stdout

@@ -41,6 +41,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from functools import cache
@@ -50,7 +51,7 @@ import psycopg
 import pytest
 from postgres import NOBODY
 from proctree import session_processes, wait_until
-from stores import bbcore, cli, same, started
+from stores import bbcore, same, started
 
 from bbcore import queries, server
 from bbcore.config import Config
@@ -111,18 +112,24 @@ def digest(db: str | Path, kind: str) -> dict[str, tuple[int, str]]:
 
 
 def printed(db: str | Path, kind: str) -> dict[tuple[str, ...], str]:
-    """What the readers print of ``RUNS[kind]``: its status line, report, groups in both orders."""
+    """What the readers print of ``RUNS[kind]``: its status line, report, groups in both orders.
+
+    Each in a fresh ``bbcore`` process with the clean environment of ``stores.bbcore``, as the
+    readers during a run are: in this process the report's width followed whatever terminal
+    size the worker's earlier tests left (CI once compared 2 ray panels a row with 3)."""
     name = RUNS[kind].name
     found = {}
-    for args in (("report", name), ("groups", name), ("groups", name, "--by-size")):
-        status, out, err = cli(db, *args)
-        assert status == 0, (args, err)
-        found[args] = same(out)
-    status, out, err = cli(db, "status")
-    assert status == 0, err
+    with tempfile.TemporaryDirectory() as home:
+        for args in (("report", name), ("groups", name), ("groups", name, "--by-size")):
+            result = bbcore(db, *args, home=Path(home))
+            assert result.returncode == 0, (args, result.stderr)
+            found[args] = same(result.stdout)
+        result = bbcore(db, "status", home=Path(home))
+    assert result.returncode == 0, result.stderr
     # its line, words only: the columns' widths follow the other configurations of the database
-    found[("status",)] = " ".join(next(x for x in out.splitlines() if x.startswith(f"{name} ")).split())
-    close_database()
+    found[("status",)] = " ".join(
+        next(x for x in result.stdout.splitlines() if x.startswith(f"{name} ")).split()
+    )
     return found
 
 
