@@ -85,7 +85,7 @@ def explore(
         row = config_row(config)
         if row is not None and row.complete:
             return ALREADY_COMPLETE
-        if unfinished_copy(config):
+        if unfinished_copy(row):
             raise ExploreError(
                 f"a copy of {config.name} into {path} is not finished: run the same 'bbcore copy' "
                 f"again to finish it, or 'bbcore reset {config.name}' to delete it"

@@ -872,14 +872,13 @@ transaction (which sets ``complete`` and the source's ``dh2``) it reads
 exploration of this store's own (``unfinished_copy``)."""
 
 
-def unfinished_copy(config: Config) -> bool:
-    """Whether this store holds a copy of ``config`` that was stopped before its end (``COPYING``).
+def unfinished_copy(row: Configuration | None) -> bool:
+    """Whether a configuration's row (``config_row``) is a copy stopped before its end (``COPYING``).
 
     Its rows are the source's, some tables whole and others not yet there:
     an exploration must not resume them as its own (``bbcore.explore``
     refuses), the copy run again finishes them, a reset deletes them.
     """
-    row = config_row(config)
     return row is not None and not row.complete and row.dh2 == COPYING
 
 
