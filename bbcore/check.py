@@ -304,11 +304,6 @@ FINDINGS: dict[str, Finding] = {
 """Every finding ``check`` can report, by name (``phase.what``)."""
 
 
-def findings_of(store: str) -> list[Finding]:
-    """The findings a store's check can report, in the registry's order."""
-    return [finding for finding in FINDINGS.values() if store in finding.stores]
-
-
 class CheckError(Exception):
     """A configuration that cannot be checked: the message is one line for the user."""
 
