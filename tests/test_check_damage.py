@@ -269,12 +269,13 @@ def not_reference(number: int) -> int:
 @plant([("families.canonical_number", FULL)], {"families.canonical_number", "engine.column"})
 def molecule_canonical_number(connection: sqlite3.Connection) -> str:
     number = not_reference(1200)
+    canonical = stored_value(connection, "canonical_number", number)
     one(
         connection,
         "UPDATE Molecules SET canonical_number = 150 WHERE config = 'A3_B5' AND number = ?",
         number,
     )
-    return f"molecule {number:,}: canonical_number: stored 150"
+    return f"molecule {number:,}: canonical_number: stored 150, computed {canonical:,}"
 
 
 @plant([("families.transform", FULL)], {"families.transform", "engine.column"})
