@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import shutil
 import sqlite3
+import time
 from pathlib import Path
 
 import numpy as np
@@ -251,6 +252,63 @@ def test_the_integrity_progress_follows_the_pages(clean: Path, monkeypatch) -> N
     per_tick = check.OPS_PER_TICK / check.INTEGRITY_OPS_PER_PAGE  # the pages a tick stands for
     assert all(abs(done - k * per_tick) <= 1 for k, done in enumerate(ticks[:3], start=1)), dones
     assert ticks == sorted(ticks) and ticks[-1] < pages, dones
+
+
+def test_the_integrity_progress_reports_at_most_once_an_interval(clean: Path, monkeypatch) -> None:
+    """The meter throttles its reports: after one, the next waits ``METER_INTERVAL`` seconds.  Set
+    to the clock's reading now, the first tick reports (its last report is at 0) and no other
+    does, the check being far shorter than that."""
+    monkeypatch.setattr(check, "METER_INTERVAL", time.monotonic())
+    _, seen = progress_of(clean)
+    dones = [done for _, done, _ in dict(groupby_names(seen))["integrity"]]
+    per_tick = check.OPS_PER_TICK / check.INTEGRITY_OPS_PER_PAGE
+    assert len(dones) == 3 and dones[0] == 0 and abs(dones[1] - per_tick) <= 1, dones
+
+
+def test_a_result_counts_every_difference_and_lists_the_first() -> None:
+    """``LISTED`` differences are kept for the report, every one is counted, each finding named."""
+    result = check.CheckResult("groups")
+    for n in range(check.LISTED + 5):
+        finding = "groups.nb_mol" if n % 2 else "groups.transform"
+        result.add(check.Difference(finding, None, f"spectrum {n}", "1", "2"))
+    assert result.count == check.LISTED + 5 and not result.ok
+    assert [d.what for d in result.differences] == [f"spectrum {n}" for n in range(check.LISTED)]
+    assert result.findings == {"groups.nb_mol", "groups.transform"}
+
+
+def test_a_finding_of_another_phase_or_none_is_refused_by_name() -> None:
+    """A programming error, said plainly: a difference added to the wrong phase, or whose finding
+    is not registered."""
+    with pytest.raises(ValueError, match=r"^families\.transform is not a finding of groups$"):
+        check.CheckResult("groups").add(check.Difference("families.transform", 3, "transform", "a", "b"))
+    with pytest.raises(ValueError, match=r"^unregistered finding 'groups\.colour'$"):
+        check.Difference("groups.colour", None, "colour", "a", "b")
+
+
+def test_the_json_summary_says_what_was_checked() -> None:
+    """``--json``'s object: the configuration, its molecules, the run's figures, seconds to the
+    millisecond, and each check."""
+    config = parse_config("A4_B8")
+    report = check.CheckReport(config, [check.CheckResult("count", "635,376 molecules")], 7, 100, 10, 1.23456)
+    assert report.summary() == {
+        "config": "A4_B8",
+        "ok": True,
+        "molecules": 635_376,
+        "seed": 7,
+        "sample": 100,
+        "reference": 10,
+        "seconds": 1.235,
+        "checks": [
+            {
+                "name": "count",
+                "ok": True,
+                "covered": "635,376 molecules",
+                "differences": 0,
+                "findings": [],
+                "first": [],
+            }
+        ],
+    }
 
 
 def groupby_names(seen: list[tuple[str, int, int]]) -> list[tuple[str, list[tuple[str, int, int]]]]:
