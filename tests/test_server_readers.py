@@ -21,7 +21,8 @@ import psycopg
 import pytest
 from stores import CONFIGS, checked, cli, explore_sources, outputs
 
-from bbcore.store import COMPACT, FULL, STORES, location
+from bbcore import check
+from bbcore.store import COMPACT, FULL, STORES, close_database, db, location, open_database
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the test server runs on Linux")
 
@@ -74,3 +75,22 @@ def test_check_on_the_server_finds_damage_in_its_rows(sources, kind, damage, fin
     status, out, err = cli(pg_url, "check", config.name, "--sample", "500", "--reference", "50")
     assert status == 1, out + err
     assert "FAIL" in out and finding in out
+
+
+def test_check_reads_the_servers_rows_a_block_at_a_time(pg_url, monkeypatch):
+    """``check`` streams its long queries: on a server through a named (server-side) cursor, a
+    block at a time, two side by side on one connection.  psycopg's own cursor would fetch the
+    whole result first: the same rows, but a check's memory would grow with the configuration."""
+    monkeypatch.setattr(check, "BLOCK", 2)
+    open_database(pg_url)
+    try:
+        numbers = "SELECT generate_series(1, 7)"
+        first, second = check.rows_in_blocks(numbers), check.rows_in_blocks(numbers + " + 10")
+        assert next(first) == [(1,), (2,)] and next(second) == [(11,), (12,)]
+        cursors = [name for (name,) in db.execute_sql("SELECT name FROM pg_cursors").fetchall()]
+        assert len(cursors) == 2 and all(name.startswith("bbcore_check_") for name in cursors)
+        assert [row for rows in first for row in rows] == [(n,) for n in range(3, 8)]
+        assert [row for rows in second for row in rows] == [(n,) for n in range(13, 18)]
+        assert db.execute_sql("SELECT name FROM pg_cursors").fetchall() == []  # each closed at its end
+    finally:
+        close_database()
