@@ -192,6 +192,49 @@ def damaged_compact(compact: Path, tmp_path: Path, *statements: tuple[str, tuple
     return damaged_copy(compact, tmp_path / "compact-copy.sqlite", *statements)
 
 
+def test_the_compact_samples_find_each_spectrums_molecules_from_its_family(
+    clean: Path, compact: Path, tmp_path: Path
+) -> None:
+    """The compact judge derives a stored ambiguous spectrum's molecules from its family's row: the
+    same sets as the full store's rows, only for the spectra asked; a family row that is malformed
+    (its numbers text) or numbered as no molecule gives nothing (the groups phase names it) and the
+    families after it in the same query are still read."""
+    connection = sqlite3.connect(clean)
+    expected: dict[str, set[int]] = {}
+    for spectrum, number in connection.execute(
+        "SELECT m.spectrum, m.number FROM Molecules m JOIN Spectrums s"
+        " ON s.config = m.config AND s.spectrum = m.spectrum WHERE m.config = 'A3_B5'"
+    ):
+        expected.setdefault(spectrum, set()).add(number)
+    family_of = dict(connection.execute("SELECT spectrum, canonical_number FROM Spectrums"))
+    connection.close()
+    assert len(expected) == 8 and all(len(n) >= 2 for n in expected.values())
+
+    def groups_of(path: Path, spectra: list[str]) -> dict[str, set[int]]:
+        open_database(path, create=False, write=False)
+        try:
+            return check.CompactJudge(A3_B5, everything=False).groups_of(spectra)
+        finally:
+            close_database()
+
+    assert groups_of(compact, sorted(expected)) == expected
+    some = sorted(expected)[::3]
+    assert groups_of(compact, some) == {s: expected[s] for s in some}
+    first = (
+        sqlite3.connect(compact).execute("SELECT canonical_number FROM Families ORDER BY key").fetchone()[0]
+    )
+    kept = {s: n for s, n in expected.items() if family_of[s] != first}
+    assert 0 < len(kept) < len(expected)
+    for damage in ("numbers = 'text'", "canonical_number = 0"):
+        path = damaged_copy(
+            compact,
+            tmp_path / "family.sqlite",
+            (f"UPDATE Families SET {damage} WHERE config = 'A3_B5' AND canonical_number = ?", (first,)),
+        )
+        assert groups_of(path, sorted(expected)) == kept, damage
+    assert check._inside(A3_B5, np.array([-1, 0, 1, 2, 2299, 2300, 2301])).tolist() == [1, 2, 2299, 2300]
+
+
 def compact_report(path: Path, capsys, *args: str) -> tuple[int, dict]:
     code = main(["--db", str(path), "check", "A3_B5", "--json", *args])
     return code, json.loads(capsys.readouterr().out)
