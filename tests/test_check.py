@@ -235,6 +235,61 @@ def test_the_compact_samples_find_each_spectrums_molecules_from_its_family(
     assert check._inside(A3_B5, np.array([-1, 0, 1, 2, 2299, 2300, 2301])).tolist() == [1, 2, 2299, 2300]
 
 
+def plain_partners(spectrum: str, positions: int) -> list[int] | None:
+    """A spectrum's partner codes by the rule, or None when it is not well formed: 4W characters,
+    ``@``, ``&`` and lowercase letters each at two positions, in order of first appearance."""
+    if len(spectrum) != positions:
+        return None
+    letters_seen: list[str] = []
+    partner: list[int] = []
+    for p, c in enumerate(spectrum):
+        if c == "@" or c == "&":
+            partner.append({"@": engine.ABSORBED_CODE, "&": engine.REFLECTED_CODE}[c])
+        elif c in "abcdefghijklmnopqrstuvwxyz" and spectrum.count(c) == 2:
+            if c not in letters_seen:
+                letters_seen.append(c)
+            partner.append(next(q for q, d in enumerate(spectrum) if d == c and q != p))
+        else:
+            return None
+    if letters_seen != [chr(ord("a") + i) for i in range(len(letters_seen))]:
+        return None
+    return partner
+
+
+def test_partners_reads_every_well_formed_spectrum_and_refuses_the_others() -> None:
+    """``check.partners`` (the spectra the check reads, as partner codes) against the rule read
+    plainly, on one batch: the edges of the alphabet (all 26 letters), a letter once or three
+    times, out of order, in upper case (beside a good row: rows must not mix), a stray character,
+    a wrong length, a non-ASCII one."""
+    config = parse_config("A1_B13")
+    n = config.positions  # 52
+    alphabet = "abcdefghijklmnopqrstuvwxyz"
+    spectra = [
+        alphabet + alphabet,  # all 26 letters, "z" included
+        "ab" + "@" * (n - 4) + "ab",
+        "AB" + "@" * (n - 4) + "AB",  # upper case, right after a good row
+        "ab" + "&" * (n - 4) + "ba",
+        "ba" + "@" * (n - 4) + "ab",  # not normalised
+        "a" + "@" * (n - 1),  # a letter once
+        "aa" + "@" * (n - 3) + "a",  # three times
+        "#" * n,
+        "@" * n,
+        "&" * n,
+        "@" * (n - 1),  # one short
+        "é" + "@" * (n - 1),
+        alphabet[::-1] + alphabet[::-1],
+    ]
+    partner, valid = check.partners(config, spectra)
+    expected = [plain_partners(s, n) for s in spectra]
+    assert valid.tolist() == [e is not None for e in expected]
+    assert [True, True, False, True, False, False, False, False, True, True, False, False, False] == (
+        valid.tolist()
+    )
+    for row, want in zip(partner.tolist(), expected):
+        if want is not None:
+            assert row == want
+
+
 def compact_report(path: Path, capsys, *args: str) -> tuple[int, dict]:
     code = main(["--db", str(path), "check", "A3_B5", "--json", *args])
     return code, json.loads(capsys.readouterr().out)
