@@ -368,9 +368,10 @@ def page_lines(command: str, lines: Iterable[str]) -> None:
       signal; the note, not the place where a KeyboardInterrupt lands, is
       what counts: it used to be lost when it landed in the wait for the
       pager, which ignored it);
-    - after the last line was handed over, or after the pager was quit:
-      the pager keeps the terminal until it ends (Ctrl-C never kills it
-      from here), then 130.
+    - after the last line was handed over, or once the pipe broke (the
+      pager stopped reading but has not ended yet): the SIGINT is noted,
+      the pager keeps the terminal until it ends (nothing here kills it),
+      then 130.
 
     The handler raises KeyboardInterrupt once, only while the lines are
     made, to stop the making wherever it is; at any other moment it only
