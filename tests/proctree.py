@@ -8,6 +8,7 @@ Imported by the test modules that start processes; it holds no test.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import time
 from pathlib import Path
@@ -30,6 +31,34 @@ def session_processes(session: int) -> list[tuple[int, str]]:
         if int(fields[3]) == session and fields[0] != "Z":
             found.append((int(entry.name), command))
     return found
+
+
+def waits_in(pid: int) -> str:
+    """The kernel function a sleeping process waits in (``/proc/PID/wchan``): ``do_wait`` for a
+    child to end, ``pipe_write`` for room in a pipe...; "" while it runs or once it has ended."""
+    try:
+        where = Path(f"/proc/{pid}/wchan").read_text()
+    except OSError:
+        return ""
+    return "" if where == "0" else where
+
+
+READ = {"x86_64": "0", "aarch64": "63"}.get(os.uname().machine)
+"""The number of the read system call on this machine (None where not known here)."""
+
+
+def reads_its_terminal(pid: int) -> bool:
+    """Whether a process waits in a read of a terminal: a pager waiting for a key.
+
+    ``/proc/PID/syscall`` names the call a blocked process is in and its
+    arguments (the first, a read's file descriptor); it says "running" while
+    the process runs or is about to (a signal just woke it)."""
+    try:
+        call = Path(f"/proc/{pid}/syscall").read_text().split()
+        source = os.readlink(f"/proc/{pid}/fd/{int(call[1], 16)}")
+    except (OSError, IndexError, ValueError):
+        return False
+    return call[0] == READ and source.startswith(("/dev/pts/", "/dev/tty"))
 
 
 def stored_ranges(path: Path, config: Config) -> int:

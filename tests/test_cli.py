@@ -2,17 +2,23 @@
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
+import pty
 import select
 import sqlite3
+import struct
 import subprocess
 import sys
+import termios
+import time
 from math import comb
 from pathlib import Path
 
 import pytest
 from expect import BBCORE, bbcore, disk_full_at, one_line_error
+from proctree import READ, reads_its_terminal, session_processes, wait_until, waits_in
 
 from bbcore import rays
 from bbcore.cli import build_parser, commands, main
@@ -462,6 +468,167 @@ def test_show_streams_a_range_of_a30_b13(tmp_path):
         process.kill()
         process.wait()
         process.stderr.close()
+
+
+class Terminal:
+    """``bbcore ARGS`` on a pseudo-terminal of its own, its controlling terminal as in a shell
+    (``setsid --ctty``): what a user sees, read from the terminal's other end.
+
+    Started as a shell starts a command in the foreground: Ctrl-C at its default whatever
+    the tests' runner has (a runner started in the background of a shell without job control
+    ignores SIGINT, and its children would too: the command would never see the ^C)."""
+
+    def __init__(self, *args: str, rows: int, pager: str) -> None:
+        self.master, slave = pty.openpty()
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, 80, 0, 0))
+        # The screen's size is the terminal's (no $LINES), the pager the one named with its
+        # own defaults (no $LESS of whoever runs the tests).
+        unset = ("LINES", "COLUMNS", "MANPAGER", "LESS")
+        env = {key: value for key, value in os.environ.items() if key not in unset}
+        self.process = subprocess.Popen(
+            ["setsid", "--ctty", "--wait", "env", "--default-signal=INT", *BBCORE, *args],
+            stdin=slave,
+            stdout=slave,
+            stderr=slave,
+            env={**env, "PYTHONPATH": str(ROOT), "TERM": "xterm", "PAGER": pager},
+            cwd=ROOT,
+        )
+        os.close(slave)
+        self.shown = b""
+
+    def process_named(self, name: str) -> int:
+        """The pid of the terminal's process running the program ``name`` (the pager)."""
+        return next(
+            pid
+            for pid, command in session_processes(self.process.pid)
+            if Path(command.split()[0]).name == name
+        )
+
+    def read_until(self, text: str, timeout: float) -> str:
+        """What the terminal showed until ``text`` (AssertionError if not within ``timeout`` s)."""
+        deadline = time.monotonic() + timeout
+        while text.encode() not in self.shown:
+            left = deadline - time.monotonic()
+            assert left > 0, f"{text!r} not shown within {timeout} s; last shown: {self.shown[-500:]!r}"
+            if select.select([self.master], [], [], left)[0]:
+                try:
+                    self.shown += os.read(self.master, 65536)
+                except OSError:  # EIO: every process of the terminal has ended
+                    break
+        return self.shown.decode(errors="replace")
+
+    def finish(self, timeout: float = 60) -> tuple[int, str]:
+        """Its exit status once it ends, and everything the terminal showed."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if select.select([self.master], [], [], 0.1)[0]:
+                try:
+                    self.shown += os.read(self.master, 65536)
+                except OSError:  # EIO: every process of the terminal has ended
+                    break
+            elif self.process.poll() is not None:
+                break
+        status = self.process.wait(timeout=1)
+        return status, self.shown.decode(errors="replace")
+
+    def close(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+        os.close(self.master)
+
+
+def test_show_on_a_terminal_pages_the_boards_as_they_are_made(tmp_path):
+    """On a terminal, a listing longer than the screen goes to the pager as it is made: the
+    first boards of an endless range show while the command still runs (never listed first),
+    and quitting the pager ends the command quietly, status 0."""
+    terminal = Terminal(
+        "--db", str(tmp_path / "none.sqlite"), "show", "A30_B13", "--from", "1", rows=24, pager="less"
+    )
+    try:
+        shown = terminal.read_until("A30_B13 #2  ", timeout=60)
+        assert "A30_B13 #1  " in shown
+        assert terminal.process.poll() is None  # still making boards: the pager shows them already
+        os.write(terminal.master, b"q")
+        status, shown = terminal.finish()
+    finally:
+        terminal.close()
+    assert status == 0 and "Traceback" not in shown, shown[-2000:]
+
+
+@pytest.mark.skipif(READ is None, reason="the read system call's number is not known here")
+def test_ctrl_c_under_the_pager_stops_the_making_and_says_so_once_the_pager_is_quit(tmp_path):
+    """Ctrl-C reaches the command and the pager (one process group): the boards stop being made,
+    the pager keeps the terminal until it is quit, then the one line and status 130.
+
+    Each event waits for the effect of the one before, so that the order is the one meant:
+    the pager's first page and the pager waiting for a key (less notes a ^C that comes while
+    it is between drawing and reading, and then drops the next key: a 'q' would be lost);
+    ^C; the command waiting for its pager (the making stopped) and the pager waiting for a
+    key again (the interruption handled: less was woken by it before the command could stop);
+    then q."""
+    terminal = Terminal(
+        "--db", str(tmp_path / "none.sqlite"), "show", "A30_B13", "--from", "1", rows=24, pager="less"
+    )
+    try:
+        terminal.read_until("A30_B13 #2  ", timeout=60)
+        command, pager = terminal.process.pid, terminal.process_named("less")
+        wait_until(lambda: reads_its_terminal(pager), 60, "the pager to wait for a key")
+        assert waits_in(command) != "do_wait"  # still making boards (or waiting for room in the pipe)
+        os.write(terminal.master, b"\x03")
+        wait_until(lambda: waits_in(command) == "do_wait", 60, "the command to wait for its pager")
+        wait_until(lambda: reads_its_terminal(pager), 60, "the pager to wait for a key again")
+        assert terminal.process.poll() is None and "interrupted" not in terminal.read_until("", 0.1)
+        os.write(terminal.master, b"q")
+        status, shown = terminal.finish()
+    finally:
+        terminal.close()
+    assert status == 130 and "bbcore: interrupted" in shown and "Traceback" not in shown, shown[-2000:]
+
+
+@pytest.mark.skipif(READ is None, reason="the read system call's number is not known here")
+def test_ctrl_c_after_the_pipe_broke_is_still_an_interruption(tmp_path):
+    """The pipe breaks first, the SIGINT is handled after, while the command waits for its
+    pager: still "interrupted", status 130.  It is the order of a 'q' typed right after ^C
+    when the pager ends before the command's handler has run (the write fails on the broken
+    pipe first); it used to end 0, the interruption landing in the wait for the pager, which
+    ignored it.  The pager here stops reading at once, ignores ^C and keeps the terminal
+    until a line is typed."""
+    stops_reading = "exec 0<&-; trap '' INT; read line </dev/tty"
+    terminal = Terminal(
+        "--db", str(tmp_path / "none.sqlite"), "show", "A30_B13", "--from", "1", rows=24, pager=stops_reading
+    )
+    try:
+        command = terminal.process.pid
+        wait_until(lambda: waits_in(command) == "do_wait", 60, "the command to wait for its pager")
+        pager = terminal.process_named("sh")
+        wait_until(lambda: reads_its_terminal(pager), 60, "the pager to wait for a line")
+        os.write(terminal.master, b"\x03")
+        os.write(terminal.master, b"q\n")
+        status, shown = terminal.finish()
+    finally:
+        terminal.close()
+    assert status == 130 and "bbcore: interrupted" in shown and "Traceback" not in shown, shown[-2000:]
+
+
+def test_show_on_a_terminal_pages_only_what_outgrows_the_screen(tmp_path):
+    """The pager ($PAGER) gets a listing taller than the terminal, all of it; what fits is printed."""
+    db = str(tmp_path / "none.sqlite")
+    tagging = "sed -u s/^/paged:/"  # a pager that marks each line it passes on
+    terminal = Terminal("--db", db, "show", "A2_B4", "2", rows=40, pager=tagging)
+    try:
+        status, shown = terminal.finish()
+    finally:
+        terminal.close()
+    assert status == 0 and "A2_B4 #2  canonical 2" in shown and "paged:" not in shown, shown
+    terminal = Terminal("--db", db, "show", "A2_B4", "--from", "1", "--to", "3", rows=10, pager=tagging)
+    try:
+        status, shown = terminal.finish()
+    finally:
+        terminal.close()
+    assert status == 0, shown
+    for number in (1, 2, 3):
+        assert f"paged:A2_B4 #{number}  canonical" in shown, shown
 
 
 def test_decode_a30_b13_with_no_ray_and_a_guess_by_number(tmp_path):

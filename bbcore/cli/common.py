@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import argparse
-import io
-import pydoc
+import os
 import shutil
+import signal
+import subprocess
 import sys
 import time
 from collections.abc import Iterable, Sequence
+from itertools import chain, islice
 from typing import TYPE_CHECKING, NamedTuple
 
 from bbcore import decode, queries
@@ -302,25 +304,117 @@ def emit(text: str) -> None:
 
 
 def emit_lines(head: Iterable[str], rest: Iterable[str]) -> None:
-    """Print lines; on a terminal, page them when they do not fit on the screen."""
-    lines = list(head)
+    """Print lines as they are made; on a terminal, through a pager when they outgrow the screen.
+
+    ``rest`` may be long or endless (``show --from 1``, ``groups --all``): it
+    is never listed first.  Piped or redirected, each line goes out as it is
+    made (in the stream's blocks).  On a terminal, a screenful is gathered (a
+    line is kept for the prompt): what fits is printed as is; otherwise a
+    pager (``pager_command``) is started on it and fed every further line as
+    it is made, so its first page shows at once while the rest is still being
+    made, and quitting the pager stops the making (``page_lines``).  The
+    whole listing used to be gathered before the pager started: an endless
+    one showed nothing and grew in memory until killed.
+    """
+    lines = chain(head, rest)
     if not sys.stdout.isatty():
-        for line in lines:
-            print(line)
-        for line in rest:
-            print(line)
+        sys.stdout.writelines(f"{line}\n" for line in lines)  # a third of print's cost a line
         return
-    height = shutil.get_terminal_size().lines
-    buffer = io.StringIO()
-    rest = iter(rest)
-    for line in rest:
-        lines.append(line)
-        if len(lines) >= height:
-            break
-    if len(lines) < height:
-        print("\n".join(lines))
+    screenful = list(islice(lines, shutil.get_terminal_size().lines - 1))
+    more = next(lines, None)
+    command = pager_command() if more is not None else None
+    if command is None:  # a terminal's stdout is line-buffered: each line shows as it is made
+        sys.stdout.writelines(
+            f"{line}\n" for line in chain(screenful, () if more is None else (more,), lines)
+        )
         return
-    buffer.write("\n".join(lines) + "\n")
-    for line in rest:
-        buffer.write(line + "\n")
-    pydoc.pager(buffer.getvalue())
+    page_lines(command, chain(screenful, (more,), lines))
+
+
+def pager_command() -> str | None:
+    """The pager ``pydoc`` would run (``$MANPAGER``, ``$PAGER``, else ``pager``, ``less`` or
+    ``more`` on the PATH), or None when there is none or no keyboard to drive it."""
+    if not sys.stdin.isatty():
+        return None
+    command = os.environ.get("MANPAGER") or os.environ.get("PAGER")
+    if command:
+        return command
+    if os.environ.get("TERM") in ("dumb", "emacs"):
+        return None
+    return next((name for name in ("pager", "less", "more") if shutil.which(name)), None)
+
+
+def page_lines(command: str, lines: Iterable[str]) -> None:
+    """Feed ``lines`` to the pager ``command`` one at a time, as they are made, until it quits.
+
+    pydoc's own pager takes the whole text at once, which a long listing
+    would make the reader wait for (and hold in memory).  Each line is
+    written to the pager's pipe at once, unbuffered: its first page shows as
+    soon as the lines for it exist, and nothing is left in a buffer to flush
+    into a pipe the pager no longer reads.  Quitting the pager before the end
+    closes the pipe, and the lines not made yet are never made (status 0).
+
+    Ctrl-C reaches the pager and this process together (the terminal's
+    foreground process group).  Once a SIGINT is received, from the pager's
+    start until it has ended, the command ends "interrupted", status 130,
+    whatever the pipe says and in whatever order the events come:
+
+    - while a line is made or written (a write waiting on a full pipe too):
+      the making stops, the pipe is closed (the pager sees the end of what
+      was made and keeps the terminal), and once the pager is quit, 130;
+    - ``q`` typed right after ^C can end the pager before the handler has
+      run here: the write then fails on the broken pipe first, and it is
+      still 130, not the quiet 0 of a pager quit (``interrupt`` notes the
+      signal; the note, not the place where a KeyboardInterrupt lands, is
+      what counts: it used to be lost when it landed in the wait for the
+      pager, which ignored it);
+    - after the last line was handed over, or once the pipe broke (the
+      pager stopped reading but has not ended yet): the SIGINT is noted,
+      the pager keeps the terminal until it ends (nothing here kills it),
+      then 130.
+
+    The handler raises KeyboardInterrupt once, only while the lines are
+    made, to stop the making wherever it is; at any other moment it only
+    notes.  A SIGINT ignored when the command started (a background job of
+    a shell without job control) stays ignored.
+    """
+    received: list[int] = []  # the SIGINTs received while paging: what decides 130
+    making = False  # whether a SIGINT should stop the making (raise) rather than be noted
+
+    def interrupt(signum: int, _frame: object) -> None:
+        nonlocal making
+        received.append(signum)
+        if making:
+            making = False  # at most once: the making stops, everything after only notes
+            raise KeyboardInterrupt
+
+    ours = signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    if ours:
+        signal.signal(signal.SIGINT, interrupt)
+    try:
+        pager = subprocess.Popen(command, shell=True, stdin=subprocess.PIPE, bufsize=0)
+        encoding = sys.stdout.encoding or "utf-8"  # the terminal's, which the pager writes to
+        try:
+            try:  # a KeyboardInterrupt from interrupt() lands inside, wherever in the making
+                try:
+                    with pager.stdin as pipe:  # closed on the way out: the pager sees the end
+                        making = not received
+                        if received:
+                            raise KeyboardInterrupt  # noted while the pager was started
+                        for line in lines:
+                            data = f"{line}\n".encode(encoding, errors="backslashreplace")
+                            while data:  # a raw write may take part of a line over PIPE_BUF
+                                data = data[pipe.write(data) :]
+                except BrokenPipeError:
+                    pass  # the pager was quit before the last line
+                finally:
+                    making = False
+            except KeyboardInterrupt:
+                pass  # raised once by interrupt(), which noted it
+        finally:  # on an error too: the terminal is the pager's until it ends
+            pager.wait()  # interrupt() only notes now
+    finally:
+        if ours:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+    if received:
+        raise KeyboardInterrupt  # main: "bbcore: interrupted", status 130
