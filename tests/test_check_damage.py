@@ -148,19 +148,22 @@ def ranges_leave_a_hole(connection: sqlite3.Connection) -> str:
     """The one range cut in two, a molecule short of touching: a hole of one molecule, 1,000."""
     one(connection, "UPDATE ExploredRanges SET stop = 1000, nb_mol = 999 WHERE config = 'A3_B5'")
     one(connection, "INSERT INTO ExploredRanges VALUES ('A3_B5', 1001, 2301, 1301, 'x')")
-    return "ExploredRanges: stored nothing from 1,000 to 1,000"
+    return "ExploredRanges: stored nothing from 1,000 to 1,000, computed every number"
 
 
 @plant(both("configuration.ranges_overlap"), {"configuration.ranges_overlap"})
 def ranges_overlap(connection: sqlite3.Connection) -> str:
     one(connection, "INSERT INTO ExploredRanges VALUES ('A3_B5', 100, 200, 0, 'x')")
-    return "100 to 199 overlapping the range before it (to 2,300)"
+    return (
+        "ExploredRanges: stored 100 to 199 overlapping the range before it (to 2,300),"
+        " computed each number once"
+    )
 
 
 @plant(both("configuration.ranges_beyond"), {"configuration.ranges_beyond"})
 def ranges_beyond(connection: sqlite3.Connection) -> str:
     one(connection, "UPDATE ExploredRanges SET stop = 2306 WHERE config = 'A3_B5'")
-    return "a range to 2,305, computed numbers to 2,300"
+    return "ExploredRanges: stored a range to 2,305, computed numbers to 2,300"
 
 
 # -- a full store ------------------------------------------------------------------------
@@ -550,6 +553,17 @@ def edge(store: str, findings: set[str], args: tuple[str, ...] = ()):
         return damage
 
     return register
+
+
+@edge(FULL, {"configuration.ranges_hole"})
+def ranges_stop_a_molecule_short_of_the_last(connection: sqlite3.Connection) -> dict:
+    """The hole at the end: the one range stops before the last molecule (its count kept)."""
+    one(connection, "UPDATE ExploredRanges SET stop = 2300 WHERE config = 'A3_B5'")
+    return {
+        "configuration.ranges_hole": [
+            "ExploredRanges: stored nothing from 2,300 to 2,300, computed every number"
+        ]
+    }
 
 
 ITEM = numbers_dtype(A3_B5).itemsize
