@@ -1185,26 +1185,22 @@ class FamilyBlock:
 class ExpectedRows:
     """The spectral groups a block of families should have: one row per distinct image spectrum."""
 
-    canonical: np.ndarray  # (r,) the family of each row
-    spectrum: np.ndarray  # (r, 4W) uint8
-    nb_mol: np.ndarray  # (r,)
-    transform: np.ndarray  # (r,) index in TRANSFORM_NAMES
+    spectrum: np.ndarray  # (r, 4W) uint8, each family's rows together, in transform order
     groups: np.ndarray  # (K,) rows per family
     partner: np.ndarray  # (K, 4W) each canonical molecule's trace (engine.trace_batch's codes)
 
 
-def family_spectra(config: Config, block: FamilyBlock, result: CheckResult | None) -> ExpectedRows:
+def family_spectra(config: Config, block: FamilyBlock, result: CheckResult) -> ExpectedRows:
     """Re-trace a block of families and derive the rows each should have, all at once.
 
     Every molecule of a family must have its canonical molecule's spectrum
     (``groups.member``), and the family's canonical number must be the
-    smallest canonical number among them (``groups.canonical_number``);
-    ``result`` None: those are not reported (a second look at a block).
+    smallest canonical number among them (``groups.canonical_number``).
     The family's spectral groups are the distinct images of that spectrum
-    by the 8 symmetries, each with the images of the molecules by the same
-    symmetry; its transform, ``build_spectrums``'s rule, is the first that
-    maps the canonical molecule onto the group's first molecule (smallest
-    canonical number, then number).
+    by the 8 symmetries (the first transform giving each), each with the
+    images of the molecules by the same symmetry.  A compact store keeps no
+    group's transform, first molecule or size (readers derive them:
+    ``families.derived``), so none is computed here.
     """
     table = binomial_table(config)
     _, source, inverse = engine._symmetry_tables(config.width)
@@ -1214,57 +1210,38 @@ def family_spectra(config: Config, block: FamilyBlock, result: CheckResult | Non
     partner, _, _ = engine.trace_batch(config, np.concatenate([canonical_atoms, members]))
     spectra = letters(partner)
     own, traced = spectra[:families], spectra[families:]
-    images = image_numbers(config, members, table)
-    canon = images.min(axis=1)
-    canonical_images = image_numbers(config, canonical_atoms, table)
-    if result is not None:
-        for i in np.nonzero((traced != own[block.family_of]).any(axis=1))[0].tolist():
-            c = int(block.canonical[block.family_of[i]])
-            result.add(
-                Difference(
-                    "groups.member",
-                    int(block.numbers[i]),
-                    f"spectrum (in the family of {c:,})",
-                    repr(own[block.family_of[i]].tobytes().decode("ascii")) + f" (molecule {c:,}'s)",
-                    repr(traced[i].tobytes().decode("ascii")),
-                )
+    for i in np.nonzero((traced != own[block.family_of]).any(axis=1))[0].tolist():
+        c = int(block.canonical[block.family_of[i]])
+        result.add(
+            Difference(
+                "groups.member",
+                int(block.numbers[i]),
+                f"spectrum (in the family of {c:,})",
+                repr(own[block.family_of[i]].tobytes().decode("ascii")) + f" (molecule {c:,}'s)",
+                repr(traced[i].tobytes().decode("ascii")),
             )
-        smallest = np.full(families, np.iinfo(np.int64).max)
-        np.minimum.at(smallest, block.family_of, canon)
-        for f in np.nonzero(smallest != block.canonical)[0].tolist():
-            result.add(
-                Difference(
-                    "groups.canonical_number",
-                    None,
-                    f"family {int(block.canonical[f]):,}",
-                    f"{int(block.canonical[f]):,}",
-                    f"{int(smallest[f]):,} (the smallest canonical number of its molecules)",
-                )
+        )
+    canon = image_numbers(config, members, table).min(axis=1)
+    smallest = np.full(families, np.iinfo(np.int64).max)
+    np.minimum.at(smallest, block.family_of, canon)
+    for f in np.nonzero(smallest != block.canonical)[0].tolist():
+        result.add(
+            Difference(
+                "groups.canonical_number",
+                None,
+                f"family {int(block.canonical[f]):,}",
+                f"{int(block.canonical[f]):,}",
+                f"{int(smallest[f]):,} (the smallest canonical number of its molecules)",
             )
-    # The first molecule of each image group: among the molecules of the family's canonical
-    # number, the smallest image by that symmetry (the canonical molecule itself if none).
-    big = np.iinfo(np.int64).max
-    mine = canon == block.canonical[block.family_of]
-    first = np.full((families, 8), big)
-    np.minimum.at(first, block.family_of, np.where(mine[:, None], images, big))
-    first = np.where(first == big, canonical_images, first)
-    transform = (canonical_images[:, :, None] == first[:, None, :]).argmax(axis=1)  # (K, 8)
+        )
     image_spectra = np.empty((families, 8, config.positions), dtype=np.uint8)
     engine.compiled(_spectrum_images_kernel)(partner[:families], source, inverse, image_spectra)
     distinct = np.ones((families, 8), dtype=bool)
     for t in range(1, 8):
         for u in range(t):
             distinct[:, t] &= (image_spectra[:, t] != image_spectra[:, u]).any(axis=1)
-    sizes = block.sizes
     family, t = np.nonzero(distinct)
-    return ExpectedRows(
-        block.canonical[family],
-        image_spectra[family, t],
-        sizes[family],
-        transform[family, t],
-        distinct.sum(axis=1),
-        partner[:families],
-    )
+    return ExpectedRows(image_spectra[family, t], distinct.sum(axis=1), partner[:families])
 
 
 def letters(partner: np.ndarray) -> np.ndarray:
