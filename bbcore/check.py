@@ -182,6 +182,9 @@ FINDINGS: dict[str, Finding] = {
         Finding("count.molecule_rows", (COMPACT,), "a compact store has molecule rows"),
         Finding("count.profiles", (COMPACT,), "the Profiles rows do not count C(W², N) molecules"),
         Finding(
+            "count.malformed", (COMPACT,), "a Profiles row holds a value of another type (text or a real)"
+        ),
+        Finding(
             "groups.index",
             BOTH,
             "the configuration's spectrum index (a compact store: its Families key or size index) is missing",
@@ -1734,9 +1737,12 @@ class CompactJudge(Judge):
 
     def __init__(self, config: Config, everything: bool) -> None:
         self.config = config
-        stored = np.array(
-            db.execute_sql(sql.profile_rows(PROFILE_FIELDS), (config.name,)).fetchall(), dtype=np.int64
-        ).reshape(-1, len(PROFILE_FIELDS) + 2)
+        # the table is not STRICT: a damaged row may hold text or a real, named by the count, left out
+        kept: list[tuple] = []
+        self.malformed: list[tuple] = []
+        for row in db.execute_sql(sql.profile_rows(PROFILE_FIELDS), (config.name,)).fetchall():
+            (kept if all(type(value) is int for value in row) else self.malformed).append(row)
+        stored = np.array(kept, dtype=np.int64).reshape(-1, len(PROFILE_FIELDS) + 2)
         keys = _profile_keys(stored[:, : len(PROFILE_FIELDS)])
         order = np.argsort(keys, kind="stable")
         self.keys, self.molecules, self.lowest = keys[order], stored[order, -2], stored[order, -1]
@@ -1744,9 +1750,21 @@ class CompactJudge(Judge):
         self.key_index = index_exists(sql.family_key_index(config))
 
     def check_count(self) -> CheckResult:
-        """No molecule rows, and the profiles count every molecule."""
+        """No molecule rows, every profile value an integer, and the profiles count every molecule."""
         config = self.config
         result = CheckResult("count", f"{config.nb_mol:,} molecules in the profiles, no molecule rows")
+        for row in self.malformed:
+            for name, value in zip((*PROFILE_FIELDS, "molecules", "lowest"), row):
+                if type(value) is not int:
+                    result.add(
+                        Difference(
+                            "count.malformed",
+                            None,
+                            f"Profiles {row[: len(PROFILE_FIELDS)]}: {name}",
+                            repr(value),
+                            "an integer",
+                        )
+                    )
         (rows,) = db.execute_sql(sql.COUNT_MOLECULES, (config.name,)).fetchone()
         if rows:
             result.add(

@@ -200,3 +200,32 @@ def test_a_molecule_left_out_of_its_family_is_named_with_what_it_should_be(
         f"molecule {n:,}: group of spectrum {text}: stored not among its molecules, computed a member"
         for n, text in sorted((min(having[text]), text) for text in spectra)
     ]
+
+
+def test_a_profile_value_of_another_type_is_named_and_its_row_left_out(
+    a3_b5_stores: dict[str, Path], tmp_path: Path, capsys
+) -> None:
+    """A text lowest and a real molecules count (the table is not STRICT): each value is named,
+    its row left out of the count (check crashed on the text, and took 1.5 for 1)."""
+    damaged: list[tuple] = []
+
+    def text_and_real(connection: sqlite3.Connection) -> None:
+        names = ", ".join(PROFILE_FIELDS)
+        rows = connection.execute(
+            f"SELECT rowid, {names}, molecules FROM Profiles WHERE config = 'A3_B5' ORDER BY rowid LIMIT 2"
+        ).fetchall()
+        for (rowid, *profile, molecules), change in zip(rows, ("lowest = 'one'", "molecules = 1.5")):
+            connection.execute(f"UPDATE Profiles SET {change} WHERE rowid = ?", (rowid,))
+            damaged.append((tuple(profile), molecules))
+
+    _, found, lines = damaged_report(a3_b5_stores, tmp_path, COMPACT, text_and_real, (), capsys)
+    (text, text_molecules), (real, real_molecules) = damaged
+    assert {"count.malformed", "count.profiles", "engine.profile"} <= raised_findings(found)
+    assert lines["count.malformed"] == [
+        f"Profiles {text}: lowest: stored 'one', computed an integer",
+        f"Profiles {real}: molecules: stored 1.5, computed an integer",
+    ]
+    counted = 2300 - text_molecules - real_molecules
+    assert lines["count.profiles"] == [f"molecules in Profiles: stored {counted:,}, computed 2,300"]
+    differences = {c["name"]: c["differences"] for c in found["checks"]}
+    assert differences["engine"] == text_molecules + real_molecules  # their molecules: no profile row

@@ -520,6 +520,17 @@ def compact_shard_totals(connection: sqlite3.Connection) -> str:
     return "GroupedShards (spectra, families): stored (9, 2), computed (8, 2) in the families"
 
 
+@plant(
+    [("count.malformed", COMPACT)],
+    {"count.malformed", "count.profiles", "engine.profile", "reference.profile"},
+)
+def profile_text_for_a_number(connection: sqlite3.Connection) -> str:
+    """The profile of most molecules given a text lowest: named and left out (so its molecules are
+    counted no more, and have no profile row)."""
+    one(connection, f"UPDATE Profiles SET lowest = 'one' WHERE rowid = {PROFILE_OF_MOST}")
+    return ": lowest: stored 'one', computed an integer"
+
+
 # -- more damage of a finding: the edges one plant per finding leaves out -----------------------
 
 
