@@ -184,6 +184,7 @@ FINDINGS: dict[str, Finding] = {
         Finding(
             "count.malformed", (COMPACT,), "a Profiles row holds a value of another type (text or a real)"
         ),
+        Finding("count.repeated", (COMPACT,), "two Profiles rows or more have the same 9 statistics"),
         Finding(
             "groups.index",
             BOTH,
@@ -1743,14 +1744,24 @@ class CompactJudge(Judge):
         for row in db.execute_sql(sql.profile_rows(PROFILE_FIELDS), (config.name,)).fetchall():
             (kept if all(type(value) is int for value in row) else self.malformed).append(row)
         stored = np.array(kept, dtype=np.int64).reshape(-1, len(PROFILE_FIELDS) + 2)
-        keys = _profile_keys(stored[:, : len(PROFILE_FIELDS)])
-        order = np.argsort(keys, kind="stable")
-        self.keys, self.molecules, self.lowest = keys[order], stored[order, -2], stored[order, -1]
+        self.total = int(stored[:, -2].sum())  # every row's molecules, for the count
+        # each profile once, in the keys' order, from the first row read that has it: a molecule is
+        # judged against that row, and a profile in several rows is named by the count
+        self.keys, first, rows = np.unique(
+            _profile_keys(stored[:, : len(PROFILE_FIELDS)]), return_index=True, return_counts=True
+        )
+        self.molecules, self.lowest = stored[first, -2], stored[first, -1]
+        self.repeated = [
+            (tuple(stored[i, : len(PROFILE_FIELDS)].tolist()), n)
+            for i, n in zip(first.tolist(), rows.tolist())
+            if n > 1
+        ]
         self.counted: dict[bytes, list[int]] | None = {} if everything else None
         self.key_index = index_exists(sql.family_key_index(config))
 
     def check_count(self) -> CheckResult:
-        """No molecule rows, every profile value an integer, and the profiles count every molecule."""
+        """No molecule rows, every profile value an integer, each profile in one row, and the profiles
+        count every molecule."""
         config = self.config
         result = CheckResult("count", f"{config.nb_mol:,} molecules in the profiles, no molecule rows")
         for row in self.malformed:
@@ -1770,7 +1781,9 @@ class CompactJudge(Judge):
             result.add(
                 Difference("count.molecule_rows", None, "molecule rows of a compact store", f"{rows:,}", "0")
             )
-        counted = int(self.molecules.sum())
+        for profile, rows in self.repeated:
+            result.add(Difference("count.repeated", None, f"Profiles {profile}", f"{rows} rows", "1 row"))
+        counted = self.total
         if counted != config.nb_mol:
             result.add(
                 Difference(

@@ -23,6 +23,7 @@ import numpy as np
 import pytest
 from test_check_damage import (
     FAMILY_43_SPECTRUM,
+    REFERENCE,
     compact_family_member_replaced,
     compact_molecule_left_out,
     damaged_report,
@@ -229,3 +230,38 @@ def test_a_profile_value_of_another_type_is_named_and_its_row_left_out(
     assert lines["count.profiles"] == [f"molecules in Profiles: stored {counted:,}, computed 2,300"]
     differences = {c["name"]: c["differences"] for c in found["checks"]}
     assert differences["engine"] == text_molecules + real_molecules  # their molecules: no profile row
+
+
+def test_a_profile_split_in_two_rows_is_named_and_its_first_row_read_judges(
+    a3_b5_stores: dict[str, Path], tmp_path: Path, capsys
+) -> None:
+    """A profile's row split in two (the molecules still add up): the repeat is named, and the first
+    row read, whose lowest is one too high, names its lowest molecule."""
+    split: list = []
+
+    def split_in_two(connection: sqlite3.Connection) -> None:
+        names = ", ".join(PROFILE_FIELDS)
+        rowid, lowest, *profile = connection.execute(
+            f"SELECT rowid, lowest, {names} FROM Profiles WHERE config = 'A3_B5' AND molecules >= 2 "
+            "ORDER BY lowest LIMIT 1"
+        ).fetchone()
+        connection.execute(
+            "UPDATE Profiles SET lowest = lowest + 1, molecules = molecules - 1 WHERE rowid = ?", (rowid,)
+        )
+        connection.execute(
+            f"INSERT INTO Profiles (config, {names}, molecules, lowest) "
+            f"SELECT config, {names}, 1, ? FROM Profiles WHERE rowid = ?",
+            (lowest, rowid),
+        )
+        split.extend((lowest, tuple(profile)))
+
+    _, found, lines = damaged_report(a3_b5_stores, tmp_path, COMPACT, split_in_two, (), capsys)
+    lowest, profile = split
+    assert raised_findings(found) == {"count.repeated", "engine.profile"} | (
+        {"reference.profile"} if lowest in REFERENCE else set()
+    )
+    assert lines["count.repeated"] == [f"Profiles {profile}: stored 2 rows, computed 1 row"]
+    assert lines["engine.profile"] == [
+        f"molecule {lowest:,}: Profiles {profile}: stored lowest {lowest + 1:,}, "
+        f"computed a row, lowest <= {lowest:,}"
+    ]

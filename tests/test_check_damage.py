@@ -531,6 +531,18 @@ def profile_text_for_a_number(connection: sqlite3.Connection) -> str:
     return ": lowest: stored 'one', computed an integer"
 
 
+@plant([("count.repeated", COMPACT)], {"count.repeated"})
+def profile_row_repeated(connection: sqlite3.Connection) -> str:
+    """The profile of most molecules in a second row, of no molecule, read after the first."""
+    names = ", ".join((*PROFILE_FIELDS, "lowest"))
+    one(
+        connection,
+        f"INSERT INTO Profiles (config, {names}, molecules) "
+        f"SELECT config, {names}, 0 FROM Profiles WHERE rowid = {PROFILE_OF_MOST}",
+    )
+    return ": stored 2 rows, computed 1 row"
+
+
 # -- more damage of a finding: the edges one plant per finding leaves out -----------------------
 
 
