@@ -1729,7 +1729,9 @@ class CompactJudge(Judge):
     spectrum's transform: ``groups_of``).  Its 9 profile statistics must
     have a ``Profiles`` row whose lowest number is at most its own; with
     every molecule re-traced (``--all``), the profiles are counted and must
-    equal the stored ones exactly.  A molecule listed in a group with
+    equal the stored ones exactly.  The count names a Profiles row holding
+    text or a real (left out) and a profile in several rows (the first of
+    them read judges the molecules).  A molecule listed in a group with
     another spectrum is found by ``CompactGroups``, which re-traces them all.
     The profiles are held as arrays (326,131 on A6_B8: 29 MB).
     """
@@ -1781,8 +1783,8 @@ class CompactJudge(Judge):
             result.add(
                 Difference("count.molecule_rows", None, "molecule rows of a compact store", f"{rows:,}", "0")
             )
-        for profile, rows in self.repeated:
-            result.add(Difference("count.repeated", None, f"Profiles {profile}", f"{rows} rows", "1 row"))
+        for profile, copies in self.repeated:
+            result.add(Difference("count.repeated", None, f"Profiles {profile}", f"{copies} rows", "1 row"))
         counted = self.total
         if counted != config.nb_mol:
             result.add(
