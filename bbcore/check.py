@@ -182,6 +182,10 @@ FINDINGS: dict[str, Finding] = {
         Finding("count.molecule_rows", (COMPACT,), "a compact store has molecule rows"),
         Finding("count.profiles", (COMPACT,), "the Profiles rows do not count C(W², N) molecules"),
         Finding(
+            "count.malformed", (COMPACT,), "a Profiles row holds a value of another type (text or a real)"
+        ),
+        Finding("count.repeated", (COMPACT,), "two Profiles rows or more have the same 9 statistics"),
+        Finding(
             "groups.index",
             BOTH,
             "the configuration's spectrum index (a compact store: its Families key or size index) is missing",
@@ -1180,26 +1184,22 @@ class FamilyBlock:
 class ExpectedRows:
     """The spectral groups a block of families should have: one row per distinct image spectrum."""
 
-    canonical: np.ndarray  # (r,) the family of each row
-    spectrum: np.ndarray  # (r, 4W) uint8
-    nb_mol: np.ndarray  # (r,)
-    transform: np.ndarray  # (r,) index in TRANSFORM_NAMES
+    spectrum: np.ndarray  # (r, 4W) uint8, each family's rows together, in transform order
     groups: np.ndarray  # (K,) rows per family
     partner: np.ndarray  # (K, 4W) each canonical molecule's trace (engine.trace_batch's codes)
 
 
-def family_spectra(config: Config, block: FamilyBlock, result: CheckResult | None) -> ExpectedRows:
+def family_spectra(config: Config, block: FamilyBlock, result: CheckResult) -> ExpectedRows:
     """Re-trace a block of families and derive the rows each should have, all at once.
 
     Every molecule of a family must have its canonical molecule's spectrum
     (``groups.member``), and the family's canonical number must be the
-    smallest canonical number among them (``groups.canonical_number``);
-    ``result`` None: those are not reported (a second look at a block).
+    smallest canonical number among them (``groups.canonical_number``).
     The family's spectral groups are the distinct images of that spectrum
-    by the 8 symmetries, each with the images of the molecules by the same
-    symmetry; its transform, ``build_spectrums``'s rule, is the first that
-    maps the canonical molecule onto the group's first molecule (smallest
-    canonical number, then number).
+    by the 8 symmetries (the first transform giving each), each with the
+    images of the molecules by the same symmetry.  A compact store keeps no
+    group's transform, first molecule or size (readers derive them:
+    ``families.derived``), so none is computed here.
     """
     table = binomial_table(config)
     _, source, inverse = engine._symmetry_tables(config.width)
@@ -1209,57 +1209,38 @@ def family_spectra(config: Config, block: FamilyBlock, result: CheckResult | Non
     partner, _, _ = engine.trace_batch(config, np.concatenate([canonical_atoms, members]))
     spectra = letters(partner)
     own, traced = spectra[:families], spectra[families:]
-    images = image_numbers(config, members, table)
-    canon = images.min(axis=1)
-    canonical_images = image_numbers(config, canonical_atoms, table)
-    if result is not None:
-        for i in np.nonzero((traced != own[block.family_of]).any(axis=1))[0].tolist():
-            c = int(block.canonical[block.family_of[i]])
-            result.add(
-                Difference(
-                    "groups.member",
-                    int(block.numbers[i]),
-                    f"spectrum (in the family of {c:,})",
-                    repr(own[block.family_of[i]].tobytes().decode("ascii")) + f" (molecule {c:,}'s)",
-                    repr(traced[i].tobytes().decode("ascii")),
-                )
+    for i in np.nonzero((traced != own[block.family_of]).any(axis=1))[0].tolist():
+        c = int(block.canonical[block.family_of[i]])
+        result.add(
+            Difference(
+                "groups.member",
+                int(block.numbers[i]),
+                f"spectrum (in the family of {c:,})",
+                repr(own[block.family_of[i]].tobytes().decode("ascii")) + f" (molecule {c:,}'s)",
+                repr(traced[i].tobytes().decode("ascii")),
             )
-        smallest = np.full(families, np.iinfo(np.int64).max)
-        np.minimum.at(smallest, block.family_of, canon)
-        for f in np.nonzero(smallest != block.canonical)[0].tolist():
-            result.add(
-                Difference(
-                    "groups.canonical_number",
-                    None,
-                    f"family {int(block.canonical[f]):,}",
-                    f"{int(block.canonical[f]):,}",
-                    f"{int(smallest[f]):,} (the smallest canonical number of its molecules)",
-                )
+        )
+    canon = image_numbers(config, members, table).min(axis=1)
+    smallest = np.full(families, np.iinfo(np.int64).max)
+    np.minimum.at(smallest, block.family_of, canon)
+    for f in np.nonzero(smallest != block.canonical)[0].tolist():
+        result.add(
+            Difference(
+                "groups.canonical_number",
+                None,
+                f"family {int(block.canonical[f]):,}",
+                f"{int(block.canonical[f]):,}",
+                f"{int(smallest[f]):,} (the smallest canonical number of its molecules)",
             )
-    # The first molecule of each image group: among the molecules of the family's canonical
-    # number, the smallest image by that symmetry (the canonical molecule itself if none).
-    big = np.iinfo(np.int64).max
-    mine = canon == block.canonical[block.family_of]
-    first = np.full((families, 8), big)
-    np.minimum.at(first, block.family_of, np.where(mine[:, None], images, big))
-    first = np.where(first == big, canonical_images, first)
-    transform = (canonical_images[:, :, None] == first[:, None, :]).argmax(axis=1)  # (K, 8)
+        )
     image_spectra = np.empty((families, 8, config.positions), dtype=np.uint8)
     engine.compiled(_spectrum_images_kernel)(partner[:families], source, inverse, image_spectra)
     distinct = np.ones((families, 8), dtype=bool)
     for t in range(1, 8):
         for u in range(t):
             distinct[:, t] &= (image_spectra[:, t] != image_spectra[:, u]).any(axis=1)
-    sizes = block.sizes
     family, t = np.nonzero(distinct)
-    return ExpectedRows(
-        block.canonical[family],
-        image_spectra[family, t],
-        sizes[family],
-        transform[family, t],
-        distinct.sum(axis=1),
-        partner[:families],
-    )
+    return ExpectedRows(image_spectra[family, t], distinct.sum(axis=1), partner[:families])
 
 
 def letters(partner: np.ndarray) -> np.ndarray:
@@ -1743,7 +1724,9 @@ class CompactJudge(Judge):
     spectrum's transform: ``groups_of``).  Its 9 profile statistics must
     have a ``Profiles`` row whose lowest number is at most its own; with
     every molecule re-traced (``--all``), the profiles are counted and must
-    equal the stored ones exactly.  A molecule listed in a group with
+    equal the stored ones exactly.  The count names a Profiles row holding
+    text or a real (left out) and a profile in several rows (the first of
+    them read judges the molecules).  A molecule listed in a group with
     another spectrum is found by ``CompactGroups``, which re-traces them all.
     The profiles are held as arrays (326,131 on A6_B8: 29 MB).
     """
@@ -1752,25 +1735,52 @@ class CompactJudge(Judge):
 
     def __init__(self, config: Config, everything: bool) -> None:
         self.config = config
-        stored = np.array(
-            db.execute_sql(sql.profile_rows(PROFILE_FIELDS), (config.name,)).fetchall(), dtype=np.int64
-        ).reshape(-1, len(PROFILE_FIELDS) + 2)
-        keys = _profile_keys(stored[:, : len(PROFILE_FIELDS)])
-        order = np.argsort(keys, kind="stable")
-        self.keys, self.molecules, self.lowest = keys[order], stored[order, -2], stored[order, -1]
+        # the table is not STRICT: a damaged row may hold text or a real, named by the count, left out
+        kept: list[tuple] = []
+        self.malformed: list[tuple] = []
+        for row in db.execute_sql(sql.profile_rows(PROFILE_FIELDS), (config.name,)).fetchall():
+            (kept if all(type(value) is int for value in row) else self.malformed).append(row)
+        stored = np.array(kept, dtype=np.int64).reshape(-1, len(PROFILE_FIELDS) + 2)
+        self.total = int(stored[:, -2].sum())  # every row's molecules, for the count
+        # each profile once, in the keys' order, from the first row read that has it: a molecule is
+        # judged against that row, and a profile in several rows is named by the count
+        self.keys, first, rows = np.unique(
+            _profile_keys(stored[:, : len(PROFILE_FIELDS)]), return_index=True, return_counts=True
+        )
+        self.molecules, self.lowest = stored[first, -2], stored[first, -1]
+        self.repeated = [
+            (tuple(stored[i, : len(PROFILE_FIELDS)].tolist()), n)
+            for i, n in zip(first.tolist(), rows.tolist())
+            if n > 1
+        ]
         self.counted: dict[bytes, list[int]] | None = {} if everything else None
         self.key_index = index_exists(sql.family_key_index(config))
 
     def check_count(self) -> CheckResult:
-        """No molecule rows, and the profiles count every molecule."""
+        """No molecule rows, every profile value an integer, each profile in one row, and the profiles
+        count every molecule."""
         config = self.config
         result = CheckResult("count", f"{config.nb_mol:,} molecules in the profiles, no molecule rows")
+        for row in self.malformed:
+            for name, value in zip((*PROFILE_FIELDS, "molecules", "lowest"), row):
+                if type(value) is not int:
+                    result.add(
+                        Difference(
+                            "count.malformed",
+                            None,
+                            f"Profiles {row[: len(PROFILE_FIELDS)]}: {name}",
+                            repr(value),
+                            "an integer",
+                        )
+                    )
         (rows,) = db.execute_sql(sql.COUNT_MOLECULES, (config.name,)).fetchone()
         if rows:
             result.add(
                 Difference("count.molecule_rows", None, "molecule rows of a compact store", f"{rows:,}", "0")
             )
-        counted = int(self.molecules.sum())
+        for profile, copies in self.repeated:
+            result.add(Difference("count.repeated", None, f"Profiles {profile}", f"{copies} rows", "1 row"))
+        counted = self.total
         if counted != config.nb_mol:
             result.add(
                 Difference(

@@ -524,6 +524,29 @@ def compact_shard_totals(connection: sqlite3.Connection) -> str:
     return "GroupedShards (spectra, families): stored (9, 2), computed (8, 2) in the families"
 
 
+@plant(
+    [("count.malformed", COMPACT)],
+    {"count.malformed", "count.profiles", "engine.profile", "reference.profile"},
+)
+def profile_text_for_a_number(connection: sqlite3.Connection) -> str:
+    """The profile of most molecules given a text lowest: named and left out (so its molecules are
+    counted no more, and have no profile row)."""
+    one(connection, f"UPDATE Profiles SET lowest = 'one' WHERE rowid = {PROFILE_OF_MOST}")
+    return ": lowest: stored 'one', computed an integer"
+
+
+@plant([("count.repeated", COMPACT)], {"count.repeated"})
+def profile_row_repeated(connection: sqlite3.Connection) -> str:
+    """The profile of most molecules in a second row, of no molecule, read after the first."""
+    names = ", ".join((*PROFILE_FIELDS, "lowest"))
+    one(
+        connection,
+        f"INSERT INTO Profiles (config, {names}, molecules) "
+        f"SELECT config, {names}, 0 FROM Profiles WHERE rowid = {PROFILE_OF_MOST}",
+    )
+    return ": stored 2 rows, computed 1 row"
+
+
 # -- more damage of a finding: the edges one plant per finding leaves out -----------------------
 
 
