@@ -243,7 +243,10 @@ MODULES: dict[str, tuple[str, tuple[str, ...]]] = {
     "game": ("bbcore/game.py", ("tests/test_decode.py", "tests/test_play.py")),
     "decode": ("bbcore/decode.py", ("tests/test_decode.py", "tests/test_decode_edges.py")),
     "ranges": ("bbcore/ranges.py", ("tests/test_ranges.py",)),
-    "check": ("bbcore/check.py", ("tests/test_check.py", "tests/test_check_damage.py")),
+    "check": (
+        "bbcore/check.py",
+        ("tests/test_check.py", "tests/test_check_damage.py", "tests/test_check_compact_groups.py"),
+    ),
 }
 """Each module and the tests run against its mutants."""
 DEFAULT = ("rays", "numbering", "geometry")
