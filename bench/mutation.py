@@ -245,7 +245,12 @@ MODULES: dict[str, tuple[str, tuple[str, ...]]] = {
     "ranges": ("bbcore/ranges.py", ("tests/test_ranges.py",)),
     "check": (
         "bbcore/check.py",
-        ("tests/test_check.py", "tests/test_check_damage.py", "tests/test_check_compact_families.py"),
+        (
+            "tests/test_check.py",
+            "tests/test_check_damage.py",
+            "tests/test_check_compact_groups.py",
+            "tests/test_check_compact_families.py",
+        ),
     ),
 }
 """Each module and the tests run against its mutants."""
