@@ -144,6 +144,51 @@ def test_a_sample_is_seeded_and_sized(clean: Path, capsys) -> None:
     assert code == 0 and (report["sample"], report["reference"], report["seed"]) == (300, 20, 3)
 
 
+def test_a_seed_names_the_same_sample_in_every_release() -> None:
+    """``--seed`` names a sample for good ("the samples are the same every time", docs/cli.md): a
+    check run again with the same seed, by this release or a later one, re-traces the same
+    molecules.  Pinned on both sides of the switch between the two ways of drawing (without
+    replacement when the sample is over a fiftieth of the molecules, else distinct integers:
+    A3_B5's 2,300 switch between 46 and 47), one short of every molecule, and past 2^31."""
+    a3_b5, a6_b10 = A3_B5, parse_config("A6_B10")
+    pinned = {  # (config, size, seed): (first four, last two, sum)
+        (a3_b5, 45, 1): ([46, 64, 81, 143], [2247, 2256], 49_865),
+        (a3_b5, 46, 1): ([46, 64, 81, 143], [2247, 2256], 52_077),
+        (a3_b5, 47, 1): ([46, 63, 79, 143], [2146, 2234], 49_940),
+        (a3_b5, 2299, 1): ([1, 2, 3, 4], [2299, 2300], 2_646_150 - 704),
+        (a6_b10, 1000, 1): (
+            [2_451_865, 3_274_744, 4_445_596, 4_967_567],
+            [1_189_957_373, 1_190_891_201],
+            599_559_993_152,
+        ),
+    }
+    for (config, size, seed), (first, last, total) in pinned.items():
+        numbers = check.sample_numbers(config, size, seed)
+        assert len(set(numbers)) == size and numbers == sorted(numbers), (config.name, size)
+        assert (numbers[:4], numbers[-2:], sum(numbers)) == (first, last, total), (config.name, size)
+    assert list(check.sample_numbers(a3_b5, 2300, 1)) == list(range(1, 2301))
+
+
+def test_the_samples_progress_in_their_batches(clean: Path) -> None:
+    """The engine sample re-traces (and reports) ``SAMPLE_BATCH`` molecules at a time, the reference
+    sample (rays.py, slower) 50 at a time."""
+    seen: list[tuple[str, int, int]] = []
+    open_database(clean, create=False, write=False)
+    try:
+        check.check(
+            A3_B5,
+            sample=check.SAMPLE_BATCH + 30,
+            reference=120,
+            integrity=False,
+            progress=lambda name, done, total: seen.append((name, done, total)),
+        )
+    finally:
+        close_database()
+    phases = dict(groupby_names(seen))
+    assert [done for _, done, _ in phases["engine"]] == [0, 2300]  # A3_B5 has fewer: all of them
+    assert [done for _, done, _ in phases["reference"]] == [0, 50, 100, 120]
+
+
 def test_partners_read_back_what_the_engine_writes() -> None:
     config = parse_config("A4_B6")
     atoms = np.array([[0, 7, 14, 35], [1, 2, 3, 4], [5, 10, 20, 30]])
