@@ -189,6 +189,44 @@ def test_the_samples_progress_in_their_batches(clean: Path) -> None:
     assert [done for _, done, _ in phases["reference"]] == [0, 50, 100, 120]
 
 
+def test_check_retraces_the_seeds_samples_or_every_molecule_and_times_itself(
+    clean: Path, monkeypatch
+) -> None:
+    """``check`` re-traces the seed's sample with the engine and a sample of it with rays.py (all
+    molecules with ``everything``), and reports the seconds it took.  The two tracers are watched
+    (called through) to see which molecules they get."""
+    traced: dict[str, list[int]] = {"engine": [], "reference": []}
+    engine_rows, reference_rows = check.engine_rows, check.reference_rows
+    monkeypatch.setattr(check, "engine_rows", lambda c, n: traced["engine"].extend(n) or engine_rows(c, n))
+    monkeypatch.setattr(
+        check, "reference_rows", lambda c, n: traced["reference"].extend(n) or reference_rows(c, n)
+    )
+    open_database(clean, create=False, write=False)
+    try:
+        before = time.monotonic()
+        report = check.check(A3_B5, sample=300, reference=40, seed=3, integrity=False)
+        took = time.monotonic() - before
+        assert report.ok and (report.sample, report.reference, report.seed) == (300, 40, 3)
+        assert traced["engine"] == list(check.sample_numbers(A3_B5, 300, 3))
+        assert traced["reference"] == check.reference_sample(traced["engine"], 40, 3)
+        assert 0 < report.seconds <= took
+        for phase in traced.values():
+            phase.clear()
+        report = check.check(A3_B5, sample=300, everything=True, reference=40, seed=3, integrity=False)
+        assert report.ok and report.sample == 2300 and traced["engine"] == list(range(1, 2301))
+    finally:
+        close_database()
+
+
+def test_megabytes_are_whole_from_ten_on() -> None:
+    """File sizes for a person: a tenth of a megabyte under 10 MB, whole megabytes from 10 MB on."""
+    assert check.megabytes(600_000) == "0.6 MB"
+    assert check.megabytes(9_999_999) == "10.0 MB"
+    assert check.megabytes(10_000_000) == "10 MB"
+    assert check.megabytes(11_500_000) == "12 MB"  # half to even: exactly 11.5
+    assert check.megabytes(1_234_567_890) == "1,235 MB"
+
+
 def test_partners_read_back_what_the_engine_writes() -> None:
     config = parse_config("A4_B6")
     atoms = np.array([[0, 7, 14, 35], [1, 2, 3, 4], [5, 10, 20, 30]])
