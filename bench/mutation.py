@@ -190,6 +190,144 @@ configuration) raised an IndexError; it is now named.  The numbers of
 ``_check_family_batch``'s mutants above are the first run's (the fix added
 mutants before the later ones).
 
+check.py, CompactGroups and FamilyRows.of (third run, 60 survivors: 36 killed by
+tests/test_check_compact_groups.py since, 24 equivalent):
+- ``CompactGroups.check``: ``sql.families_by(config, "position", "position >= ?")`` with either
+  ``position`` made ``POSITION`` (51, 53): SQLite and PostgreSQL ignore the case of column names,
+  and ``families_by`` names an index only for size_position and key;
+- ``CompactGroups.block``: ``.decode("ascii")`` made ``"ASCII"`` (34): Python's codec names
+  ignore case;
+- ``CompactGroups.ordinals``: ``np.argsort(sizes, kind="stable")`` made ``"STABLE"`` (91): numpy
+  reads a sort kind whatever its case; the first value of ``want_ordinal`` and ``want_before``,
+  ``0`` made ``1`` (107, 113): a block's first family always starts a run of its size
+  (``starts[0] == 0``), and the loop over ``starts`` sets that entry, so the 0 is never read;
+- ``CompactGroups.unpack``, the shortcut for a block with no damage: ``_unpack_damaged`` unpacks
+  a block family by family, checking every edge itself, and gives the same block for a
+  well-formed one; it only costs time (1,013 ms against 12.5 ms for a block of 16,384 families
+  of A6_B8, medians of 7).  So the shortcut's conditions made stricter send a well-formed block
+  down that path, with the same block and findings: ``sizes >= 2`` made ``> 2`` or ``>= 3`` (42,
+  43); a number ``>= 1`` made ``> 1`` or ``>= 2``, ``<= nb_mol`` made ``<`` (45, 46, 47);
+  increasing ``> 0`` made ``> 1`` (51); the canonical number likewise (53, 54, 55); ``lengths %
+  dtype.itemsize`` made ``/`` (16: every block with a molecule takes the slow path).  Also:
+  ``later``'s first value ``False`` made ``True`` (34: only ``later[1:]`` is read);
+  ``np.fromiter(..., count=len(blobs))`` without the count (10: the same array, grown);
+- ``CompactGroups._unpack_damaged`` 96, 98, 106, 108: as in the run before;
+- ``FamilyRows.of``: ``np.array(..., dtype=np.int64)`` with the dtype dropped or None (50, 52):
+  numpy's default integer is int64, and every SQLite integer fits in it (a value of another type
+  is left out before).
+Killed: ``__init__`` 7, ``_differ`` 1, ``block`` 13, ``check`` 33, 81 to 83, ``size_starts`` 9 to
+12 and 14 to 23, ``ordinals`` 19 to 21 and 25, ``unpack`` 20, 26, 36, 37 (20: ``astype(None)``
+is float64, which rounds 2^53 + 1: A12_B13's numbers; 26: padding read as a molecule number past
+1,482,184,792 molecules: A13_B6, both through ``CompactGroups.unpack`` directly), ``FamilyRows.of``
+17, 20, 39 to 42, 45.
+
+check.py, family_spectra, max_atoms_apart and CompactJudge (third run, 63 survivors: 11 killed by
+tests/test_check_compact_families.py since, 36 equivalent, 16 gone with the code they mutated; the
+numbers are the renumbered ones, the third run's in brackets):
+- ``family_spectra`` no longer derives each image group's transform, first molecule and size, nor
+  takes ``result`` None: ``ExpectedRows.canonical``, ``nb_mol`` and ``transform`` were read by
+  nothing since the compact store keeps one Families row per family, and every caller passes a
+  result. The 13 mutants of that code (third run's 41, 42, 110, 123, 130 to 132, 136, 139, 140,
+  177, 179, 180) went with it; so did ``CompactJudge.__init__``'s 24, 26, 28 (``argsort``'s kind),
+  with the sort, replaced by ``np.unique``.
+- ``family_spectra``: the binomial table made None or left out (1, 9, 12, 16, 19, 63 [32]):
+  ``atoms_of_numbers`` and ``image_numbers`` build it again, the same; ``decode("ASCII")`` (54, 58
+  [72, 76]): Python's codec names ignore case; ``np.empty((families, 9, ...))`` (103 [146]): the
+  kernel writes transforms 0 to 7 and nothing reads a ninth; ``range(8)`` for ``range(1, 8)`` (121
+  [164]): t = 0 has no earlier transform. Killed: 41, 55 [59, 73] (the ``groups.member`` line's
+  spectra).
+- ``max_atoms_apart``: ``out`` made float (4, 6) or the minimum cast to float (95): small
+  integers, exact in float64, compared with the stored int64 column by value and printed through
+  ``int()``; ``boards`` in float64 (54, 56): the products count shared atoms (at most N), exact
+  either way; the binomial table None or left out (12, 48, 51): built again; ``step = max(2,
+  ...)`` (26): the step only sets how many families of one size one batched ``matmul`` takes, each
+  family's minimum is over its own (size, size) matrix; the ``range`` without its step (38):
+  batches overlap, each family computed again and the same value written; the diagonal made N - 1
+  or N + 2 instead of N + 1 (91, 92): it only keeps a molecule's pair with itself out of the
+  minimum, and two distinct molecules share at most N - 1 atoms, so any value >= N - 1 leaves the
+  minimum as it is (test_check_compact_families.py checks the function against a brute-force count
+  with ``MAX_APART_CELLS`` 1, 300 and as shipped).
+- ``moved_partners``: ``take_along_axis`` without ``axis=1`` (7, 22): numpy >= 2.3 defaults it to
+  -1, axis 1 of these 2-D arrays (an older numpy raises TypeError: killed there).
+- ``CompactJudge.__init__``: ``dtype=np.int64`` None or dropped (21, 23 [8, 10]): the rows kept
+  hold Python ints only, so numpy's default is int64; an empty table gives a float (0, 11) array,
+  which ``_profile_keys`` casts and which ``judge`` never reads (``len(self.keys) == 0``);
+  ``reshape(-2, ...)`` (25 [17], and ``judge`` 40): numpy infers any negative dimension; ``{} if
+  everything or True`` (57 [36]): the judge also counts without ``--all``, but only
+  ``every_profile`` reads the counts and ``check`` calls it only with ``--all``; ``key_index``
+  None or ``index_exists(None)`` (58, 59 [37, 38]): ``groups_of`` reads the families by
+  ``position``, the same rows by the same ``key IN (...)``: only the plan differs (a missing key
+  index is named by the groups phase).
+- ``CompactJudge.judge``: ``dtype`` None or dropped (36, 38): the statistics are Python ints,
+  int64 by default; an empty batch gives a float (0, 9) array that ``_profile_keys`` casts; with
+  no Profiles row, the sentinel key made two rows (51), ``+1`` (52) or ``-2`` (53): no re-traced
+  profile equals any of them (statistics are never negative, and (1, ..., 1) would be 4 rays,
+  never the box's 4W >= 8), and ``at`` stays 0: a non-negative int64's last byte is at most 0x7F,
+  so a key sorts before the all-0xFF sentinel. Killed: 17, 25, 26 (the "a member" line), 45 to 50
+  (the empty Profiles table crashed).
+
+check.py, the fourth run (2026-11-25, every mutant not run before; code of main af4cdf9):
+- ``_sample_findings`` (33), as before: never active in a test.
+- ``_check_family_batch``: the first run's equivalents again, renumbered: dtype dropped or None
+  (11, 14, 58, 60, 64, 66), the binomial table passed as None (18, 263, 266: built again),
+  ``range(8)`` (34), ``.get(..., -1)`` made ``-2`` (79 for the transform, 309 for a canonical
+  row: both filtered by ``>= 0``), ``at <= len(expected)`` (92), ``present[...]`` None or False
+  (105, 106), ``stored_rows`` without its columns or ``"NUMBER"`` (120, 122), ``"ASCII"`` (376).
+  209 (the computed canonical number of a ``families.canonical_number`` line made None) is killed:
+  test_check_damage.py's ``molecule_canonical_number`` now expects the whole line.
+- ``_computed_groups``: 19, 20, 26, 28 as before.  3 to 8 are its server branch (``ORDER BY ...
+  COLLATE "C"``), reached only on a server, which the mutation run does not start: 3, 4, 5, 6
+  and 7 (no ORDER BY, the statement replaced, ``-=``, XX, ``collate "c"``: no such collation)
+  fail tests/test_server_readers.py's check tests (checked by hand: 3, 4, 7); 8 (``M.SPECTRUM``:
+  unquoted names fold to lower case) is equivalent.
+- ``server_integrity`` (9, reached by no test here): its line is asserted whole by
+  test_server_readers.py (a message wrapped in XX passed the substring test before: now fails,
+  checked by hand).
+- ``rows_in_blocks`` 1 to 14: its server branch.  The named cursor (1, 3, 5: an unnamed or a
+  client cursor; 2, 7: crash; 4, 6, 8: ``withhold`` None, dropped or False) and the execute (9
+  to 14) fail test_server_readers.py's ``test_check_reads_the_servers_rows_a_block_at_a_time``
+  (pg_cursors names two open cursors mid-way, none at the end) or its check tests (checked by
+  hand: 1, 3, 5, 8, 10, 12, 13).
+- ``findings_of`` (1, no test): it had no caller; removed.
+- ``_boards`` 24, ``_as_bytes`` 6: ``"ASCII"``.  ``_canonical_text`` 11, 13, 17, ``_profile_keys``
+  3, 5: dtype dropped or None, the table None (built again).  ``_by_size`` 10, 17: ``minlength``
+  dropped: ``np.unique``'s inverse takes every value from 0 to ``len(values) - 1``, so bincount
+  has that length anyway.  ``_compare`` 31 (``repr`` always): the values compared are text or
+  integers (or None), and ``repr`` of an integer or None is its ``str``.
+- ``check_families`` 28, 53, 67 and ``check_groups`` 59 as before; ``check_groups`` 162 (the bar's
+  total made None mid-way) is killed: test_check.py's groups-bar test asserts each tick's total.
+- ``CheckReport.summary`` (10), ``CheckResult.add`` 2, 3, 7, ``Difference.__post_init__`` 2,
+  ``SqliteMeter.tick`` 4: killed by test_check.py's ``test_the_json_summary_says_what_was_checked``,
+  ``test_a_result_counts_every_difference_and_lists_the_first``,
+  ``test_a_finding_of_another_phase_or_none_is_refused_by_name``,
+  ``test_the_integrity_progress_reports_at_most_once_an_interval``.  ``SqliteMeter.tick`` 5 (``>``
+  for ``>=``): two readings of the monotonic clock (nanoseconds) a tick of ``OPS_PER_TICK``
+  instructions apart are never equal.  ``SqliteMeter.__exit__`` 4 (the handler removed with
+  ``n`` 1): no handler, no calls, whatever ``n``.  ``SqliteMeter.__init__`` 6 (``max(..., 2)``): the
+  instructions expected are pages times ``INTEGRITY_OPS_PER_PAGE``, never under 2; 8 (``ops = 1``):
+  one instruction more in an estimate of thousands a page, under a page's difference (the bar
+  test allows one page); 10 (``last = 1.0``): the first tick still reports, the clock being past
+  1 s.
+- ``CompactJudge.groups_of`` 55, 60, 65, 99 and ``_inside`` 2 to 4 are killed by test_check.py's
+  ``test_the_compact_samples_find_each_spectrums_molecules_from_its_family``; 21 (always by
+  ``position``): the families are found by the same ``key IN (...)`` condition through the other
+  index, the same rows (a missing key index is named by the groups phase); 24, 26 (``KEY``,
+  ``POSITION``): SQLite ignores case; 98: ``"ASCII"``.
+- ``partners``: 47, 48, 100 are killed by test_check.py's
+  ``test_partners_reads_every_well_formed_spectrum_and_refuses_the_others``.  Equivalent: the
+  keys ``r * 32 + letter`` written ``r * 33``, ``- (letter)``, ``letter + ord("a")`` or ``- ord("A")``
+  (53, 55, 56, 59: each row's keys still fall in a range of their own, so a letter's two
+  positions still pair within their row); the sort's ``kind`` (75, 77, 79: the two positions of
+  a letter are written each to the other, in either order); ``r[1::2]`` for ``r[0::2]`` (82: a
+  letter's two positions are in the same row); ``ok =`` for ``ok &=`` (99: a row with an unknown
+  position is compared as all ``@``, which only an all-``@`` text matches, and that text has no
+  unknown position); dtype None or dropped (5, 8, 21, 29, 32: a float text compares the same).
+- ``check_configuration`` 60, 73, 74, 78, 80, 88, 89 (the ranges findings' words made None, XX
+  or another case): killed, test_check_damage.py names each ranges finding by its whole line and
+  has an edge for the hole at the end (``ranges_stop_a_molecule_short_of_the_last``); 41
+  (``order_by(None)``): ExploredRanges is a WITHOUT ROWID table keyed ``(config, start)``, read in
+  key order (ranges.py's same note).
+
 What makes a mutant cheap (tests/conftest.py): the check tests share one
 A3_B5 per store (``a3_b5_stores``), under mutmut explored once for the whole
 run (its collection, in the process that forks one per mutant, sets
