@@ -589,6 +589,15 @@ def ranges_stop_a_molecule_short_of_the_last(connection: sqlite3.Connection) -> 
     }
 
 
+@edge(FULL, {"configuration.ranges_beyond"})
+def ranges_go_one_molecule_past_the_last(connection: sqlite3.Connection) -> dict:
+    """A range one molecule too long (its count kept)."""
+    one(connection, "UPDATE ExploredRanges SET stop = 2302 WHERE config = 'A3_B5'")
+    return {
+        "configuration.ranges_beyond": ["ExploredRanges: stored a range to 2,301, computed numbers to 2,300"]
+    }
+
+
 ITEM = numbers_dtype(A3_B5).itemsize
 """Bytes per number in a ``Families.numbers`` blob of A3_B5."""
 BROKEN_45 = (FAMILY_45.format("numbers = ?"), packed(45, 275) + b"\0")
