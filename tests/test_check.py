@@ -221,6 +221,7 @@ def test_check_retraces_the_seeds_samples_or_every_molecule_and_times_itself(
 def test_megabytes_are_whole_from_ten_on() -> None:
     """File sizes for a person: a tenth of a megabyte under 10 MB, whole megabytes from 10 MB on."""
     assert check.megabytes(600_000) == "0.6 MB"
+    assert check.megabytes(1_350_000) == "1.4 MB"
     assert check.megabytes(9_999_999) == "10.0 MB"
     assert check.megabytes(10_000_000) == "10 MB"
     assert check.megabytes(11_500_000) == "12 MB"  # half to even: exactly 11.5
@@ -371,6 +372,24 @@ def test_partners_reads_every_well_formed_spectrum_and_refuses_the_others() -> N
     for row, want in zip(partner.tolist(), expected):
         if want is not None:
             assert row == want
+
+
+def test_a_missing_profile_that_sorts_last_is_named(compact: Path, tmp_path: Path, capsys) -> None:
+    """The judge finds a re-traced profile among the stored ones by its key: the one that sorts
+    after every other, deleted, is named "no such row" for each of its molecules (a lookup past
+    the last key is the edge)."""
+    from bbcore.compact.trace import PROFILE_FIELDS
+
+    connection = sqlite3.connect(compact)
+    rows = connection.execute(f"SELECT rowid, {', '.join(PROFILE_FIELDS)} FROM Profiles").fetchall()
+    connection.close()
+    keys = check._profile_keys(np.array([row[1:] for row in rows], dtype=np.int64))
+    last = max(range(len(rows)), key=lambda i: keys[i].tobytes())
+    path = damaged_compact(compact, tmp_path, ("DELETE FROM Profiles WHERE rowid = ?", (rows[last][0],)))
+    code, report = compact_report(path, capsys, "--all")
+    assert code == 1
+    lines = [d for d in failures(report)["engine"] if d["what"] == f"Profiles {tuple(rows[last][1:])}"]
+    assert lines and all(d["stored"] == "no such row" for d in lines)
 
 
 def compact_report(path: Path, capsys, *args: str) -> tuple[int, dict]:
