@@ -1736,11 +1736,14 @@ class CompactJudge(Judge):
     def __init__(self, config: Config, everything: bool) -> None:
         self.config = config
         # the table is not STRICT: a damaged row may hold text or a real, named by the count, left out
-        kept: list[tuple] = []
+        rows = db.execute_sql(sql.profile_rows(PROFILE_FIELDS), (config.name,)).fetchall()
+        stored = np.array(rows)  # numpy's own inference: integers only (the rule) give int64 at once
         self.malformed: list[tuple] = []
-        for row in db.execute_sql(sql.profile_rows(PROFILE_FIELDS), (config.name,)).fetchall():
-            (kept if all(type(value) is int for value in row) else self.malformed).append(row)
-        stored = np.array(kept, dtype=np.int64).reshape(-1, len(PROFILE_FIELDS) + 2)
+        if stored.dtype != np.int64:  # a text, a real or a NULL somewhere: sorted out row by row
+            whole = [all(type(value) is int for value in row) for row in rows]
+            self.malformed = [row for row, ok in zip(rows, whole) if not ok]
+            stored = np.array([row for row, ok in zip(rows, whole) if ok], dtype=np.int64)
+        stored = stored.reshape(-1, len(PROFILE_FIELDS) + 2)
         self.total = int(stored[:, -2].sum())  # every row's molecules, for the count
         # each profile once, in the keys' order, from the first row read that has it: a molecule is
         # judged against that row, and a profile in several rows is named by the count
