@@ -353,6 +353,10 @@ check.py, the fourth run (2026-11-25, every mutant not run before; code of main 
   capped at ``len + 1``: a key past every stored one read out of bounds) and ``megabytes`` 8 (the
   tenth's divisor 1,000,001) killed since, by test_check.py's
   ``test_a_missing_profile_that_sorts_last_is_named`` and 1.35 MB shown 1.4 MB (checked by hand).
+  ``CompactJudge.__init__`` changed once more after these runs (Profiles rows read into int64 at
+  once when numpy finds only integers, row by row otherwise): its mutant numbers above are those
+  of the code before; the fallback is pinned by test_check_compact_families.py's malformed-value
+  test (it fails when the fast path is taken always: checked by hand).
 
 What makes a mutant cheap (tests/conftest.py): the check tests share one
 A3_B5 per store (``a3_b5_stores``), under mutmut explored once for the whole
