@@ -298,11 +298,6 @@ def require_complete(config: Config) -> None:
         )
 
 
-def emit(text: str) -> None:
-    """Print, through a pager when the text is longer than the terminal."""
-    emit_lines(text.splitlines(), [])
-
-
 def emit_lines(head: Iterable[str], rest: Iterable[str]) -> None:
     """Print lines as they are made; on a terminal, through a pager when they outgrow the screen.
 
