@@ -172,18 +172,7 @@ def test_a_seed_names_the_same_sample_in_every_release() -> None:
 def test_the_samples_progress_in_their_batches(clean: Path) -> None:
     """The engine sample re-traces (and reports) ``SAMPLE_BATCH`` molecules at a time, the reference
     sample (rays.py, slower) 50 at a time."""
-    seen: list[tuple[str, int, int]] = []
-    open_database(clean, create=False, write=False)
-    try:
-        check.check(
-            A3_B5,
-            sample=check.SAMPLE_BATCH + 30,
-            reference=120,
-            integrity=False,
-            progress=lambda name, done, total: seen.append((name, done, total)),
-        )
-    finally:
-        close_database()
+    _, seen = progress_of(clean, sample=check.SAMPLE_BATCH + 30, reference=120, integrity=False)
     phases = dict(groupby_names(seen))
     assert [done for _, done, _ in phases["engine"]] == [0, 2300]  # A3_B5 has fewer: all of them
     assert [done for _, done, _ in phases["reference"]] == [0, 50, 100, 120]
@@ -410,12 +399,14 @@ def test_a_clean_compact_store_passes(compact: Path, capsys) -> None:
     assert "2 families (4 molecules re-traced), 8 ambiguous spectra" in report["checks"][3]["covered"]
 
 
-def progress_of(path: Path, config=A3_B5) -> tuple[check.CheckReport, list[tuple[str, int, int]]]:
-    """A check run in this process, every progress report noted."""
+def progress_of(path: Path, config=A3_B5, **options) -> tuple[check.CheckReport, list[tuple[str, int, int]]]:
+    """A check run in this process (``options``: check's own), every progress report noted."""
     seen: list[tuple[str, int, int]] = []
     open_database(path, create=False, write=False)
     try:
-        report = check.check(config, progress=lambda name, done, total: seen.append((name, done, total)))
+        report = check.check(
+            config, progress=lambda name, done, total: seen.append((name, done, total)), **options
+        )
     finally:
         close_database()
     return report, seen

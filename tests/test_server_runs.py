@@ -326,27 +326,41 @@ TERMINATE = (
 """End every backend of bbtui's on a database (the explorer's connections, its lock's, its workers')."""
 
 
-@pytest.mark.parametrize("kind", STORES)
-def test_a_dropped_connection_stops_the_run_in_one_line_and_it_resumes(
-    pg_server, pg_url, reference, tmp_path, kind
-):
-    config = RUNS[kind]
+def run_cut_mid_way(pg_server, pg_url, tmp_path, kind, cut) -> tuple[subprocess.Popen, str, str]:
+    """An exploration of ``kind`` on the server, ``cut(admin connection)`` once it has stored a few
+    ranges; the run, its output and its errors once it has ended."""
     run = explorer(pg_url, kind, tmp_path)
     try:
-        wait_until(lambda: ranges(pg_url, config) >= 2, 120, "a few ranges stored")
+        wait_until(lambda: ranges(pg_url, RUNS[kind]) >= 2, 120, "a few ranges stored")
         with pg_server.admin() as connection:
-            (ended_backends,) = connection.execute(TERMINATE, (server.ServerURL(pg_url).dbname,)).fetchone()
-        assert ended_backends >= 2  # the explorer's and its lock's at least
+            cut(connection)
     finally:
         out, err = ended(run)
-    line = assert_one_error_line(run, err, "the connection to", "was lost", "run it again to resume")
-    assert pg_server.password not in out + err and "postgres:***@" in line
-    stored = ranges(pg_url, config)
-    assert stored >= 2
+    return run, out, err
+
+
+def assert_it_resumes(pg_url, reference, tmp_path, kind) -> None:
+    """Explore run again finishes the configuration, and the store equals the reference."""
+    config = RUNS[kind]
     resumed = bbcore(pg_url, "explore", config.name, home=tmp_path)
     assert resumed.returncode == 0, resumed.stderr
     assert f"{config.name} complete" in resumed.stdout
     assert_same_result(pg_url, reference, kind)
+
+
+@pytest.mark.parametrize("kind", STORES)
+def test_a_dropped_connection_stops_the_run_in_one_line_and_it_resumes(
+    pg_server, pg_url, reference, tmp_path, kind
+):
+    def terminate_every_backend(connection) -> None:
+        (ended_backends,) = connection.execute(TERMINATE, (server.ServerURL(pg_url).dbname,)).fetchone()
+        assert ended_backends >= 2  # the explorer's and its lock's at least
+
+    run, out, err = run_cut_mid_way(pg_server, pg_url, tmp_path, kind, terminate_every_backend)
+    line = assert_one_error_line(run, err, "the connection to", "was lost", "run it again to resume")
+    assert pg_server.password not in out + err and "postgres:***@" in line
+    assert ranges(pg_url, RUNS[kind]) >= 2
+    assert_it_resumes(pg_url, reference, tmp_path, kind)
 
 
 LOCK_BACKEND = (
@@ -363,16 +377,14 @@ def test_the_lock_connection_lost_alone_stops_the_run_in_one_line_and_it_resumes
 ):
     config = RUNS[kind]
     dbname = server.ServerURL(pg_url).dbname
-    run = explorer(pg_url, kind, tmp_path)
-    try:
-        wait_until(lambda: ranges(pg_url, config) >= 2, 120, "a few ranges stored")
-        with pg_server.admin() as connection:
-            holders = connection.execute(LOCK_BACKEND, (dbname, server.lock_key(config))).fetchall()
-            assert [name for _, name in holders] == ["bbtui lock"], holders
-            # only the lock's connection ends: the server releases the lock, the run's other connections go on
-            assert connection.execute("SELECT pg_terminate_backend(%s)", (holders[0][0],)).fetchone()[0]
-    finally:
-        out, err = ended(run)
+
+    def terminate_the_lock_backend(connection) -> None:
+        holders = connection.execute(LOCK_BACKEND, (dbname, server.lock_key(config))).fetchall()
+        assert [name for _, name in holders] == ["bbtui lock"], holders
+        # only the lock's connection ends: the server releases the lock, the run's other connections go on
+        assert connection.execute("SELECT pg_terminate_backend(%s)", (holders[0][0],)).fetchone()[0]
+
+    run, out, err = run_cut_mid_way(pg_server, pg_url, tmp_path, kind, terminate_the_lock_backend)
     line = assert_one_error_line(
         run, err, "the connection to", "was lost", f"lock of {config.name}", "run it again to resume"
     )
@@ -380,10 +392,7 @@ def test_the_lock_connection_lost_alone_stops_the_run_in_one_line_and_it_resumes
     assert f"{config.name} complete" not in out
     with pg_server.admin() as connection:
         assert not connection.execute(LOCK_BACKEND, (dbname, server.lock_key(config))).fetchall()
-    resumed = bbcore(pg_url, "explore", config.name, home=tmp_path)
-    assert resumed.returncode == 0, resumed.stderr
-    assert f"{config.name} complete" in resumed.stdout
-    assert_same_result(pg_url, reference, kind)
+    assert_it_resumes(pg_url, reference, tmp_path, kind)
 
 
 # -- the server's disk full -----------------------------------------------------------------------
@@ -507,14 +516,10 @@ def full_disk(pg_server):
 @pytest.mark.parametrize("kind", STORES)
 def test_the_servers_disk_full_stops_the_run_in_one_line_and_it_resumes(full_disk, reference, tmp_path, kind):
     url, disk = full_disk
-    config = RUNS[kind]
     disk.fill(url)
     run = explorer(url, kind, tmp_path)
     out, err = ended(run)
     line = assert_one_error_line(run, err, "the server's disk is full", "free some space", "resume")
     assert "postgres:***@" in line
     disk.free(url)
-    resumed = bbcore(url, "explore", config.name, home=tmp_path)
-    assert resumed.returncode == 0, resumed.stderr
-    assert f"{config.name} complete" in resumed.stdout
-    assert_same_result(url, reference, kind)
+    assert_it_resumes(url, reference, tmp_path, kind)
