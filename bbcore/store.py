@@ -541,16 +541,20 @@ def read_only_shims() -> tuple[str, ...]:
 
 
 def location(text: str | os.PathLike | ServerURL) -> Location:
-    """What ``--db`` or ``BBTUI_DB`` names: a server URL (``postgresql://``), else a file path.
+    """What ``--db`` or ``BBTUI_DB`` names: a server (a ``postgresql://`` URL or libpq's
+    ``key=value`` form, ``server.is_url``), else a file path.
 
-    Raises StoreError (one line, the password masked) for a malformed URL.
+    Raises StoreError (one line, never the text given) for a connection string libpq cannot parse.
     """
     if not isinstance(text, str | os.PathLike):
         return text  # already a ServerURL
     from bbcore import server
 
     if server.is_url(text):
-        return server.ServerURL(str(text))
+        try:
+            return server.ServerURL(str(text))
+        except server.ServerError as error:
+            raise StoreError(str(error)) from None
     return Path(text).expanduser()
 
 
@@ -559,10 +563,21 @@ def is_server(where: object) -> bool:
     return where is not None and not isinstance(where, str | os.PathLike)
 
 
+def default_description() -> str:
+    """The default database as ``--help`` names it; a ``BBTUI_DB`` that cannot be used says so, masked."""
+    try:
+        return str(default_path())
+    except StoreError as error:
+        return str(error)
+
+
 def default_path() -> Location:
     """The database: ``BBTUI_DB`` (a file or a server URL), else ``$XDG_DATA_HOME/bbtui/blackbox.sqlite``."""
     if os.environ.get("BBTUI_DB"):
-        return location(os.environ["BBTUI_DB"])
+        try:
+            return location(os.environ["BBTUI_DB"])
+        except StoreError as error:
+            raise StoreError(f"$BBTUI_DB: {error}") from None
     data_home = os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share"
     return Path(data_home) / "bbtui" / "blackbox.sqlite"
 

@@ -27,6 +27,7 @@ import pytest
 from pilot import wait_for
 from postgres import PostgresServer, free_port
 from proctree import session_processes, wait_until
+from psycopg.conninfo import conninfo_to_dict
 from stores import bbcore
 
 from bbcore import server, store
@@ -76,7 +77,14 @@ def test_a_url_names_a_server_and_a_path_names_a_file():
     assert (url.user, url.dbname) == ("alice", "results")
     assert str(url) == "postgresql://alice:***@db.example:6543/results?sslmode=require"
     assert "hunter2" not in repr(url) and "hunter2" not in f"{url}"
-    assert url.conninfo == "postgresql://alice:hunter2@db.example:6543/results?sslmode=require"
+    assert conninfo_to_dict(url.conninfo) == {  # what libpq reads, all of it, goes to libpq
+        "user": "alice",
+        "password": "hunter2",
+        "host": "db.example",
+        "port": "6543",
+        "dbname": "results",
+        "sslmode": "require",
+    }
     short = store.location("postgres://bob@localhost/bb")
     assert str(short) == "postgres://bob@localhost/bb" and short.conninfo.startswith("postgresql://")
     in_query = store.location("postgresql://h/db?user=carol&password=pw1&sslmode=disable")
