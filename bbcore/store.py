@@ -34,8 +34,10 @@ location (``Location``: a ``Path`` or a ``server.ServerURL``).
 
 from __future__ import annotations
 
+import errno
 import os
 import sqlite3
+import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -583,8 +585,37 @@ def default_path() -> Location:
 
 
 def exists(where: Location) -> bool:
-    """Whether the database is there to be read: the file exists; a server is asked when opened."""
-    return is_server(where) or Path(where).exists()
+    """Whether the database is there to be read: the file exists; a server is asked when opened.
+
+    A path that is there but cannot be a database (a symlink loop, a FIFO:
+    ``file_problem``) counts as there, so that opening it says what it is.
+    """
+    return is_server(where) or Path(where).exists() or file_problem(Path(where)) is not None
+
+
+def file_problem(path: Path) -> str | None:
+    """Why ``path`` cannot be a database file, in one line; None when it is a regular file or is missing.
+
+    Looked at before SQLite opens it: a symbolic link loop (which
+    ``Path.exists`` takes for a missing file, and ``Path.resolve``
+    raises on), and anything not a regular file (a FIFO would block the
+    opening for good, a device or socket fail in SQLite's words).
+    """
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        return None
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            return f"{path} is a symbolic link loop (its links never reach a file): not a database"
+        return f"cannot open {path}: {error.strerror or error}"
+    if stat.S_ISDIR(mode):
+        return f"{path} is a directory, not a database file"
+    if not stat.S_ISREG(mode):
+        kind = "a socket" if stat.S_ISSOCK(mode) else "a device"
+        kind = "a FIFO (named pipe)" if stat.S_ISFIFO(mode) else kind
+        return f"{path} is {kind}, not a regular file: a database is a file"
+    return None
 
 
 def read_only_message(path: Location) -> str:
@@ -749,8 +780,9 @@ def open_database(
         sql.use(sql.SERVER)
         return path
     sql.use(sql.SQLITE)
-    if path.is_dir():
-        raise StoreError(f"{path} is a directory, not a database file")
+    problem = file_problem(path)
+    if problem:
+        raise StoreError(problem)
     if not path.exists():
         if not create or write is False:
             raise StoreError(f"no database at {path} (explore a configuration first)")
@@ -848,6 +880,9 @@ def finish_file(path: Path) -> bool:
 
 def check_database_file(path: Path) -> None:
     """Raise StoreError unless ``path`` is absent, empty or an SQLite database."""
+    problem = file_problem(path)
+    if problem:
+        raise StoreError(problem)
     if not path.exists() or path.stat().st_size == 0:
         return
     # SQLite itself reads the header ("file is not a database"): closing a file
