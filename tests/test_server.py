@@ -231,6 +231,19 @@ def test_a_read_only_role_browses_and_is_refused_every_write(reader_url, tmp_pat
         assert_one_line_error(result, secret=SECRET, words="role reader may only read")
 
 
+def test_a_read_only_role_reads_a_stored_book_and_is_refused_computing_one(pg_url, reader_url, tmp_path):
+    """docs/server.md: computing a book is a write, refused in one line, exit 2 (not computed, then lost)."""
+    written = bbcore(pg_url, "strategy", "A2_B3", home=tmp_path)  # a writer stores A2_B3's book
+    assert written.returncode == 0, written.stderr
+    stored = bbcore(reader_url, "strategy", "A2_B3", home=tmp_path)
+    assert stored.returncode == 0 and stored.stderr == "", stored.stderr
+    assert "read from the database" in stored.stdout
+    for args in (("A3_B5",), ("A2_B3", "--recompute"), ("A2_B3", "--by", "information")):
+        refused = bbcore(reader_url, "strategy", *args, home=tmp_path)
+        assert_one_line_error(refused, secret=SECRET, words="role reader may only read")
+        assert refused.stdout == ""
+
+
 def test_a_read_only_role_opens_read_only_and_cannot_write_even_by_hand(reader_url):
     store.open_database(reader_url)
     try:
