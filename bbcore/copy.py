@@ -229,6 +229,9 @@ class Source:
             connection.read_only = True
             return connection
         path = Path(self.where)
+        problem = store.file_problem(path)
+        if problem:
+            raise CopyError(problem)
         if not path.is_file():
             raise CopyError(f"no database at {path} (the source of the copy)")
         store.check_database_file(path)
@@ -281,9 +284,17 @@ class Source:
 
 
 def same_store(source: Location, target: Location) -> bool:
-    """Whether two locations name the same store (the same file, or the same server database)."""
+    """Whether two locations name the same store (the same file, or the same server database).
+
+    Raises CopyError (one line) for a path that cannot be a database
+    (a symlink loop, a FIFO: ``store.file_problem``), before resolving it.
+    """
     if is_server(source) or is_server(target):
         return source == target
+    for path in (source, target):
+        problem = store.file_problem(Path(path))
+        if problem:
+            raise CopyError(problem)
     return Path(source).resolve() == Path(target).resolve()
 
 

@@ -8,9 +8,11 @@ peewee's ``PostgresqlDatabase`` on psycopg 3 (the ``[server]`` extra).
 
 This module holds:
 
-- ``ServerURL``: a parsed URL whose ``str()`` masks the password, so that
-  whatever prints a database's name (errors, ``status``, the TUI's header,
-  progress lines) can never show it.  The password may also come from
+- ``ServerURL``: a connection string (a URL, or libpq's key=value form)
+  parsed as libpq parses it (``parse``), whose ``str()`` is made from the
+  parsed parameters with the password masked, so that whatever prints a
+  database's name (errors, ``status``, the TUI's header, progress lines,
+  the ``--serve`` banner) can never show it, whatever characters it holds.  The password may also come from
   ``PGPASSWORD`` or ``~/.pgpass``: libpq reads them when the URL has none.
 - ``ServerDatabase``: peewee's database with 64-bit integers (molecule
   numbers pass 2^31) whose connections are read-only when the store is.
@@ -42,7 +44,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
+from urllib.parse import quote
 
 from peewee import DatabaseError, DatabaseProxy, InterfaceError, Model, OperationalError, PostgresqlDatabase
 
@@ -66,39 +68,138 @@ class ReadOnlyRole(ServerError):
     """A write asked of a role that may only read."""
 
 
+KEYWORDS = frozenset(
+    (
+        "host hostaddr port dbname user password passfile require_auth channel_binding connect_timeout "
+        "client_encoding options application_name fallback_application_name keepalives keepalives_idle "
+        "keepalives_interval keepalives_count tcp_user_timeout replication gssencmode sslmode requiressl "
+        "sslcompression sslcert sslkey sslpassword sslcertmode sslrootcert sslcrl sslcrldir sslsni "
+        "requirepeer ssl_min_protocol_version ssl_max_protocol_version krbsrvname gsslib gssdelegation "
+        "service target_session_attrs load_balance_hosts sslnegotiation"
+    ).split()
+)
+"""libpq's connection keywords: a ``--db`` text that starts with one of them and ``=`` is a server's
+``key=value`` connection string (``host=db.example dbname=blackbox``), not a file path."""
+SHAPE = "postgresql://USER[:PASSWORD]@HOST[:PORT]/DBNAME, or libpq's key=value form"
+INVALID = f"not a valid PostgreSQL connection string ({SHAPE})"
+
+
 def is_url(text: object) -> bool:
-    """Whether ``--db``'s text names a server (``postgresql://`` or ``postgres://``) rather than a file."""
-    return isinstance(text, str) and text.split("://", 1)[0].lower() in SCHEMES and "://" in text
+    """Whether ``--db``'s text names a server rather than a file.
+
+    A server is named as libpq names one: a URL (``postgresql://`` or
+    ``postgres://``), or a ``key=value`` connection string whose first
+    keyword is one of libpq's (``KEYWORDS``).
+    """
+    if not isinstance(text, str):
+        return False
+    scheme, separator, _ = text.partition("://")
+    if separator and scheme.lower() in SCHEMES:
+        return True
+    first = re.match(r"\s*([A-Za-z_]+)\s*=", text)
+    return first is not None and first.group(1) in KEYWORDS
+
+
+def parse(text: str) -> dict[str, str]:
+    """The connection parameters libpq reads in ``text`` (psycopg's ``conninfo_to_dict``), or ServerError.
+
+    libpq parses, so that bbtui connects to what it shows and masks the
+    password libpq will send, whatever characters it holds.  No message
+    shows ``text`` or a part of it: libpq's own complaints quote the
+    offending part, which may be the password, and that part is left out
+    (``_unquoted``).  A URL in which libpq would find an ``@`` past the
+    one that ends the user's part (a raw ``@`` or ``/`` in the password,
+    which libpq then reads as part of the host, port or database) is
+    refused: its password would be misread, and its tail shown as a host.
+    """
+    try:
+        from psycopg import ProgrammingError
+        from psycopg.conninfo import conninfo_to_dict
+    except ImportError:
+        raise ServerError(
+            "a PostgreSQL server as the store needs psycopg: pip install 'bbtui[server]'"
+        ) from None
+    try:
+        if "\0" in text:  # libpq would stop reading there
+            raise ValueError(text)
+        params = conninfo_to_dict(text)
+    except ProgrammingError as error:
+        raise ServerError(f"{INVALID}: {_unquoted(str(error))}") from None
+    except ValueError:  # a NUL, or bytes that are not text
+        raise ServerError(f"{INVALID}: a character libpq cannot take") from None
+    if _stray_at(text):
+        raise ServerError(
+            f"{INVALID}: libpq would not read its user and password as meant; percent-encode "
+            "an '@' or '/' in the user name, password or database (%40, %2F)"
+        )
+    return {name: str(value) for name, value in params.items() if value is not None}
+
+
+def _unquoted(message: str) -> str:
+    """libpq's complaint on a connection string with the parts it quotes from it left out.
+
+    libpq quotes what it read (``missing "=" after "xyz"``, ``invalid URI
+    query parameter: "..."``), and that may be the password or a part of
+    it: everything from the first double quote to the last is dropped.
+    """
+    line = " ".join(message.split())
+    if '"' in line:
+        line = line[: line.index('"')] + '"..."' + line[line.rindex('"') + 1 :]
+    return line.rstrip(": ") or "libpq cannot parse it"
+
+
+def _stray_at(text: str) -> bool:
+    """Whether libpq would read an ``@`` of a URL as part of its host, port or database name.
+
+    libpq ends the user's part at the first ``@`` met before a ``/``; an
+    ``@`` after it, before the query, is what a raw ``@`` or ``/`` in a
+    password leaves behind (``user:Pa@ss@host``: host ``ss@host``;
+    ``user:a/b@host/db``: host ``user``, database ``b@host/db``).
+    """
+    scheme, separator, rest = text.partition("://")
+    if not separator or scheme.lower() not in SCHEMES:
+        return False
+    end = next((index for index, char in enumerate(rest) if char in "@/"), len(rest))
+    after = rest[end + 1 :] if end < len(rest) and rest[end] == "@" else rest
+    return "@" in after.split("?", 1)[0]
+
+
+def _written_password(text: str) -> str:
+    """The password of a URL as typed (``%41`` undecoded): what ``scrub`` masks besides libpq's reading."""
+    scheme, separator, rest = text.partition("://")
+    end = next((index for index, char in enumerate(rest) if char in "@/"), len(rest))
+    if not separator or end == len(rest) or rest[end] != "@":
+        return ""
+    return rest[:end].partition(":")[2]
 
 
 class ServerURL:
-    """A server database's URL; ``str()`` and ``repr()`` mask the password.
+    """A server database's connection string, parsed as libpq parses it; ``str()`` masks the password.
 
-    ``conninfo`` (the URL as given, with the scheme ``postgresql``, which is
-    what peewee recognizes) is the only way to the password: it goes to
-    libpq, never to a message.
+    ``params`` are libpq's parameters (``parse``); ``str()`` and ``repr()``
+    are a URL made from them with the password as ``***``, so that what
+    is shown is what libpq reads, never the text given.  ``conninfo``
+    (every parameter, percent-encoded, in a ``postgresql://`` URL, which
+    is what peewee recognizes) is the only way to the password: it goes
+    to libpq, never to a message.
     """
 
-    __slots__ = ("conninfo", "user", "dbname", "_masked", "_secrets")
+    __slots__ = ("conninfo", "params", "user", "dbname", "_masked", "_secrets")
 
     def __init__(self, text: str) -> None:
-        parts = urlsplit(text)  # what libpq would refuse (a bad port, ...) it refuses on connecting
-        query = parse_qsl(parts.query, keep_blank_values=True)
-        self.conninfo = urlunsplit(("postgresql", parts.netloc, parts.path, parts.query, ""))
-        self.user = (
-            unquote(parts.username) if parts.username else (dict(query).get("user") or _default_user())
+        self.params = parse(text)
+        scheme = text.partition("://")[0].lower() if "://" in text else "postgresql"
+        self.conninfo = "postgresql://" + (
+            "?" + "&".join(f"{name}={quote(value, safe='')}" for name, value in self.params.items())
+            if self.params
+            else ""
         )
-        self.dbname = unquote(parts.path.lstrip("/")) or dict(query).get("dbname") or self.user
-        self._secrets = tuple(
-            secret
-            for secret in (
-                unquote(parts.password) if parts.password else None,
-                parts.password,
-                dict(query).get("password"),
-            )
-            if secret
-        )
-        self._masked = mask(text)
+        self.user = self.params.get("user") or _default_user()
+        self.dbname = self.params.get("dbname") or os.environ.get("PGDATABASE") or self.user
+        password = self.params.get("password") or ""
+        written = (password, quote(password, safe=""), _written_password(text))  # as libpq reads it, as typed
+        self._secrets = tuple(secret for secret in dict.fromkeys(written) if secret)
+        self._masked = masked(self.params, scheme if scheme in SCHEMES else "postgresql")
 
     def __str__(self) -> str:
         return self._masked
@@ -107,10 +208,20 @@ class ServerURL:
         return f"ServerURL({self._masked!r})"
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, ServerURL) and other.conninfo == self.conninfo
+        return isinstance(other, ServerURL) and other.params == self.params
 
     def __hash__(self) -> int:
-        return hash(self.conninfo)
+        return hash(frozenset(self.params.items()))
+
+    @property
+    def host(self) -> str | None:
+        """The host (or hosts, comma-separated, or a socket folder) libpq connects to; None: its default."""
+        return self.params.get("host") or self.params.get("hostaddr")
+
+    @property
+    def port(self) -> str | None:
+        """The port libpq connects to (as given); None: its default."""
+        return self.params.get("port")
 
     def scrub(self, text: str) -> str:
         """``text`` with every occurrence of the password masked (a message from libpq or the server)."""
@@ -131,19 +242,27 @@ def _default_user() -> str:
         return "?"
 
 
-def mask(text: str) -> str:
-    """A server URL with its password masked (in the user part and in a ``password=`` parameter)."""
-    parts = urlsplit(text)
-    netloc = parts.netloc
-    userinfo, at, hostport = netloc.rpartition("@")
-    if at and ":" in userinfo:
-        netloc = f"{userinfo.split(':', 1)[0]}:{MASK}@{hostport}"
-    query = parts.query
-    if query:
-        pairs = parse_qsl(query, keep_blank_values=True)
-        if any(name == "password" for name, _ in pairs):
-            query = urlencode([(name, MASK if name == "password" else value) for name, value in pairs])
-    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+def masked(params: dict[str, str], scheme: str = "postgresql") -> str:
+    """A URL of libpq's parameters ``params`` with the password as ``***``: what bbtui shows of a server.
+
+    Made from the parsed parameters only, each percent-encoded: the text
+    the user gave is never shown, so a password libpq read is never shown
+    either, whatever it holds.
+    """
+    rest = dict(params)
+    user, password = rest.pop("user", None), rest.pop("password", None)
+    netloc = ""
+    if user is not None or password is not None:
+        netloc = quote(user or "", safe="") + (f":{MASK}" if password is not None else "") + "@"
+    host, port = rest.get("host"), rest.get("port")
+    if host and not host.startswith("/") and "," not in host + (port or ""):
+        del rest["host"]
+        netloc += f"[{host}]" if ":" in host else quote(host, safe="")
+        if port is not None:
+            netloc += ":" + quote(rest.pop("port"), safe="")
+    path = "/" + quote(rest.pop("dbname"), safe="") if "dbname" in rest else ""
+    query = "&".join(f"{name}={quote(value, safe='/,')}" for name, value in rest.items())
+    return f"{scheme}://{netloc}{path}" + (f"?{query}" if query else "")
 
 
 def placeholders(sql: str) -> str:
@@ -217,7 +336,13 @@ def _numeric_loader() -> type:
 
 # -- errors -------------------------------------------------------------------
 
-UNREACHABLE = ("Connection refused", "could not translate host name", "timeout expired", "No route to host")
+UNREACHABLE = (
+    "Connection refused",
+    "could not translate host name",
+    "failed to resolve host",
+    "timeout expired",
+    "No route to host",
+)
 
 
 def _cause(error: BaseException) -> BaseException:
@@ -453,8 +578,7 @@ def shard_root(url: ServerURL) -> Path:
     a folder named by the server and database (never the password).
     """
     cache = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    parts = urlsplit(url.conninfo)
-    name = f"{parts.hostname or 'local'}-{parts.port or 5432}-{url.dbname}"
+    name = f"{url.host or 'local'}-{url.port or 5432}-{url.dbname}"
     return Path(cache) / "bbtui" / "shards" / re.sub(r"[^A-Za-z0-9._-]", "_", name)
 
 

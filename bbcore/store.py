@@ -34,8 +34,10 @@ location (``Location``: a ``Path`` or a ``server.ServerURL``).
 
 from __future__ import annotations
 
+import errno
 import os
 import sqlite3
+import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -541,16 +543,20 @@ def read_only_shims() -> tuple[str, ...]:
 
 
 def location(text: str | os.PathLike | ServerURL) -> Location:
-    """What ``--db`` or ``BBTUI_DB`` names: a server URL (``postgresql://``), else a file path.
+    """What ``--db`` or ``BBTUI_DB`` names: a server (a ``postgresql://`` URL or libpq's
+    ``key=value`` form, ``server.is_url``), else a file path.
 
-    Raises StoreError (one line, the password masked) for a malformed URL.
+    Raises StoreError (one line, never the text given) for a connection string libpq cannot parse.
     """
     if not isinstance(text, str | os.PathLike):
         return text  # already a ServerURL
     from bbcore import server
 
     if server.is_url(text):
-        return server.ServerURL(str(text))
+        try:
+            return server.ServerURL(str(text))
+        except server.ServerError as error:
+            raise StoreError(str(error)) from None
     return Path(text).expanduser()
 
 
@@ -559,17 +565,57 @@ def is_server(where: object) -> bool:
     return where is not None and not isinstance(where, str | os.PathLike)
 
 
+def default_description() -> str:
+    """The default database as ``--help`` names it; a ``BBTUI_DB`` that cannot be used says so, masked."""
+    try:
+        return str(default_path())
+    except StoreError as error:
+        return str(error)
+
+
 def default_path() -> Location:
     """The database: ``BBTUI_DB`` (a file or a server URL), else ``$XDG_DATA_HOME/bbtui/blackbox.sqlite``."""
     if os.environ.get("BBTUI_DB"):
-        return location(os.environ["BBTUI_DB"])
+        try:
+            return location(os.environ["BBTUI_DB"])
+        except StoreError as error:
+            raise StoreError(f"$BBTUI_DB: {error}") from None
     data_home = os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share"
     return Path(data_home) / "bbtui" / "blackbox.sqlite"
 
 
 def exists(where: Location) -> bool:
-    """Whether the database is there to be read: the file exists; a server is asked when opened."""
-    return is_server(where) or Path(where).exists()
+    """Whether the database is there to be read: the file exists; a server is asked when opened.
+
+    A path that is there but cannot be a database (a symlink loop, a FIFO:
+    ``file_problem``) counts as there, so that opening it says what it is.
+    """
+    return is_server(where) or Path(where).exists() or file_problem(Path(where)) is not None
+
+
+def file_problem(path: Path) -> str | None:
+    """Why ``path`` cannot be a database file, in one line; None when it is a regular file or is missing.
+
+    Looked at before SQLite opens it: a symbolic link loop (which
+    ``Path.exists`` takes for a missing file, and ``Path.resolve``
+    raises on), and anything not a regular file (a FIFO would block the
+    opening for good, a device or socket fail in SQLite's words).
+    """
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        return None
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            return f"{path} is a symbolic link loop (its links never reach a file): not a database"
+        return f"cannot open {path}: {error.strerror or error}"
+    if stat.S_ISDIR(mode):
+        return f"{path} is a directory, not a database file"
+    if not stat.S_ISREG(mode):
+        kind = "a socket" if stat.S_ISSOCK(mode) else "a device"
+        kind = "a FIFO (named pipe)" if stat.S_ISFIFO(mode) else kind
+        return f"{path} is {kind}, not a regular file: a database is a file"
+    return None
 
 
 def read_only_message(path: Location) -> str:
@@ -734,8 +780,9 @@ def open_database(
         sql.use(sql.SERVER)
         return path
     sql.use(sql.SQLITE)
-    if path.is_dir():
-        raise StoreError(f"{path} is a directory, not a database file")
+    problem = file_problem(path)
+    if problem:
+        raise StoreError(problem)
     if not path.exists():
         if not create or write is False:
             raise StoreError(f"no database at {path} (explore a configuration first)")
@@ -833,6 +880,9 @@ def finish_file(path: Path) -> bool:
 
 def check_database_file(path: Path) -> None:
     """Raise StoreError unless ``path`` is absent, empty or an SQLite database."""
+    problem = file_problem(path)
+    if problem:
+        raise StoreError(problem)
     if not path.exists() or path.stat().st_size == 0:
         return
     # SQLite itself reads the header ("file is not a database"): closing a file

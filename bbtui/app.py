@@ -39,7 +39,7 @@ from textual.reactive import reactive
 from textual.screen import Screen
 
 from bbcore import __version__
-from bbcore.cli.common import positive_int
+from bbcore.cli.common import database_arg, positive_int
 from bbcore.cluster import cluster_address
 from bbcore.compact.shards import default_shard_root, forget_shards
 from bbcore.config import Config, ConfigError, parse_config
@@ -56,12 +56,11 @@ from bbcore.store import (
     StoreError,
     close_database,
     config_row,
-    default_path,
+    default_description,
     ensure_config,
     is_disk_full,
     is_read_only,
     is_server,
-    location,
     open_database,
     read_only_message,
     reset_config,
@@ -614,7 +613,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="bbtui",
         description="Explore the Black Box deduction game: run exhaustive explorations, browse "
         "the ambiguous molecules side by side, decode spectra.",
-        epilog=f"database: --db PATH or URL, else $BBTUI_DB, else {default_path()}",
+        epilog=f"database: --db PATH or URL, else $BBTUI_DB, else {default_description()}",
     )
     parser.add_argument(
         "config",
@@ -624,7 +623,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--db",
-        type=location,
+        type=database_arg,
         default=None,
         metavar="PATH",
         help="SQLite database file (created if missing), or a PostgreSQL server's "

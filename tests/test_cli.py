@@ -207,6 +207,49 @@ def test_a_corrupt_database_is_one_line(tmp_path):
     one_line_error(*failure(bbcore("--db", str(path), "status")), str(path))
 
 
+EVERY_COMMAND = (
+    ["status"],
+    ["explore", "A3_B4"],
+    ["reset", "A3_B4", "--yes"],
+    ["spectrums", "A3_B4"],
+    ["migrate"],
+    ["groups", "A3_B4"],
+    ["show", "A3_B4", "1"],
+    ["report", "A3_B4"],
+    ["export", "A3_B4"],
+    ["decode", "A3_B4", "--", "-" * 16],
+    ["strategy", "A3_B4"],
+    ["check", "A3_B4"],
+    ["copy", "A3_B4", "TARGET"],
+)
+"""Every bbcore command, each given the database to open (``copy``: as its source, into TARGET)."""
+
+
+def test_a_symlink_loop_is_named_in_one_line_by_every_command_and_as_copy_s_target(tmp_path, explored):
+    loop = tmp_path / "loop.sqlite"
+    loop.symlink_to("loop.sqlite")  # itself
+    for args in EVERY_COMMAND:
+        args = [str(tmp_path / "copied.sqlite") if word == "TARGET" else word for word in args]
+        result = bbcore("--db", str(loop), *args, timeout=120)
+        one_line_error(*failure(result), "loop.sqlite is a symbolic link loop")
+    result = bbcore("--db", str(explored), "copy", "A3_B4", str(loop), timeout=120)
+    one_line_error(*failure(result), "loop.sqlite is a symbolic link loop")
+    assert loop.is_symlink() and sorted(p.name for p in tmp_path.iterdir()) == ["loop.sqlite"]
+
+
+def test_a_fifo_is_refused_in_one_line_by_every_command_and_never_blocks(tmp_path, explored):
+    """Nothing ever opens it (a reader would wait for a writer for good): subprocess's timeout guards."""
+    fifo = tmp_path / "fifo.sqlite"
+    os.mkfifo(fifo)
+    for args in EVERY_COMMAND:
+        args = [str(tmp_path / "copied.sqlite") if word == "TARGET" else word for word in args]
+        result = bbcore("--db", str(fifo), *args, timeout=120)
+        one_line_error(*failure(result), "fifo.sqlite is a FIFO (named pipe), not a regular file")
+    result = bbcore("--db", str(explored), "copy", "A3_B4", str(fifo), timeout=120)
+    one_line_error(*failure(result), "fifo.sqlite is a FIFO")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["fifo.sqlite"]
+
+
 def test_a_missing_folder_or_database_is_one_line(tmp_path):
     one_line_error(
         *failure(bbcore("--db", str(tmp_path / "no" / "such" / "db.sqlite"), "explore", "A3_B4")),

@@ -27,6 +27,7 @@ import pytest
 from pilot import wait_for
 from postgres import PostgresServer, free_port
 from proctree import session_processes, wait_until
+from psycopg.conninfo import conninfo_to_dict
 from stores import bbcore
 
 from bbcore import server, store
@@ -76,7 +77,14 @@ def test_a_url_names_a_server_and_a_path_names_a_file():
     assert (url.user, url.dbname) == ("alice", "results")
     assert str(url) == "postgresql://alice:***@db.example:6543/results?sslmode=require"
     assert "hunter2" not in repr(url) and "hunter2" not in f"{url}"
-    assert url.conninfo == "postgresql://alice:hunter2@db.example:6543/results?sslmode=require"
+    assert conninfo_to_dict(url.conninfo) == {  # what libpq reads, all of it, goes to libpq
+        "user": "alice",
+        "password": "hunter2",
+        "host": "db.example",
+        "port": "6543",
+        "dbname": "results",
+        "sslmode": "require",
+    }
     short = store.location("postgres://bob@localhost/bb")
     assert str(short) == "postgres://bob@localhost/bb" and short.conninfo.startswith("postgresql://")
     in_query = store.location("postgresql://h/db?user=carol&password=pw1&sslmode=disable")
@@ -221,6 +229,19 @@ def test_a_read_only_role_browses_and_is_refused_every_write(reader_url, tmp_pat
     for write in (("explore", SMALL.name), ("reset", SMALL.name, "--yes"), ("explore", "A3_B4")):
         result = bbcore(reader_url, *write, home=tmp_path)
         assert_one_line_error(result, secret=SECRET, words="role reader may only read")
+
+
+def test_a_read_only_role_reads_a_stored_book_and_is_refused_computing_one(pg_url, reader_url, tmp_path):
+    """docs/server.md: computing a book is a write, refused in one line, exit 2 (not computed, then lost)."""
+    written = bbcore(pg_url, "strategy", "A2_B3", home=tmp_path)  # a writer stores A2_B3's book
+    assert written.returncode == 0, written.stderr
+    stored = bbcore(reader_url, "strategy", "A2_B3", home=tmp_path)
+    assert stored.returncode == 0 and stored.stderr == "", stored.stderr
+    assert "read from the database" in stored.stdout
+    for args in (("A3_B5",), ("A2_B3", "--recompute"), ("A2_B3", "--by", "information")):
+        refused = bbcore(reader_url, "strategy", *args, home=tmp_path)
+        assert_one_line_error(refused, secret=SECRET, words="role reader may only read")
+        assert refused.stdout == ""
 
 
 def test_a_read_only_role_opens_read_only_and_cannot_write_even_by_hand(reader_url):

@@ -33,7 +33,7 @@ from importlib import import_module
 
 from bbcore import __version__, store
 from bbcore.cli.common import COMMANDS, USER_ERRORS, OneLineParser, database_arg
-from bbcore.store import DATABASE_ERRORS, default_path, error_line
+from bbcore.store import DATABASE_ERRORS, default_description, error_line
 
 
 def build_parser(modules: Collection[str] | None = None) -> argparse.ArgumentParser:
@@ -48,7 +48,7 @@ def build_parser(modules: Collection[str] | None = None) -> argparse.ArgumentPar
     parser = OneLineParser(
         prog="bbcore",
         description="Explore Black Box configurations exhaustively and query the results.",
-        epilog=f"database: --db PATH or URL, else $BBTUI_DB, else {default_path()}",
+        epilog=f"database: --db PATH or URL, else $BBTUI_DB, else {default_description()}",
     )
     parser.add_argument("--version", action="version", version=f"bbcore {__version__}")
     database_help = (

@@ -80,8 +80,16 @@ class OneLineParser(argparse.ArgumentParser):
 
 
 def database_arg(text: str) -> Location:
-    """argparse type for ``--db``: a file path, or a server URL (``postgresql://...``)."""
-    return location(text)
+    """argparse type for ``--db``: a file path, or a server (``postgresql://...`` or libpq's key=value).
+
+    A connection string libpq cannot parse is refused in one line that never
+    shows the text (argparse's own line for a ValueError would quote it,
+    password and all).
+    """
+    try:
+        return location(text)
+    except StoreError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def config_arg(text: str) -> Config:

@@ -77,10 +77,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run_strategy(args: argparse.Namespace) -> int:
     """``bbcore strategy CONFIG``."""
     config: Config = args.config
-    open_store(args, create=True)
+    where = open_store(args, create=True)
     progress = MoleculesLine(f"{config.name}: spectra")
     try:
         made = None if args.recompute else stored_book(config, args.by)
+        if made is None and store.is_read_only() and store.is_server(where):
+            # a role that may only read computes no book it cannot store (docs/server.md): exit 2
+            raise CLIError(store.read_only_message(where))
         computed = made is None
         if made is None:
             made = compute_book(config, args.by, progress=progress)

@@ -22,7 +22,7 @@ from bbcore.config import Config, parse_config, validation_error
 from bbcore.explore import COMPACT_ABOVE
 from bbcore.progress import Progress
 from bbcore.queries import ConfigState, config_state, config_states
-from bbcore.store import COMPACT, FULL
+from bbcore.store import COMPACT, DATABASE_ERRORS, FULL, error_line, opened
 from bbcore.words import article
 from bbtui.host import Host, host
 from bbtui.screens.confirm import ConfirmScreen
@@ -139,7 +139,14 @@ class ExploreScreen(Screen):
         table = self.table
         selected = self.selected
         table.clear()
-        self.states = {state.config.name: state for state in config_states()}
+        try:
+            states = config_states()
+        except DATABASE_ERRORS as error:  # a corrupt file: the CLI's line, on screen; the app stays up
+            self.states = {}
+            self.query_one("#config-message", Label).update(error_line(error, opened.path))
+            self.notify(error_line(error, opened.path), title="Database", severity="error", timeout=30)
+            return
+        self.states = {state.config.name: state for state in states}
         for state in self.states.values():
             table.add_row(*self.row_cells(state), key=state.config.name)
         if selected is not None:

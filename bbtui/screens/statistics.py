@@ -40,7 +40,7 @@ from bbcore.statistics import (
     StatisticsReport,
     statistics_report,
 )
-from bbcore.store import StoreError, db
+from bbcore.store import DATABASE_ERRORS, StoreError, db, error_line, opened
 from bbtui.widgets.board import Board
 from bbtui.widgets.plot import BarPlot
 
@@ -138,6 +138,9 @@ class StatisticsScreen(Screen):
                 }
         except (StatisticsError, StoreError) as error:
             self.post_message(StatisticsLoaded(config, None, {}, str(error)))
+            return
+        except DATABASE_ERRORS as error:  # a corrupt page: the CLI's line, on screen
+            self.post_message(StatisticsLoaded(config, None, {}, error_line(error, opened.path)))
             return
         self.post_message(StatisticsLoaded(config, report, spectra))
 

@@ -1,0 +1,101 @@
+"""bbtui on a corrupt database says what bbcore says, on screen, and stays up (issue 32, D6).
+
+The files are really corrupted: a real explored database (A4_B6, full
+store) with pages overwritten, as a disk or a careless copy would leave it,
+never a mocked error.  Pages 2 to 4 hold the start of the tables, so the
+launch's first query fails; a data page of ``Molecules`` in the middle of
+the file is read only by the statistics.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from expect import bbcore
+from pilot import wait_for
+from textual.widgets import Input, Label
+
+from bbcore.config import Config
+from bbcore.explore import explore
+from bbcore.store import close_database
+from bbtui.app import BlackBoxApp
+from bbtui.screens.statistics import StatisticsScreen
+
+CONFIG = Config(4, 6)
+PAGE = 4096
+TABLE_LEAF = 0x0D
+"""SQLite's page type of a table b-tree leaf: rows."""
+CORRUPT = "is not a bbtui database (or it is corrupt)"
+
+
+@pytest.fixture(scope="module")
+def explored_file(tmp_path_factory) -> Path:
+    """A4_B6 explored (58,905 molecules, 3,000 pages and more), closed: every page in the file."""
+    path = tmp_path_factory.mktemp("corrupt") / "explored.sqlite"
+    explore(CONFIG, path)
+    close_database()
+    return path
+
+
+def garbled(source: Path, folder: Path, pages: list[int]) -> Path:
+    """A copy of ``source`` with ``pages`` (1-based) overwritten by bytes that are no page."""
+    path = folder / "garbled.sqlite"
+    shutil.copy(source, path)
+    data = bytearray(path.read_bytes())
+    for page in pages:
+        data[(page - 1) * PAGE : page * PAGE] = bytes((i * 37 + page) % 251 for i in range(PAGE))
+    path.write_bytes(bytes(data))
+    return path
+
+
+def middle_data_page(path: Path) -> int:
+    """The table leaf page nearest the middle of the file: ``Molecules`` rows, most of the file."""
+    data = path.read_bytes()
+    pages = len(data) // PAGE
+    for page in sorted(range(2, pages + 1), key=lambda page: abs(page - pages // 2)):
+        if data[(page - 1) * PAGE] == TABLE_LEAF:
+            return page
+    raise AssertionError("no table leaf page")
+
+
+def cli_line(path: Path, *args: str) -> str:
+    """bbcore's one line on the file, without its ``bbcore: error:`` prefix."""
+    result = bbcore("--db", str(path), *args)
+    assert result.returncode == 2 and len(result.stderr.splitlines()) == 1, result.stderr
+    return result.stderr.strip().removeprefix("bbcore: error: ")
+
+
+async def test_a_file_corrupt_at_its_start_launches_with_the_clis_line_on_screen(explored_file, tmp_path):
+    path = garbled(explored_file, tmp_path, [2, 3, 4])
+    line = cli_line(path, "status")
+    assert CORRUPT in line
+    app = BlackBoxApp(path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        message = app.screen.query_one("#config-message", Label)
+        await wait_for(pilot, lambda: str(message.render()) == line)
+        assert any(note.message == line for note in app._notifications)
+        await pilot.press("A", "3")  # the app still answers keys: the input, focused, takes them
+        await wait_for(pilot, lambda: app.screen.query_one("#new-config", Input).value == "A3")
+        assert app.is_running and app._exception is None
+    close_database()
+
+
+async def test_the_statistics_of_a_file_with_a_corrupt_data_page_show_the_line_and_the_app_stays_up(
+    explored_file, tmp_path
+):
+    path = garbled(explored_file, tmp_path, [middle_data_page(explored_file)])
+    line = cli_line(path, "report", CONFIG.name)
+    assert CORRUPT in line
+    app = BlackBoxApp(path, CONFIG)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("t")
+        await wait_for(pilot, lambda: isinstance(app.screen, StatisticsScreen))
+        summary = app.screen.query_one("#stats-summary", Label)
+        await wait_for(pilot, lambda: str(summary.render()) == line)
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: not isinstance(app.screen, StatisticsScreen))
+        assert app.is_running and app._exception is None
+    close_database()
