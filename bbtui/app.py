@@ -10,7 +10,8 @@ run and ``ctrl+q`` pauses the run cleanly before quitting.  A database this user
 cannot write (a shared or published file, a read-only mount) opens
 read-only: every browsing screen works, the exploration keys are off, the
 header says why, and a start says in one line what to do.  ``--read-only``
-opens any file so, and computes no strategy book either.  ``bbtui --serve``
+opens any file so.  A read-only session reads the stored strategy books and
+computes none (it could not keep them: docs/strategy.md).  ``bbtui --serve``
 serves the app to web browsers, each tab an app of its own (``bbtui.serve``).
 
 Screens: Explore (the home screen), Groups, Group, Decode, Molecule,

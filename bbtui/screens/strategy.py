@@ -5,14 +5,23 @@ outcome of its parent's shot with its count of candidates, and the shot the
 book takes next (or, at a leaf, the molecule or spectral group left); the
 figures after it are the rays and points the book still spends below it on
 average (``H 229,246 → 3 · +6.3 rays (≤12), +9.9 pts``: absorbed for
-229,246 molecules, then shoot 3).  Nodes are made when expanded: the stored levels come from the
-database, deeper ones are rebuilt by ``StrategyBook.children``.  Enter (or
-``o``) on a leaf opens its molecule, or its spectral group.
+229,246 molecules, then shoot 3).  Nodes are made when expanded (in a thread,
+"opening..." meanwhile): the stored levels come from the database, deeper ones
+are rebuilt by ``StrategyBook.children``.  Enter (or ``o``) on a leaf opens its
+molecule, or its spectral group.
 
 Beside the tree: the book's figures, the histograms of rays and of points,
 and the hardest molecules.  ``ctrl+r`` switches between the ``remaining``
 and ``information`` policies.  The book is read from the database or
-computed (and stored) in a thread worker, and kept by the app.
+computed (and stored) in a thread worker, and kept by the app (its last
+few).
+
+No key waits for the engine: the book, each node opened (its children and
+their labels, which read the node's molecules) and the figures beside the
+tree (the hardest molecules' lines rebuild nodes) are made in thread
+workers, whose kernels release the GIL.  Leaving the screen cancels them.
+A read-only session computes no book: with none stored, the screen says so
+and why, in the message line, both plots and the tree.
 """
 
 from __future__ import annotations
