@@ -182,13 +182,19 @@ def compiled(kernel, molecules: int | None = None, calls: dict[str, Callable] | 
 
 
 def _jit(function, **options):
-    """numba's version of a function, its compiled code cached on disk where it can be."""
+    """numba's version of a function, its compiled code cached on disk where it can be.
+
+    Every kernel releases the GIL (``nogil``): they touch only arrays, and the
+    TUI calls them from thread workers (a strategy book, a node of it, a
+    decode), where a kernel that held the GIL stopped the event loop, every
+    key waiting for it (3 s a key while an A5_B8 book was played).
+    """
     from numba import njit
 
     try:
-        return njit(cache=True, **options)(function)
+        return njit(cache=True, nogil=True, **options)(function)
     except RuntimeError:  # no folder to cache in (read-only install, no writable home)
-        return njit(**options)(function)
+        return njit(nogil=True, **options)(function)
 
 
 def kernel_identity(kernel) -> tuple[str, str]:

@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import io
 import json
+import threading
 import time
 import zipfile
 from dataclasses import dataclass, field
@@ -188,15 +189,28 @@ _figures = shot_figures
 """The kernel's ranking figures: ``shot_figures``, numba's once the kernel is compiled (``_kernel``)."""
 
 
+# The kernel's stack: one column per pending node, one row per field.
+S_START, S_COUNT, S_KNOWN, S_RAYS, S_POINTS, S_DEPTH, S_PARENT, S_OUTCOME = range(8)
+# The kernel's state between two calls (``_book_kernel``'s ``state``).
+TOP, RECORDED, PLACED, CURSOR, NODE, FIRST, COUNT, KNOWN, RAYS, POINTS, LEVEL = range(11)
+STEP: Final = 1 << 17
+"""Molecules the kernel reads per call (an A4_B8 book plays about 5 million a second on a
+busy machine, so a few hundredths of a second): ``stop`` is checked, and the progress
+told, between two calls."""
+
+
 def _book_kernel(
     codes,
     order,
     buffer,
-    known0,
-    rays0,
-    points0,
     by_information,
     record_depth,
+    budget,
+    stack,
+    state,
+    tally,
+    kinds,
+    seen,
     rays_out,
     points_out,
     parent,
@@ -211,54 +225,62 @@ def _book_kernel(
     depth_nodes,
     depth_leaves,
 ):  # pragma: no cover
-    """Play the policy from one node over the molecules ``order`` (compiled by numba).
+    """Play the policy over the molecules ``order`` (compiled by numba), ``budget``
+    molecules read at a time: returns True once the tree is played, False when the budget
+    ran out (called again with the same arrays, it goes on where it stopped, in the middle
+    of a node if need be).
 
-    ``codes[m]`` is molecule m's spectrum; ``order`` (the node's molecules)
-    is sorted in place into the tree's segments, ``buffer`` as long.  Each
-    molecule's rays and points go to ``rays_out`` and ``points_out``; the
-    nodes down to ``record_depth`` levels below this one go to the node
-    arrays (``shot`` -1 at a leaf; ``outcome`` the code that led there, -1
-    at the first node).  Returns the number of nodes recorded.
+    ``codes[m]`` is molecule m's spectrum; ``order`` (the molecules) is sorted
+    in place into the tree's segments, ``buffer`` as long.  ``stack`` holds
+    the nodes still to play (columns; rows ``S_*``), ``state`` the rest
+    (``TOP`` ... ``LEVEL``: the stack's height, the nodes recorded, the
+    molecules placed in a leaf, and the node being counted, its next molecule
+    at ``CURSOR``, -1 between nodes); ``tally``, ``kinds`` and ``seen`` that
+    node's outcome counts so far (zero between nodes).  Each molecule's rays
+    and points go to ``rays_out`` and ``points_out``; the nodes down to
+    ``record_depth`` levels below the first go to the node arrays (``shot``
+    -1 at a leaf; ``outcome`` the code that led there, -1 at the first node).
     """
     npos = codes.shape[1]
     ncodes = npos + 2
-    tally = np.zeros((npos, ncodes), dtype=np.int64)
-    kinds = np.zeros(npos, dtype=np.int64)
-    seen = np.empty((npos, ncodes), dtype=np.int64)
     values = np.empty(ncodes, dtype=np.int64)
     offsets = np.empty(ncodes, dtype=np.int64)
-    capacity = (npos + 2) * (npos + 2)
-    s_start = np.empty(capacity, dtype=np.int64)
-    s_count = np.empty(capacity, dtype=np.int64)
-    s_known = np.empty(capacity, dtype=np.int64)
-    s_rays = np.empty(capacity, dtype=np.int64)
-    s_points = np.empty(capacity, dtype=np.int64)
-    s_depth = np.empty(capacity, dtype=np.int64)
-    s_parent = np.empty(capacity, dtype=np.int64)
-    s_outcome = np.empty(capacity, dtype=np.int64)
-    top = 0
-    s_start[0], s_count[0], s_known[0] = 0, len(order), known0
-    s_rays[0], s_points[0], s_depth[0], s_parent[0], s_outcome[0] = rays0, points0, 0, -1, -1
-    top = 1
-    recorded = 0
-    while top > 0:
-        top -= 1
-        first, n, mask = s_start[top], s_count[top], s_known[top]
-        r, pts, d = s_rays[top], s_points[top], s_depth[top]
-        node = -1
-        if d <= record_depth:
-            node = recorded
-            recorded += 1
-            parent[node], depth[node], outcome[node] = s_parent[top], d, s_outcome[top]
-            start[node], count[node], known[node] = first, n, mask
-            rays[node], points[node], shot[node] = r, pts, -1
-        depth_nodes[r] += 1
-        # Outcome counts of every unknown position, and the outcomes seen.
-        best = -1
-        if n > 1:
+    work = 0
+    while True:
+        if state[CURSOR] < 0:
+            # The next node: recorded if shallow enough, its counts started.
+            top = state[TOP]
+            if top == 0:
+                return True
+            if work >= budget:
+                return False
+            top -= 1
+            state[TOP] = top
+            first, n, d = stack[S_START, top], stack[S_COUNT, top], stack[S_DEPTH, top]
+            node = -1
+            if d <= record_depth:
+                node = state[RECORDED]
+                state[RECORDED] += 1
+                parent[node], depth[node], outcome[node] = stack[S_PARENT, top], d, stack[S_OUTCOME, top]
+                start[node], count[node], known[node] = first, n, stack[S_KNOWN, top]
+                rays[node], points[node], shot[node] = stack[S_RAYS, top], stack[S_POINTS, top], -1
+            depth_nodes[stack[S_RAYS, top]] += 1
+            state[NODE], state[FIRST], state[COUNT] = node, first, n
+            state[KNOWN], state[RAYS] = stack[S_KNOWN, top], stack[S_RAYS, top]
+            state[POINTS], state[LEVEL] = stack[S_POINTS, top], d
+            state[CURSOR] = first
             for j in range(npos):
                 kinds[j] = 0
-            for i in range(first, first + n):
+        node, first, n, mask = state[NODE], state[FIRST], state[COUNT], state[KNOWN]
+        r, pts, d = state[RAYS], state[POINTS], state[LEVEL]
+        best = -1
+        if n > 1:
+            # Outcome counts of every unknown position, and the outcomes seen.
+            i = state[CURSOR]
+            while i < first + n:
+                if work >= budget:
+                    state[CURSOR] = i
+                    return False
                 m = order[i]
                 for j in range(npos):
                     if (mask >> j) & 1:
@@ -268,6 +290,8 @@ def _book_kernel(
                         seen[j, kinds[j]] = c
                         kinds[j] += 1
                     tally[j, c] += 1
+                i += 1
+                work += 1
             best_square, best_information = 0, 0.0
             for j in range(npos):
                 if (mask >> j) & 1 or kinds[j] < 2:
@@ -310,7 +334,9 @@ def _book_kernel(
                     offsets[c] += 1
                 for i in range(first, first + n):
                     order[i] = buffer[i]
+                work += n
                 end = first + n
+                top = state[TOP]
                 for c in range(ncodes - 1, -1, -1):
                     size = tally[best, c]
                     if size == 0:
@@ -319,21 +345,23 @@ def _book_kernel(
                     child = mask | (1 << best)
                     if c >= 2:
                         child |= 1 << (c - 2)
-                    s_start[top], s_count[top], s_known[top] = end, size, child
-                    s_rays[top], s_points[top] = r + 1, pts + (2 if c >= 2 else 1)
-                    s_depth[top], s_parent[top], s_outcome[top] = d + 1, node, c
+                    stack[S_START, top], stack[S_COUNT, top], stack[S_KNOWN, top] = end, size, child
+                    stack[S_RAYS, top], stack[S_POINTS, top] = r + 1, pts + (2 if c >= 2 else 1)
+                    stack[S_DEPTH, top], stack[S_PARENT, top], stack[S_OUTCOME, top] = d + 1, node, c
                     top += 1
+                state[TOP] = top
             for j in range(npos):
                 for k in range(kinds[j]):
                     tally[j, seen[j, k]] = 0
+        state[CURSOR] = -1
         if best < 0:
             depth_leaves[r] += 1
+            state[PLACED] += n
             for i in range(first, first + n):
                 rays_out[order[i]] = r
                 points_out[order[i]] = pts
         elif node >= 0:
             shot[node] = best
-    return recorded
 
 
 def _kernel():
@@ -402,13 +430,17 @@ def run_policy(
     rays: int = 0,
     points: int = 0,
     record_depth: int | None = None,
+    played: MoleculesDone | None = None,
+    stop: Stop | None = None,
 ) -> PolicyRun:
     """Play the policy over the molecules ``order`` (indexes into ``codes``, sorted in
     place into the tree's segments) from a node where ``known`` positions are known.
 
     Records the nodes down to ``record_depth`` levels below (every node when
     None).  The per-molecule ``rays`` and ``points`` of the result are
-    indexed like ``codes`` (zero for molecules not in ``order``).
+    indexed like ``codes`` (zero for molecules not in ``order``).  The kernel
+    runs ``STEP`` molecules at a time: between two, ``stop`` is checked
+    (DecodeCancelled) and ``played`` told (molecules placed in a leaf, in all).
     """
     if by not in POLICIES:
         raise StrategyError(f"unknown policy {by!r}: expected 'remaining' or 'information'")
@@ -425,22 +457,37 @@ def run_policy(
     points_out = np.zeros(len(codes), dtype=np.int16)
     depth_nodes = np.zeros(npos + 2, dtype=np.int64)
     depth_leaves = np.zeros(npos + 2, dtype=np.int64)
-    recorded = _kernel()(
+    # The depth-first stack holds at most npos + 1 outcomes of each level.
+    stack = np.empty((8, (npos + 2) * (npos + 2)), dtype=np.int64)
+    stack[:, 0] = (0, n, known, rays, points, 0, -1, -1)
+    state = np.zeros(11, dtype=np.int64)
+    state[TOP], state[CURSOR] = 1, -1
+    tally = np.zeros((npos, npos + 2), dtype=np.int64)
+    kinds = np.zeros(npos, dtype=np.int64)
+    seen = np.empty((npos, npos + 2), dtype=np.int64)
+    buffer = np.empty_like(order)
+    kernel = _kernel()
+    while not kernel(
         codes,
         order,
-        np.empty_like(order),
-        known,
-        rays,
-        points,
+        buffer,
         by == "information",
         levels,
+        STEP,
+        stack,
+        state,
+        tally,
+        kinds,
+        seen,
         rays_out,
         points_out,
         *(getattr(nodes, name) for name in NODE_COLUMNS),
         depth_nodes,
         depth_leaves,
-    )
-    return PolicyRun(rays_out, points_out, nodes.head(recorded), depth_nodes, depth_leaves)
+    ):
+        tick(stop, played, int(state[PLACED]), n)
+    tick(stop, played, n, n)
+    return PolicyRun(rays_out, points_out, nodes.head(int(state[RECORDED])), depth_nodes, depth_leaves)
 
 
 # ---------------------------------------------------------------------------
@@ -513,6 +560,12 @@ class StrategyBook:
     depth_leaves: np.ndarray
     _children: dict[int, list[int]] = field(default_factory=dict, repr=False)
     _expanded: set[int] = field(default_factory=set, repr=False)
+    _rebuilding: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+    """Held while a node is rebuilt (``children``): two threads never rebuild one node twice."""
+
+    def __post_init__(self) -> None:
+        """The recorded nodes' children, indexed once, where the book is made (a worker)."""
+        self._index_children(0)
 
     # -- figures --------------------------------------------------------------
 
@@ -611,22 +664,39 @@ class StrategyBook:
 
     def children(self, index: int) -> list[int]:
         """The recorded children of a node, most candidates first, rebuilding them when the
-        node is below the stored levels."""
-        if int(self.nodes.shot[index]) < 0:
-            return []
-        if not self._children:
-            self._index_children(0)
-        if index not in self._children and index not in self._expanded:
-            self._expand(index)
+        node is below the stored levels (tracing its molecules and playing the policy over
+        them: seconds for a large node, so never on a UI's event loop)."""
+        known = self.known_children(index)
+        if known is not None:
+            return known
+        with self._rebuilding:
+            if index not in self._children and index not in self._expanded:
+                self._expand(index)
         return self._children.get(index, [])
 
+    def known_children(self, index: int) -> list[int] | None:
+        """The children of a node if they are known without rebuilding anything, else None."""
+        if int(self.nodes.shot[index]) < 0:
+            return []
+        return self._children.get(index)
+
     def _index_children(self, since: int) -> None:
-        parents = self.nodes.parent
-        for child in range(since, len(parents)):
-            if parents[child] >= 0:
-                self._children.setdefault(int(parents[child]), []).append(child)
-        for kids in self._children.values():
-            kids.sort(key=lambda c: (-int(self.nodes.count[c]), int(self.nodes.outcome[c])))
+        """Index the children of the nodes from ``since`` on: each parent's list is made
+        whole, then put in place at once (a reader in another thread sees it whole)."""
+        nodes = self.nodes
+        new = np.arange(since, len(nodes), dtype=np.int64)
+        new = new[nodes.parent[since:] >= 0]
+        if not len(new):
+            return
+        parents = nodes.parent[new]
+        new = new[np.lexsort((nodes.outcome[new], -nodes.count[new], parents))]
+        parents = nodes.parent[new]
+        cuts = np.flatnonzero(np.diff(parents)) + 1
+        for kids in np.split(new, cuts):
+            parent = int(nodes.parent[kids[0]])
+            merged = self._children.get(parent, []) + [int(c) for c in kids]
+            merged.sort(key=lambda c: (-int(nodes.count[c]), int(nodes.outcome[c])))
+            self._children[parent] = merged
 
     def _expand(self, index: int) -> None:
         """Rebuild the subtree under a node from its molecules (the same policy, the same tree)."""
@@ -740,13 +810,16 @@ def compute_book(
     *,
     source: Source = "auto",
     progress: MoleculesDone | None = None,
+    played: MoleculesDone | None = None,
     stop: Stop | None = None,
 ) -> StrategyBook:
     """Play the policy against every molecule of ``config`` (one decision tree).
 
     ``progress`` is told (molecules done, in all) while the spectra are read
-    or traced; ``stop`` is checked then and once the tree is played
-    (DecodeCancelled).  StrategyError when the configuration is too large.
+    or traced, ``played`` (molecules placed in a leaf, in all) while the tree
+    is played; ``stop`` is checked between two batches of either, a few
+    hundredths of a second apart (DecodeCancelled).  StrategyError when the
+    configuration is too large.
     """
     if config.nb_mol > BOOK_LIMIT:
         raise StrategyError(
@@ -756,8 +829,7 @@ def compute_book(
     began = time.perf_counter()
     codes, where = spectra_codes(config, source, progress, stop)
     order = np.arange(config.nb_mol, dtype=np.int64)
-    run = run_policy(codes, order, by, record_depth=STORED_DEPTH)
-    tick(stop, None, 0, 0)
+    run = run_policy(codes, order, by, record_depth=STORED_DEPTH, played=played, stop=stop)
     return StrategyBook(
         config=config,
         by=by,
@@ -855,6 +927,7 @@ def book(
     source: Source = "auto",
     recompute: bool = False,
     progress: MoleculesDone | None = None,
+    played: MoleculesDone | None = None,
     stop: Stop | None = None,
 ) -> tuple[StrategyBook, bool]:
     """The stored book, else computed and stored (when a database is open and writable);
@@ -865,7 +938,7 @@ def book(
         found = stored_book(config, by)
         if found is not None:
             return found, False
-    made = compute_book(config, by, source=source, progress=progress, stop=stop)
+    made = compute_book(config, by, source=source, progress=progress, played=played, stop=stop)
     if db.database is not None and not is_read_only():
         save_book(made)
     return made, True

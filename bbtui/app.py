@@ -10,7 +10,8 @@ run and ``ctrl+q`` pauses the run cleanly before quitting.  A database this user
 cannot write (a shared or published file, a read-only mount) opens
 read-only: every browsing screen works, the exploration keys are off, the
 header says why, and a start says in one line what to do.  ``--read-only``
-opens any file so, and computes no strategy book either.  ``bbtui --serve``
+opens any file so.  A read-only session reads the stored strategy books and
+computes none (it could not keep them: docs/strategy.md).  ``bbtui --serve``
 serves the app to web browsers, each tab an app of its own (``bbtui.serve``).
 
 Screens: Explore (the home screen), Groups, Group, Decode, Molecule,
@@ -34,6 +35,7 @@ from pathlib import Path
 from textual import work
 from textual.app import App, SystemCommand
 from textual.binding import Binding
+from textual.cache import LRUCache
 from textual.messages import ExitApp
 from textual.reactive import reactive
 from textual.screen import Screen
@@ -43,6 +45,7 @@ from bbcore.cli.common import database_arg, positive_int
 from bbcore.cluster import cluster_address
 from bbcore.compact.shards import default_shard_root, forget_shards
 from bbcore.config import Config, ConfigError, parse_config
+from bbcore.decode import Stop
 from bbcore.engine import kernels_cached
 from bbcore.explore import default_store, explore, full_disk_line
 from bbcore.feasibility import refusal
@@ -67,6 +70,7 @@ from bbcore.store import (
 )
 from bbcore.strategy import StrategyBook, StrategyError, book, stored_book
 from bbcore.words import plural
+from bbtui.host import unwatch_app
 from bbtui.messages import ExplorationEnded, ExplorationProgress
 from bbtui.screens.decode import DecodeScreen
 from bbtui.screens.explore import ExploreScreen
@@ -79,6 +83,9 @@ from bbtui.screens.statistics import StatisticsScreen
 from bbtui.screens.strategy import StrategyScreen
 from bbtui.settings import load_settings, resume_target, save_settings, set_resume
 from bbtui.widgets.progress import RateMeter
+
+BOOKS_KEPT = 2
+"""Strategy books the app keeps (``BlackBoxApp.books``): both policies of one configuration."""
 
 
 class BlackBoxApp(App[None]):
@@ -146,8 +153,9 @@ class BlackBoxApp(App[None]):
         self.last_error: str | None = None
         self.quitting = False
         self.quit_now = False
-        self.books: dict[tuple[Config, str], StrategyBook] = {}
-        """Strategy books read or computed, by (configuration, policy), shared by the screens."""
+        self.books: LRUCache[tuple[Config, str], StrategyBook] = LRUCache(BOOKS_KEPT)
+        """Strategy books read or computed, by (configuration, policy), shared by the screens:
+        the last ``BOOKS_KEPT`` only (an A5_B8 book takes 300 to 600 MB)."""
         self.read_only = is_read_only()
         """A file this user cannot write opens read-only: browsing works, exploring is off."""
         self.read_only_asked = read_only
@@ -173,6 +181,8 @@ class BlackBoxApp(App[None]):
 
     def on_mount(self) -> None:
         """Resume the run under way when the app was last quit on this database."""
+        # The screens closed so far are freed: the watchers their widgets set on the app go.
+        self.screen_change_signal.subscribe(self, lambda screen: unwatch_app(self))
         name = resume_target(self.db_path)
         if name is None or self.read_only:
             return
@@ -214,25 +224,38 @@ class BlackBoxApp(App[None]):
         return self.read_only
 
     def strategy_book(
-        self, config: Config, by: Ranking, progress: Callable[[int, int], None] | None = None
+        self,
+        config: Config,
+        by: Ranking,
+        progress: Callable[[int, int], None] | None = None,
+        played: Callable[[int, int], None] | None = None,
+        stop: Stop | None = None,
     ) -> StrategyBook:
         """The stored book of ``config``, else computed (and stored); in a worker thread.
 
-        ``progress`` (molecules done, molecules) is ``strategy.book``'s, while it computes.
+        ``progress``, ``played`` and ``stop`` are ``strategy.book``'s, while it computes
+        (``stop``: the worker's ``cancelled_event``, so that leaving the screen or
+        quitting stops it within a few hundredths of a second).
 
-        A read-only session (``--read-only``) only reads: computing a book
-        takes a core for seconds to minutes, which a served visitor must not
-        start.  StrategyError says so when none is stored.
+        A read-only session (``--read-only``, a file this user cannot write, a
+        reader role) only reads: the book it computed could not be stored, so
+        it would take a core for seconds to minutes and up to 600 MB at every
+        opening (a reader's A6_B7 book took 500 MB), and a served visitor must
+        not start that.  StrategyError says so when none is stored.
         """
-        if self.read_only_asked:
+        if self.read_only:
             found = stored_book(config, by)
             if found is None:
-                raise StrategyError(
-                    f"no {by} book of {config} is stored, and this read-only session (--read-only) "
-                    "does not compute one"
+                why = (
+                    "this read-only session (--read-only) does not compute one"
+                    if self.read_only_asked
+                    else "this database is read-only here, so a book computed now could not be "
+                    "kept: a read-only session does not compute one (bbcore strategy "
+                    f"{config} with write access stores it)"
                 )
+                raise StrategyError(f"no {by} book of {config} is stored, and {why}")
             return found
-        return book(config, by, progress=progress)[0]
+        return book(config, by, progress=progress, played=played, stop=stop)[0]
 
     def watch_config(self) -> None:
         """The Groups key depends on the configuration."""
@@ -511,7 +534,8 @@ class BlackBoxApp(App[None]):
             row = config_row(config)
             reset_config(config)
             forget_shards(self.db_path, config, row.shard_root if row is not None else None)
-        self.books = {key: book for key, book in self.books.items() if key[0] != config}
+        for key in [key for key in self.books.keys() if key[0] == config]:
+            self.books.discard(key)
 
     def on_exploration_progress(self, message: ExplorationProgress) -> None:
         """Keep the latest report; the Explore screen watches it."""

@@ -14,6 +14,7 @@ from textual.message import Message
 from bbcore.config import Config
 from bbcore.decoder import Answer
 from bbcore.game import Game
+from bbcore.play import Match
 from bbcore.progress import Progress
 from bbcore.strategy import StrategyBook
 
@@ -72,12 +73,14 @@ class BookReady(Message):
 
 @dataclass
 class BookProgress(Message):
-    """How far the spectra of a book being computed are read or traced."""
+    """How far a book being computed has gone: its spectra read or traced (``phase``
+    ``"spectra"``), then its molecules placed in a leaf of the tree (``"playing"``)."""
 
     config: Config
     by: str
     done: int
     total: int
+    phase: str = "spectra"
 
     def can_replace(self, message: Message) -> bool:
         """A newer report of the same book makes an older one useless."""
@@ -89,3 +92,35 @@ class CoachAnswer(Message):
     """The Play screen's coach decoded the rays shot so far."""
 
     answer: Answer
+
+
+@dataclass
+class BookFigures(Message):
+    """What the Strategy screen shows beside a book's tree, worked out in a thread (the
+    hardest molecules' lines may rebuild nodes): its figures, the histograms of rays and
+    of points, and the hardest molecules with their lines."""
+
+    book: StrategyBook
+    figures: str
+    histograms: dict[str, dict[int, int]]
+    hardest: str
+
+
+@dataclass
+class NodeOpened(Message):
+    """A node of a book opened in a thread: its label, and each child's index, label and
+    whether it is a leaf (a node below the stored levels is rebuilt, seconds for a large one)."""
+
+    book: StrategyBook
+    index: int
+    label: str
+    children: list[tuple[int, str, bool]]
+
+
+@dataclass
+class BookVerdict(Message):
+    """A finished game's verdict beside what the book spent on its molecule (the book's
+    line, worked out in a thread)."""
+
+    match: Match
+    text: str

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import math
 import random
@@ -291,3 +292,35 @@ def test_families_of_runs_on_random_runs_of_a4_b6(data):
         found.update(engine_families(config, canonicals[order][low:high], inside))
     assert found == whole
     assert sum(size * spectra for size, spectra, *_ in whole.values()) > 0
+
+
+def test_every_kernel_releases_the_gil(monkeypatch):
+    """Every numba kernel of bbcore (the engine's, the strategy book's, check's) is compiled
+    ``nogil``: the TUI runs them in thread workers, and one that held the GIL stopped the
+    event loop for as long as it ran (3 s a key while an A5_B8 book was played)."""
+    import ast
+    from pathlib import Path
+
+    import bbcore
+
+    monkeypatch.setattr(engine, "_COMPILED", {})
+    found = []
+    for path in sorted(Path(bbcore.__file__).parent.rglob("*.py")):
+        tree = ast.parse(path.read_text())
+        names = [
+            node.name
+            for node in tree.body
+            if isinstance(node, ast.FunctionDef)
+            and node.name.startswith("_")
+            and node.name.endswith("_kernel")
+        ]
+        if not names:
+            continue
+        module = importlib.import_module(
+            ".".join(path.relative_to(Path(bbcore.__file__).parent.parent).with_suffix("").parts)
+        )
+        for name in names:
+            found.append(f"{module.__name__}.{name}")
+            assert engine.compiled(getattr(module, name)).targetoptions.get("nogil"), found[-1]
+    assert {"bbcore.engine._trace_kernel", "bbcore.strategy._book_kernel"} <= set(found)
+    assert len(found) >= 10

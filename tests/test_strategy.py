@@ -278,3 +278,63 @@ def test_the_kernel_plays_the_policy_on_any_codes(codes, by):
     run = run_policy(codes, np.arange(len(codes), dtype=np.int64), by)
     for target in range(len(codes)):
         assert (int(run.rays[target]), int(run.points[target])) == simulate_codes(codes, target, by)
+
+
+@pytest.mark.parametrize("by", ["remaining", "information"])
+@pytest.mark.parametrize("step", [1, 7, 100])
+def test_the_kernel_cut_into_steps_plays_the_same_tree(monkeypatch, by, step):
+    """The kernel stops after ``STEP`` molecules read and goes on where it stopped, in the
+    middle of a node's counts (1, 7) or between nodes: the same tree, costs and order as in
+    one call, and ``played`` told the molecules placed, rising to all of them."""
+    codes, _ = spectra_codes(A3_B4, "compute")
+    whole_order = np.arange(A3_B4.nb_mol, dtype=np.int64)
+    whole = run_policy(codes, whole_order, by)
+    monkeypatch.setattr("bbcore.strategy.STEP", step)
+    told: list[tuple[int, int]] = []
+    order = np.arange(A3_B4.nb_mol, dtype=np.int64)
+    cut = run_policy(codes, order, by, played=lambda done, total: told.append((done, total)))
+    assert np.array_equal(order, whole_order)
+    assert np.array_equal(cut.rays, whole.rays) and np.array_equal(cut.points, whole.points)
+    assert np.array_equal(cut.depth_nodes, whole.depth_nodes)
+    assert np.array_equal(cut.depth_leaves, whole.depth_leaves)
+    for name in ("parent", "depth", "shot", "outcome", "start", "count", "known", "rays", "points"):
+        assert np.array_equal(getattr(cut.nodes, name), getattr(whole.nodes, name)), name
+    done = [d for d, _ in told]
+    assert len(told) > A3_B4.nb_mol // max(step, 50) and done == sorted(done)
+    assert told[-1] == (A3_B4.nb_mol, A3_B4.nb_mol) and {t for _, t in told} == {A3_B4.nb_mol}
+
+
+def test_a_book_stops_mid_play_when_asked(monkeypatch):
+    """``stop`` is checked between two steps of the kernel: set once a tenth of the
+    molecules are placed, the book stops there (DecodeCancelled), long before the end."""
+    import threading
+
+    monkeypatch.setattr("bbcore.strategy.STEP", 1000)  # A4_B6 is one step of the default
+
+    from bbcore.decode import DecodeCancelled
+
+    stop = threading.Event()
+    placed: list[int] = []
+
+    def played(done: int, total: int) -> None:
+        placed.append(done)
+        if done >= total // 10:
+            stop.set()
+
+    config = Config(4, 6)
+    with pytest.raises(DecodeCancelled):
+        compute_book(config, source="compute", played=played, stop=stop)
+    assert placed and placed[-1] < config.nb_mol // 2
+
+
+def test_known_children_never_rebuild_and_children_do():
+    made = compute_book(A3_B4, source="compute")
+    deep = next(
+        i for i in range(len(made.nodes)) if made.nodes.depth[i] == STORED_DEPTH and made.nodes.shot[i] >= 0
+    )
+    assert made.known_children(0) == made.children(0) and made.known_children(0)
+    assert made.known_children(deep) is None
+    kids = made.children(deep)
+    assert kids and made.known_children(deep) == kids
+    leaf = next(i for i in range(len(made.nodes)) if made.nodes.shot[i] < 0)
+    assert made.known_children(leaf) == []

@@ -50,6 +50,11 @@ def spectral_pair() -> tuple[int, int]:
     raise AssertionError("A3_B4 has spectral groups")
 
 
+def opened(node) -> bool:
+    """A node of the Strategy tree opened: its children are there, not "opening..."."""
+    return bool(node.children) and node.children[0].data is not None
+
+
 async def open_play(app: BlackBoxApp, pilot: Pilot, number: int | None = None) -> PlayScreen:
     """The Play screen (shift+p), on molecule ``number`` when given (typed in its input)."""
     await pilot.press("escape", "P")  # escape leaves the Explore screen's input
@@ -250,7 +255,7 @@ async def test_the_strategy_tree_opens_lazily_down_to_a_molecule(tmp_path: Path,
         node = tree.root
         for _, result in book.line(number):
             node.expand()
-            await pilot.pause()
+            await wait_for(pilot, lambda node=node: opened(node))
             node = next(c for c in node.children if screen.book.node(c.data).outcome == result)
         assert screen.book.node(node.data).leaf and str(node.label).endswith(f"molecule #{number}")
         tree.move_cursor(node)
@@ -302,7 +307,7 @@ async def test_a_stored_book_is_read_and_a_group_leaf_opens_the_group(
         node = screen.tree.root
         for _, result in made.line(hidden):
             node.expand()
-            await pilot.pause()
+            await wait_for(pilot, lambda node=node: opened(node))
             node = next(c for c in node.children if screen.book.node(c.data).outcome == result)
         assert str(node.label).endswith(f"one spectrum, #{hidden}, #{other}")
         screen.tree.move_cursor(node)

@@ -24,7 +24,7 @@ from bbcore.progress import Progress
 from bbcore.queries import ConfigState, config_state, config_states
 from bbcore.store import COMPACT, DATABASE_ERRORS, FULL, error_line, opened
 from bbcore.words import article
-from bbtui.host import Host, host
+from bbtui.host import Host, host, unwatch_app
 from bbtui.screens.confirm import ConfirmScreen
 from bbtui.widgets.inputs import ConfigValidator, KeyInput
 from bbtui.widgets.progress import ExplorationPanel
@@ -131,6 +131,10 @@ class ExploreScreen(Screen):
         # An empty database, or a configuration asked for at launch that it does
         # not hold yet, starts in the input: Enter explores what it shows.
         (self.table if self.table.row_count and not new_config.value else new_config).focus()
+
+    def on_unmount(self) -> None:
+        """Closed: drop the watchers of the app, which would keep this screen alive."""
+        unwatch_app(self, self)
 
     # -- the table -------------------------------------------------------------
 

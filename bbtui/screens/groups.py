@@ -19,7 +19,7 @@ from bbcore.config import Config
 from bbcore.progress import Progress
 from bbcore.queries import config_state, group_count, group_page, group_sizes
 from bbcore.words import plural
-from bbtui.host import Host, host
+from bbtui.host import Host, host, unwatch_app
 from bbtui.screens.group import GroupList, GroupScreen
 
 PAGE = Binding.Group("Page")
@@ -109,6 +109,10 @@ class GroupsScreen(Screen):
         self.load(0)
         self.call_after_refresh(self.fit_page)
         self.watch(self.app, "progress", self.progress_changed, init=False)
+
+    def on_unmount(self) -> None:
+        """Closed: drop the watchers of the app, which would keep this screen alive."""
+        unwatch_app(self, self)
 
     def progress_changed(self, progress: Progress | None) -> None:
         """A run of this configuration: the summary says where it stands now (the header's

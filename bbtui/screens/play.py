@@ -41,7 +41,7 @@ from bbcore.play import Match, PlayError, chosen_match, hard_match, random_match
 from bbcore.shots import atom_counts
 from bbcore.strategy import StrategyBook, line_text
 from bbtui.host import Host, host
-from bbtui.messages import BookReady, CoachAnswer
+from bbtui.messages import BookReady, BookVerdict, CoachAnswer
 from bbtui.widgets.board import Board, BoardGrid
 from bbtui.widgets.game_board import GameBoard, shots_text
 from bbtui.widgets.inputs import ConfigValidator, KeyInput
@@ -343,14 +343,26 @@ class PlayScreen(Screen):
         if match is None or not match.over:
             return
         self.waiting_reveal = False
+        self.compare_with_book(book, match)
+
+    @work(thread=True, exclusive=True, group="play-comparison")
+    def compare_with_book(self, book: StrategyBook, match: Match) -> None:
+        """The book's line for the hidden molecule, in a thread: it may rebuild nodes of the
+        book (seconds for a large one), which the event loop must not wait for."""
         index = match.number - 1
         verdict = match.judgement.message if match.judgement else "You did not guess."
-        self.query_one("#play-verdict", Label).update(
+        text = (
             f"{verdict}\nThe book needed {int(book.rays[index])} rays and {int(book.points[index])} points "
             f"for this molecule; you used {match.rays} and {match.points}.\n"
             f"The book's shots: {line_text(book.line(match.number))}"
         )
-        self.call_after_refresh(self.verdict_in_view)
+        self.post_message(BookVerdict(match, text))
+
+    def on_book_verdict(self, message: BookVerdict) -> None:
+        """The verdict with the book's figures, if the game is still the one shown."""
+        if message.match is self.match:
+            self.query_one("#play-verdict", Label).update(message.text)
+            self.call_after_refresh(self.verdict_in_view)
 
     # -- the book ----------------------------------------------------------------
 
@@ -370,9 +382,11 @@ class PlayScreen(Screen):
         from bbcore.strategy import StrategyError
 
         try:
-            made = self.bb_app.strategy_book(config, "remaining")
+            made = self.bb_app.strategy_book(config, "remaining", stop=get_current_worker().cancelled_event)
         except StrategyError as error:
             self.post_message(BookReady(config, "remaining", None, str(error)))
+            return
+        except DecodeCancelled:
             return
         self.post_message(BookReady(config, "remaining", made))
 
@@ -381,7 +395,7 @@ class PlayScreen(Screen):
         if message.book is None:
             self.say(message.error or "no book", error=True)
             return
-        self.bb_app.books[(message.config, message.by)] = message.book
+        self.bb_app.books.set((message.config, message.by), message.book)
         if message.config != self.config:
             return
         if self.waiting_hard:
