@@ -39,7 +39,7 @@ from textual.reactive import reactive
 from textual.screen import Screen
 
 from bbcore import __version__
-from bbcore.cli.common import positive_int
+from bbcore.cli.common import database_arg, positive_int
 from bbcore.cluster import cluster_address
 from bbcore.compact.shards import default_shard_root, forget_shards
 from bbcore.config import Config, ConfigError, parse_config
@@ -61,7 +61,6 @@ from bbcore.store import (
     is_disk_full,
     is_read_only,
     is_server,
-    location,
     open_database,
     read_only_message,
     reset_config,
@@ -624,7 +623,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--db",
-        type=location,
+        type=database_arg,
         default=None,
         metavar="PATH",
         help="SQLite database file (created if missing), or a PostgreSQL server's "

@@ -13,16 +13,20 @@ from pathlib import Path
 import pytest
 from pilot import text_of, wait_for
 from test_tui_newcomer import footer_keys, open_decode
+from test_tui_paging import PAGE, expected_rows, groups_of_page, rows, summary_rows
 
 from bbcore import decoder as decoder_module
 from bbcore.config import parse_config
+from bbcore.queries import group_at
 from bbtui.app import BlackBoxApp
 from bbtui.screens.decode import DecodeScreen
+from bbtui.screens.groups import GroupsScreen
 from bbtui.screens.help import HelpScreen
 from bbtui.widgets.game_board import GameBoard
 
 A3_B4 = parse_config("A3_B4")
 A4_B4 = parse_config("A4_B4")
+A5_B5 = parse_config("A5_B5")
 GAME = "H..............."  # A3_B4: 16 positions, the first absorbed
 
 
@@ -98,3 +102,89 @@ async def test_an_error_typed_while_decode_loads_stays_said(
         assert screen.spectrum_input.value == "H.R"
         assert text_of(app, "#decode-message") == error
         assert screen.query_one("#decode-message").has_class("error")
+
+
+# -- Groups: the page keys, the rows in view, the page count, the commas ---------------
+
+
+async def test_groups_pagedown_and_pageup_turn_pages(explored: Path) -> None:
+    app = BlackBoxApp(explored, A4_B4)
+    async with app.run_test(size=(140, 24)) as pilot:
+        screen = await groups_of_page(pilot, PAGE)
+        await pilot.press("a")  # every group: 66 = 6 pages of 11
+        assert screen.focused is screen.table
+        await pilot.press("pagedown")
+        assert summary_rows(app) == "rows 12-22 · page 2/6"
+        await pilot.press("pagedown")  # a second one turns the page again
+        assert summary_rows(app) == "rows 23-33 · page 3/6"
+        assert rows(screen) == expected_rows(23, 33, all_rows=True)
+        await pilot.press("pageup")
+        assert summary_rows(app) == "rows 12-22 · page 2/6"
+
+
+def rows_on_screen(screen: GroupsScreen) -> list[str]:
+    """The group numbers of the rows drawn on screen (the ``#`` column), top to bottom."""
+    table = screen.table
+    lines = screen._compositor.render_strips()
+    numbers = []
+    for y in range(table.region.y + table.header_height, table.region.bottom):
+        words = lines[y].text.split()
+        if words and words[0].replace(",", "").isdigit():
+            numbers.append(words[0])
+    return numbers
+
+
+@pytest.mark.parametrize("size", [(60, 20), (40, 12), (100, 24)])
+async def test_groups_rows_counted_are_the_rows_shown(explored: Path, size: tuple[int, int]) -> None:
+    app = BlackBoxApp(explored, A4_B4)
+    async with app.run_test(size=size) as pilot:
+        await pilot.press("g")
+        await wait_for(pilot, lambda: isinstance(app.screen, GroupsScreen) and app.screen.count)
+        screen = app.screen
+        assert isinstance(screen, GroupsScreen)
+        await pilot.press("a")
+        for key in ("", "n", "l"):  # the first page, the next, the last
+            if key:
+                await pilot.press(key)
+            await pilot.pause()
+            await pilot.pause()
+            first, last = summary_rows(app).split(" · ")[0].removeprefix("rows ").split("-")
+            shown = [f"{n:,}" for n in range(int(first), int(last) + 1)]
+            assert rows_on_screen(screen) == shown, (size, key, summary_rows(app))
+        if size == (40, 12):  # the rows are wider than the screen: a scrollbar takes a line
+            assert screen.table.show_horizontal_scrollbar
+
+
+async def test_groups_page_count_never_jumps_on_first_open(
+    a5_b5: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    said: list[str] = []
+    show_summary = GroupsScreen.show_summary
+
+    def recorded(self: GroupsScreen, shown: int) -> None:
+        show_summary(self, shown)
+        said.append(text_of(self.app, "#groups-summary"))
+
+    monkeypatch.setattr(GroupsScreen, "show_summary", recorded)
+    app = BlackBoxApp(a5_b5, A5_B5)  # 672 families: the page count depends on the page's size
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("g")
+        await wait_for(pilot, lambda: isinstance(app.screen, GroupsScreen) and app.screen.count)
+        await pilot.pause()
+        await pilot.pause()
+    pages = {line.rsplit("page ", 1)[1] for line in said}
+    assert len(pages) == 1, said
+
+
+async def test_groups_numbers_have_their_commas(a5_b5: Path) -> None:
+    app = BlackBoxApp(a5_b5, A5_B5)
+    async with app.run_test(size=(100, 24)) as pilot:
+        await pilot.press("g")
+        await wait_for(pilot, lambda: isinstance(app.screen, GroupsScreen) and app.screen.count)
+        screen = app.screen
+        assert isinstance(screen, GroupsScreen)
+        await pilot.press("a", "l")  # every group, the last page
+        assert screen.count == 5055
+        last = screen.table.get_row_at(screen.table.row_count - 1)
+        assert last[0] == "5,055"
+        assert f"{group_at(A5_B5, 5054, all_rows=True).canonical_number:,}" == last[2]

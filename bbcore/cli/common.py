@@ -69,6 +69,12 @@ class CLIError(Exception):
     """A user error with a one-line message."""
 
 
+class UsageError(CLIError):
+    """An argument the parser took that the command refuses (a molecule number past the
+    configuration's last): said as the parser says its own, ``bbcore show: error: ... (see
+    'bbcore show --help')``."""
+
+
 USER_ERRORS: tuple[type[Exception], ...] = (CLIError, ConfigError, StoreError, NumbersTooLarge)
 
 
@@ -80,7 +86,10 @@ class OneLineParser(argparse.ArgumentParser):
 
 
 def database_arg(text: str) -> Location:
-    """argparse type for ``--db``: a file path, or a server URL (``postgresql://...``)."""
+    """argparse type for ``--db`` (``bbcore``'s and ``bbtui``'s): a file path, or a server URL
+    (``postgresql://...``); never empty (``--db ""`` was the current folder, ". is a directory")."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("empty: name a database file or a postgresql:// URL")
     return location(text)
 
 
