@@ -153,23 +153,29 @@ def heading(app) -> str:
 
 
 async def test_molecule_steps_stop_at_the_first_and_last_molecule(explored: Path) -> None:
+    """Each end is reached by a step from its neighbour (an ``n`` that stops one short of the
+    last fails here), then one step past it stays."""
     app = BlackBoxApp(explored, A4_B4)
     async with app.run_test(size=(100, 30)) as pilot:
-        for number, past, back in ((1, "p", "n"), (A4_B4.nb_mol, "n", "p")):
-            app.open_molecule(A4_B4, number)
+        for start, key, end in ((2, "p", 1), (A4_B4.nb_mol - 1, "n", A4_B4.nb_mol)):
+            app.open_molecule(A4_B4, start)
             await wait_for(
-                pilot, lambda n=number: isinstance(app.screen, MoleculeScreen) and app.screen.record
+                pilot,
+                lambda n=start: (
+                    isinstance(app.screen, MoleculeScreen)
+                    and app.screen.record is not None
+                    and app.screen.record.number == n
+                ),
             )
             screen = app.screen
-            assert heading(app) == f"A4_B4 molecule #{number:,}"
-            await pilot.press(past)  # one step past the end: stays
+            assert heading(app) == f"A4_B4 molecule #{start:,}"
+            await pilot.press(key)  # onto the end
+            await wait_for(pilot, lambda s=screen, n=end: s.record.number == n)
+            assert screen.number == end and heading(app) == f"A4_B4 molecule #{end:,}"
+            await pilot.press(key)  # one step past the end: stays
             await pilot.pause()
-            assert screen.number == number and screen.record.number == number
-            assert heading(app) == f"A4_B4 molecule #{number:,}"
-            await pilot.press(back)
-            step = 1 if back == "n" else -1
-            await wait_for(pilot, lambda s=screen, n=number + step: s.record.number == n)
-            assert heading(app) == f"A4_B4 molecule #{number + step:,}"
+            assert screen.number == end and screen.record.number == end
+            assert heading(app) == f"A4_B4 molecule #{end:,}"
             await pilot.press("escape")
 
 
