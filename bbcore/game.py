@@ -43,7 +43,7 @@ from bbcore.numbering import (
     atoms_from_string,
     atoms_of,
 )
-from bbcore.words import article
+from bbcore.words import article, plural
 
 ABSORBED: Final = "@"
 
@@ -267,7 +267,7 @@ def _read_labels(
     if len(labels) != n:
         raise DecodeError(
             f"wrong number of positions: {config.name} has {n} positions "
-            f"(one {unit} each), the game has {len(labels)} {unit}s"
+            f"(one {unit} each), the game has {plural(len(labels), unit)}"
         )
     results: list[Result | None] = [None] * n
     kept: list[str] = [""] * n

@@ -238,6 +238,16 @@ def explored(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="session")
+def a5_b5(tmp_path_factory) -> Path:
+    """A database where A5_B5 is complete (53,130 molecules, 5,055 spectral groups in 672
+    families): lists longer than a page of 500, numbers past 999 (a few seconds to explore)."""
+    path = tmp_path_factory.mktemp("a5b5") / "a5b5.sqlite"
+    explore_configuration(Config(5, 5), path)
+    close_database()
+    return path
+
+
+@pytest.fixture(scope="session")
 def a3_b5_stores(tmp_path_factory) -> dict[str, Path]:
     """A3_B5 (2,300 molecules, 8 spectral groups in 2 families) explored once in each store, shared
     by the check tests (tests/test_check*.py), which only read them or damage a copy.

@@ -311,6 +311,14 @@ BAD_GAMES = [
 ]
 
 
+def test_a_game_of_one_character_says_so_in_the_singular():
+    with pytest.raises(DecodeError) as error:
+        parse_game("?", A2_B4)
+    assert str(error.value) == (
+        "wrong number of positions: A2_B4 has 16 positions (one character each), the game has 1 character"
+    )
+
+
 @pytest.mark.parametrize("text, message", BAD_GAMES)
 def test_malformed_strings_and_tokens_are_named(text, message):
     with pytest.raises(DecodeError) as error:

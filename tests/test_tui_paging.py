@@ -44,7 +44,8 @@ def expected_rows(first: int, last: int, **options) -> list[tuple[str, str, str]
 
 
 async def groups_of_page(pilot: Pilot, page_size: int) -> GroupsScreen:
-    """The Groups screen of A4_B4 in a terminal whose table holds ``page_size`` rows."""
+    """The Groups screen of A4_B4 in a terminal whose table holds ``page_size`` rows (140
+    columns wide: every summary of A4_B4 takes one line, and the page's size stays)."""
     app = pilot.app
     await pilot.press("g")
     await wait_for(pilot, lambda: isinstance(app.screen, GroupsScreen) and app.screen.count)
@@ -64,7 +65,7 @@ def summary_rows(app) -> str:
 
 async def test_groups_pages_at_both_ends_of_an_exact_multiple(explored: Path) -> None:
     app = BlackBoxApp(explored, A4_B4)
-    async with app.run_test(size=(100, 24)) as pilot:
+    async with app.run_test(size=(140, 24)) as pilot:
         screen = await groups_of_page(pilot, PAGE)
         await pilot.press("a")  # every group: 66 = 6 x 11
         assert text_of(app, "#groups-summary").startswith("66 groups: every spectral group")
@@ -99,7 +100,7 @@ async def test_groups_pages_at_both_ends_of_an_exact_multiple(explored: Path) ->
 
 async def test_groups_last_page_of_a_remainder(explored: Path) -> None:
     app = BlackBoxApp(explored, A4_B4)
-    async with app.run_test(size=(100, 24)) as pilot:
+    async with app.run_test(size=(140, 24)) as pilot:
         screen = await groups_of_page(pilot, PAGE)
         await pilot.press("a", "s")  # every group of size 2: 58 = 5 x 11 + 3
         assert text_of(app, "#groups-summary").startswith("58 groups: every spectral group, size 2")
@@ -117,7 +118,7 @@ async def test_groups_last_page_of_a_remainder(explored: Path) -> None:
 
 async def test_group_steps_stop_at_the_first_and_last_group(explored: Path) -> None:
     app = BlackBoxApp(explored, A4_B4)
-    async with app.run_test(size=(100, 30)) as pilot:
+    async with app.run_test(size=(140, 30)) as pilot:
         await groups_of_page(pilot, PAGE)
         await pilot.press("a", "l", "enter")  # the last of 66
         last = group_at(A4_B4, 65, all_rows=True)
@@ -152,23 +153,29 @@ def heading(app) -> str:
 
 
 async def test_molecule_steps_stop_at_the_first_and_last_molecule(explored: Path) -> None:
+    """Each end is reached by a step from its neighbour (an ``n`` that stops one short of the
+    last fails here), then one step past it stays."""
     app = BlackBoxApp(explored, A4_B4)
     async with app.run_test(size=(100, 30)) as pilot:
-        for number, past, back in ((1, "p", "n"), (A4_B4.nb_mol, "n", "p")):
-            app.open_molecule(A4_B4, number)
+        for start, key, end in ((2, "p", 1), (A4_B4.nb_mol - 1, "n", A4_B4.nb_mol)):
+            app.open_molecule(A4_B4, start)
             await wait_for(
-                pilot, lambda n=number: isinstance(app.screen, MoleculeScreen) and app.screen.record
+                pilot,
+                lambda n=start: (
+                    isinstance(app.screen, MoleculeScreen)
+                    and app.screen.record is not None
+                    and app.screen.record.number == n
+                ),
             )
             screen = app.screen
-            assert heading(app) == f"A4_B4 molecule #{number:,}"
-            await pilot.press(past)  # one step past the end: stays
+            assert heading(app) == f"A4_B4 molecule #{start:,}"
+            await pilot.press(key)  # onto the end
+            await wait_for(pilot, lambda s=screen, n=end: s.record.number == n)
+            assert screen.number == end and heading(app) == f"A4_B4 molecule #{end:,}"
+            await pilot.press(key)  # one step past the end: stays
             await pilot.pause()
-            assert screen.number == number and screen.record.number == number
-            assert heading(app) == f"A4_B4 molecule #{number:,}"
-            await pilot.press(back)
-            step = 1 if back == "n" else -1
-            await wait_for(pilot, lambda s=screen, n=number + step: s.record.number == n)
-            assert heading(app) == f"A4_B4 molecule #{number + step:,}"
+            assert screen.number == end and screen.record.number == end
+            assert heading(app) == f"A4_B4 molecule #{end:,}"
             await pilot.press("escape")
 
 

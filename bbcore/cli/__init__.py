@@ -32,7 +32,7 @@ from collections.abc import Collection
 from importlib import import_module
 
 from bbcore import __version__, store
-from bbcore.cli.common import COMMANDS, USER_ERRORS, OneLineParser, database_arg
+from bbcore.cli.common import COMMANDS, USER_ERRORS, OneLineParser, UsageError, database_arg
 from bbcore.store import DATABASE_ERRORS, default_description, error_line
 
 
@@ -136,6 +136,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_arguments(build_parser({COMMANDS[command.command].module}), argv)
     try:
         return int(args.handler(args) or 0)
+    except UsageError as error:
+        print(f"bbcore {args.command}: error: {error} (see 'bbcore {args.command} --help')", file=sys.stderr)
+        return 2
     except USER_ERRORS as error:
         print(f"bbcore: error: {error}", file=sys.stderr)
         return 2

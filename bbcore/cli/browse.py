@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from bbcore import queries
 from bbcore.cli.common import (
     CLIError,
+    UsageError,
     add_command,
     add_config_argument,
     emit_lines,
@@ -42,7 +43,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     add_config_argument(p)
     p.add_argument(
-        "numbers", type=molecule_number, nargs="*", metavar="N", help="molecule numbers, 1 to the last"
+        "numbers",
+        type=molecule_number,
+        nargs="*",
+        default=[],  # optional: argparse names a "*" positional without a default as required
+        metavar="N",
+        help="molecule numbers, 1 to the last",
     )
     p.add_argument("--from", dest="first", type=molecule_number, metavar="A", help="first number (default 1)")
     p.add_argument(
@@ -127,21 +133,21 @@ def checked_numbers(args: argparse.Namespace, config: Config) -> None:
     last_molecule = config.nb_mol
     for number in args.numbers:
         if number > last_molecule:
-            raise CLIError(f"{config.name} has molecules 1..{last_molecule:,}, not {number}")
+            raise UsageError(f"{config.name} has molecules 1..{last_molecule:,}, not {number:,}")
     for option, number in (("--from", args.first), ("--to", args.last)):
         if number is not None and number > last_molecule:
-            raise CLIError(
+            raise UsageError(
                 f"{config.name} has molecules 1..{last_molecule:,}: {option} {number} is past the last"
             )
     if args.first is not None and args.last is not None and args.first > args.last:
-        raise CLIError(f"--from {args.first} is after --to {args.last}")
+        raise UsageError(f"--from {args.first} is after --to {args.last}")
 
 
 def run_show(args: argparse.Namespace) -> int:
     """Print molecules as boards with their statistics, one after the other as they are made."""
     config: Config = args.config
     if args.ray is not None and args.ray > config.positions:
-        raise CLIError(f"{config.name} has positions 1..{config.positions}: --ray {args.ray} is not one")
+        raise UsageError(f"{config.name} has positions 1..{config.positions}: --ray {args.ray} is not one")
     checked_numbers(args, config)
     ranged = args.first is not None or args.last is not None
     if not args.numbers and not ranged and args.spectrum is None:
@@ -208,16 +214,21 @@ def checked_spectrum(config: Config, text: str) -> str:
     return normalise(text)
 
 
+GROUPS_PAGE = 500
+"""Spectral groups read at once by ``bbcore groups``."""
+
+
 def group_lines(config: Config, *, all_rows: bool, size: int | None, order: str) -> Iterator[str]:
-    """One line per spectral group, read page by page."""
+    """One line per spectral group, read page by page; numbers with their commas, as the TUI
+    shows them."""
     page = 0
     while True:
-        rows = queries.group_page(config, page, 500, all_rows=all_rows, size=size, order=order)
+        rows = queries.group_page(config, page, GROUPS_PAGE, all_rows=all_rows, size=size, order=order)
         if not rows:
             return
         for g in rows:
             yield (
-                f"{g.nb_mol:4d}  #{g.canonical_number:<9d} {g.transform:<7s} {g.max_diff:5d}  {g.spectrum}"
+                f"{g.nb_mol:4,}  #{g.canonical_number:<9,} {g.transform:<7s} {g.max_diff:5d}  {g.spectrum}"
             )
         page += 1
 

@@ -69,6 +69,12 @@ class CLIError(Exception):
     """A user error with a one-line message."""
 
 
+class UsageError(CLIError):
+    """An argument the parser took that the command refuses (a molecule number past the
+    configuration's last): said as the parser says its own, ``bbcore show: error: ... (see
+    'bbcore show --help')``."""
+
+
 USER_ERRORS: tuple[type[Exception], ...] = (CLIError, ConfigError, StoreError, NumbersTooLarge)
 
 
@@ -80,12 +86,16 @@ class OneLineParser(argparse.ArgumentParser):
 
 
 def database_arg(text: str) -> Location:
-    """argparse type for ``--db``: a file path, or a server (``postgresql://...`` or libpq's key=value).
+    """argparse type for ``--db`` (``bbcore``'s and ``bbtui``'s): a file path, or a server
+    (``postgresql://...`` or libpq's key=value); never empty (``--db ""`` was the current folder,
+    ". is a directory").
 
     A connection string libpq cannot parse is refused in one line that never
     shows the text (argparse's own line for a ValueError would quote it,
     password and all).
     """
+    if not text.strip():
+        raise argparse.ArgumentTypeError("empty: name a database file or a postgresql:// URL")
     try:
         return location(text)
     except StoreError as error:

@@ -74,7 +74,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     add_config_argument(parser)
     parser.add_argument(
-        "game", nargs="*", metavar="GAME", help="the game as a string or tokens, or '-' to read it from stdin"
+        "game",
+        nargs="*",
+        default=[],  # optional: argparse names a "*" positional without a default as required
+        metavar="GAME",
+        help="the game as a string or tokens, or '-' to read it from stdin (none: no ray shown)",
     )
     add_ranking_argument(parser)
     parser.add_argument(

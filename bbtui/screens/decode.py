@@ -96,6 +96,8 @@ class DecodeScreen(Screen):
         Binding("p", "page(-1)", "Previous page", show=False),
         Binding("n", "page(1)", "Next page", show=False),
         Binding("o", "open_molecule", "Molecule"),
+        # ? types a position not shot in the game input: there, F1 is the help's key.
+        Binding("f1", "help", "Help", key_display="F1"),
     ]
 
     def __init__(self, config: Config | None = None, spectrum: str = "") -> None:
@@ -253,7 +255,7 @@ class DecodeScreen(Screen):
         if not text.strip():
             self.say(
                 f"{self.config}: type {self.config.positions} results, position 1 first "
-                f"(? explains the notation), then Enter; or write them on the board."
+                f"(F1 explains the notation), then Enter; or write them on the board."
             )
             return
         try:
@@ -458,7 +460,12 @@ class DecodeScreen(Screen):
         self.show_shots()
         self.show_verdict()
         await self.show_page()
-        if found.every_molecule:
+        typed = self.spectrum_input.value
+        if typed.strip() and not self.spectrum_input.is_valid:
+            # A game typed with an error while this one was decoded (the first, as the
+            # screen loads): its error stays said.
+            self.check_spectrum(typed)
+        elif found.every_molecule:
             self.say(
                 f"{self.config}: no ray shot yet. On the board, the arrows pick a position; "
                 f"type H, R or a label for what its ray did."
@@ -552,6 +559,8 @@ class DecodeScreen(Screen):
         anywhere else (the inputs never type it)."""
         if action == "edit":
             return self.focused is not self.spectrum_input
+        if action == "help":  # the footer's help key: F1 where ? is typed, else the app's ?
+            return self.focused is self.spectrum_input
         if action in ("to_board", "to_keys", "back"):
             return action == self.escape_action()
         if action == "page":
@@ -598,6 +607,10 @@ class DecodeScreen(Screen):
         if self.game_board is not None:
             self.game_board.show_shots(self.answer.shots)
         self.show_shots()
+
+    async def action_help(self) -> None:
+        """The help (F1 in the game input, where ? is typed)."""
+        await self.app.run_action("app.help")
 
     def action_edit(self) -> None:
         """Back to the game input."""
@@ -647,6 +660,12 @@ class DecodeScreen(Screen):
         """Leave the screen (its decode cancelled)."""
         self.workers.cancel_group(self, "decode")
         self.app.pop_screen()
+
+    def on_screen_suspend(self) -> None:
+        """Left for the help (or any screen): back here, the focus is where it was, even
+        nowhere (the screen's keys), not the game input again (Textual focuses
+        ``AUTO_FOCUS`` on each resume when nothing is focused)."""
+        self.AUTO_FOCUS = ""
 
     def on_descendant_focus(self) -> None:
         """The Esc shown in the footer follows the focus."""

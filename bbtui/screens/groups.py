@@ -8,6 +8,7 @@ as they are shown (``bbcore.queries.group_page``), one screenful at a time.
 
 from __future__ import annotations
 
+from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -59,8 +60,9 @@ class GroupsScreen(Screen):
         Binding("p", "page(-1)", "Page", group=PAGE, key_display="p"),
         Binding("f", "first", "Page", group=PAGE, key_display="f"),
         Binding("l", "last", "Page", group=PAGE, key_display="l"),
-        Binding("pagedown", "page(1)", "Next page", show=False),
-        Binding("pageup", "page(-1)", "Previous page", show=False),
+        # Priority: the focused table would take them (its cursor to the page's last row).
+        Binding("pagedown", "page(1)", "Next page", show=False, priority=True),
+        Binding("pageup", "page(-1)", "Previous page", show=False, priority=True),
         Binding("o", "order", "Order"),
         Binding("s", "size", "Size"),
         Binding("a", "all_rows", "All/families"),
@@ -74,6 +76,8 @@ class GroupsScreen(Screen):
         self.first = 0
         self.page_size = 10
         self.count = 0
+        self.summary_lines: int | None = None  # the summary's height (``reserve_summary``)
+        self.refits = 0  # pages fitted again since the last fit because the rows in view changed
 
     @property
     def bb_app(self) -> Host:
@@ -104,9 +108,8 @@ class GroupsScreen(Screen):
             ("spectrum", "spectrum"),
         ):
             self.table.add_column(label, key=key)
-        # header, summary, table heading and footer take 4 lines; fit_page corrects it
-        self.page_size = max(3, self.app.size.height - 4)
-        self.load(0)
+        # The first page once the table's height is known: a page read before would show a
+        # page count that jumps as soon as it is (1/479, then 1/504).
         self.call_after_refresh(self.fit_page)
         self.watch(self.app, "progress", self.progress_changed, init=False)
 
@@ -132,13 +135,35 @@ class GroupsScreen(Screen):
         """Back from a group: the group list may have moved there."""
         self.fit_page()
 
-    def fit_page(self) -> None:
+    def rows_in_view(self) -> int:
+        """The rows the table shows at once: its height less its heading, and less the
+        horizontal scrollbar when the rows are wider than the screen (60 x 20, 40 x 12)."""
+        table = self.table
+        return table.scrollable_content_region.height - (table.header_height if table.show_header else 0)
+
+    def fit_page(self, *, refit: bool = False) -> None:
         """Size the page to the table and show the page holding the cursor's group."""
-        height = self.table.size.height
-        if height:
-            self.page_size = max(3, height - 1)
+        if not refit:
+            self.refits = 0
+        groups = self.groups
+        self.count = group_count(self.config, all_rows=groups.all_rows, size=groups.size)
+        if not self.table.size.height or self.reserve_summary():
+            # Not laid out yet, or the summary's room changed: no page is read before the
+            # table's height is final (a page count read before jumps: 1/479, then 1/504).
+            if self.is_current:
+                self.call_after_refresh(self.fit_page)
+            return
+        self.page_size = max(1, self.rows_in_view())
         cursor = self.first + max(self.table.cursor_row, 0)
         self.load(cursor - cursor % self.page_size, cursor)
+        self.call_after_refresh(self.check_fit)
+
+    def check_fit(self) -> None:
+        """The page just shown changed the room (a scrollbar came or went, the summary took
+        another line): fit it again, twice at most (never back and forth for ever)."""
+        if self.table.size.height and self.rows_in_view() != self.page_size and self.refits < 2:
+            self.refits += 1
+            self.fit_page(refit=True)
 
     def load(self, first: int, cursor: int | None = None) -> None:
         """Read and show the page starting at group ``first``; put the cursor on ``cursor``."""
@@ -159,8 +184,8 @@ class GroupsScreen(Screen):
         for i, row in enumerate(page):
             index = self.first + i
             table.add_row(
-                str(index + 1),
-                str(row.nb_mol),
+                f"{index + 1:,}",
+                f"{row.nb_mol:,}",
                 f"{row.canonical_number:,}",
                 row.transform,
                 str(row.max_diff),
@@ -171,6 +196,37 @@ class GroupsScreen(Screen):
             target = (cursor if cursor is not None else self.first) - self.first
             table.move_cursor(row=min(max(target, 0), len(page) - 1), animate=False)
         self.show_summary(len(page))
+        if self.reserve_summary():  # another filter: the summary takes another number of lines
+            self.call_after_refresh(self.fit_page)
+
+    def reserve_summary(self) -> bool:
+        """Give the summary the lines its widest text takes (the last rows and page, numbers
+        as wide as they come), so that turning pages or fitting them never changes its
+        height, nor so the table's; True until the summary has that height."""
+        summary = self.query_one("#groups-summary", Label)
+        lines: int | None = None
+        width = summary.content_region.width
+        if self.count and width:
+            widest = Text(self.summary_text(self.count - 1, 1, 1))
+            lines = len(widest.wrap(self.app.console, width))
+        if lines != self.summary_lines:
+            self.summary_lines = lines
+            summary.styles.height = lines if lines else "auto"
+            return True
+        return lines is not None and summary.size.height != lines  # not laid out so yet
+
+    def summary_text(self, first: int, shown: int, page_size: int) -> str:
+        """The summary of a list holding groups (``self.count``): the page of ``page_size``
+        starting at group ``first``, ``shown`` rows of it."""
+        groups = self.groups
+        kind = "every spectral group" if groups.all_rows else "one row per family of symmetric groups"
+        size = f"size {groups.size}" if groups.size is not None else "all sizes"
+        pages = (self.count + page_size - 1) // page_size
+        page = first // page_size + 1
+        return (
+            f"{plural(self.count, 'group')}: {kind}, {size}, by {groups.order} · "
+            f"rows {first + 1:,}-{first + shown:,} · page {page:,}/{pages:,}"
+        )
 
     def show_summary(self, shown: int) -> None:
         """What the list holds and how it is filtered and ordered."""
@@ -188,14 +244,7 @@ class GroupsScreen(Screen):
             else:
                 summary.update(f"{self.config} has no spectral group: every spectrum is unique.")
             return
-        kind = "every spectral group" if groups.all_rows else "one row per family of symmetric groups"
-        size = f"size {groups.size}" if groups.size is not None else "all sizes"
-        pages = (self.count + self.page_size - 1) // self.page_size
-        page = self.first // self.page_size + 1
-        summary.update(
-            f"{plural(self.count, 'group')}: {kind}, {size}, by {groups.order} · "
-            f"rows {self.first + 1:,}-{self.first + shown:,} · page {page:,}/{pages:,}"
-        )
+        summary.update(self.summary_text(self.first, shown, self.page_size))
 
     def action_page(self, step: int) -> None:
         """The next (1) or previous (-1) page; past either end nothing moves (not even the cursor)."""

@@ -115,6 +115,12 @@ class GameInput(KeyInput):
 
     free_keys = frozenset("/")
 
+    def __init__(self, *args, **kwargs) -> None:
+        """An Input that keeps its text on focus: Textual's selects it all, and then the next
+        key would replace a whole game."""
+        kwargs.setdefault("select_on_focus", False)
+        super().__init__(*args, **kwargs)
+
     def _on_paste(self, event: events.Paste) -> None:
         """A diagram goes to the screen; one line is left to Input's own handler
         (Textual calls every class's handler in turn unless the default is prevented)."""

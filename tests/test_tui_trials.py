@@ -1,0 +1,190 @@
+"""What the outside trials of issue #33 hit with the keyboard, key for key (its section 2).
+
+Each test presses the keys the issue names, then asserts on what the screen
+shows, at the terminal size the finding was made at.  Every app works on a
+temporary database or on the shared explored one (A2_B4, A3_B4, A4_B4).
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+from pilot import text_of, wait_for
+from test_tui_newcomer import footer_keys, open_decode
+from test_tui_paging import PAGE, expected_rows, groups_of_page, rows, summary_rows
+
+from bbcore import decoder as decoder_module
+from bbcore.config import parse_config
+from bbcore.queries import group_at
+from bbtui.app import BlackBoxApp
+from bbtui.screens.decode import DecodeScreen
+from bbtui.screens.groups import GroupsScreen
+from bbtui.screens.help import HelpScreen
+from bbtui.widgets.game_board import GameBoard
+
+A3_B4 = parse_config("A3_B4")
+A4_B4 = parse_config("A4_B4")
+A5_B5 = parse_config("A5_B5")
+GAME = "H..............."  # A3_B4: 16 positions, the first absorbed
+
+
+# -- Decode: the help's key, the focus after it, the error while it loads -------------
+
+
+async def test_decode_names_f1_where_question_mark_is_typed(tmp_path: Path) -> None:
+    app = BlackBoxApp(tmp_path / "bb.sqlite", A3_B4)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_decode(app, pilot)
+        assert screen.focused is screen.spectrum_input
+        assert footer_keys(app).get("F1") == "Help" and "?" not in footer_keys(app)
+        await pilot.press("question_mark")  # a position not shot: typed, and one character
+        assert screen.spectrum_input.value == "?"
+        assert text_of(app, "#decode-message").endswith("the game has 1 character")
+        await pilot.press("backspace")  # the hint names the key that opens the help here
+        assert "(F1 explains the notation)" in text_of(app, "#decode-message")
+        await pilot.press("f1")
+        assert isinstance(app.screen, HelpScreen)
+        await pilot.press("escape")
+        assert app.screen is screen and screen.focused is screen.spectrum_input
+        await pilot.press("escape")  # on the board, ? is the help again
+        assert isinstance(screen.focused, GameBoard)
+        assert footer_keys(app).get("?") == "Help" and "F1" not in footer_keys(app)
+
+
+async def test_closing_the_help_on_decode_keeps_the_focus_and_the_game(tmp_path: Path) -> None:
+    app = BlackBoxApp(tmp_path / "bb.sqlite", A3_B4)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_decode(app, pilot)
+        await pilot.press(*GAME, "enter")
+        await wait_for(pilot, lambda: screen.answer is not None and screen.answer.game.shown)
+        assert isinstance(screen.focused, GameBoard)
+        await pilot.press("escape")  # the screen's keys: the footer says "esc Back"
+        assert screen.focused is None and footer_keys(app)["esc"] == "Back"
+        await pilot.press("question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        await pilot.press("escape")
+        assert app.screen is screen
+        assert screen.focused is None  # where it was: the screen's keys, not the game input
+        await pilot.press("slash", "x")  # back in the game input, a key adds to the game
+        assert screen.spectrum_input.value == GAME + "x"
+
+
+async def test_an_error_typed_while_decode_loads_stays_said(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The first decode (every molecule, as the screen loads) waits at a gate.
+    gate = threading.Event()
+    decode = decoder_module.Decoder.decode
+
+    def gated(self, *args, **kwargs):
+        gate.wait(60)
+        return decode(self, *args, **kwargs)
+
+    monkeypatch.setattr(decoder_module.Decoder, "decode", gated)
+    app = BlackBoxApp(tmp_path / "bb.sqlite", A3_B4)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("escape", "d")
+        screen = app.screen
+        assert isinstance(screen, DecodeScreen)
+        await wait_for(pilot, lambda: screen.focused is screen.spectrum_input)
+        await pilot.press(*"H.R", "enter")  # three positions of 16
+        error = (
+            "wrong number of positions: A3_B4 has 16 positions (one character each), "
+            "the game has 3 characters"
+        )
+        assert text_of(app, "#decode-message") == error
+        assert screen.answer is None
+        gate.set()
+        await wait_for(pilot, lambda: screen.answer is not None)
+        await pilot.pause()
+        assert screen.spectrum_input.value == "H.R"
+        assert text_of(app, "#decode-message") == error
+        assert screen.query_one("#decode-message").has_class("error")
+
+
+# -- Groups: the page keys, the rows in view, the page count, the commas ---------------
+
+
+async def test_groups_pagedown_and_pageup_turn_pages(explored: Path) -> None:
+    app = BlackBoxApp(explored, A4_B4)
+    async with app.run_test(size=(140, 24)) as pilot:
+        screen = await groups_of_page(pilot, PAGE)
+        await pilot.press("a")  # every group: 66 = 6 pages of 11
+        assert screen.focused is screen.table
+        await pilot.press("pagedown")
+        assert summary_rows(app) == "rows 12-22 · page 2/6"
+        await pilot.press("pagedown")  # a second one turns the page again
+        assert summary_rows(app) == "rows 23-33 · page 3/6"
+        assert rows(screen) == expected_rows(23, 33, all_rows=True)
+        await pilot.press("pageup")
+        assert summary_rows(app) == "rows 12-22 · page 2/6"
+
+
+def rows_on_screen(screen: GroupsScreen) -> list[str]:
+    """The group numbers of the rows drawn on screen (the ``#`` column), top to bottom."""
+    table = screen.table
+    lines = screen._compositor.render_strips()
+    numbers = []
+    for y in range(table.region.y + table.header_height, table.region.bottom):
+        words = lines[y].text.split()
+        if words and words[0].replace(",", "").isdigit():
+            numbers.append(words[0])
+    return numbers
+
+
+@pytest.mark.parametrize("size", [(60, 20), (40, 12), (100, 24)])
+async def test_groups_rows_counted_are_the_rows_shown(explored: Path, size: tuple[int, int]) -> None:
+    app = BlackBoxApp(explored, A4_B4)
+    async with app.run_test(size=size) as pilot:
+        await pilot.press("g")
+        await wait_for(pilot, lambda: isinstance(app.screen, GroupsScreen) and app.screen.count)
+        screen = app.screen
+        assert isinstance(screen, GroupsScreen)
+        await pilot.press("a")
+        for key in ("", "n", "l"):  # the first page, the next, the last
+            if key:
+                await pilot.press(key)
+            await pilot.pause()
+            await pilot.pause()
+            first, last = summary_rows(app).split(" · ")[0].removeprefix("rows ").split("-")
+            shown = [f"{n:,}" for n in range(int(first), int(last) + 1)]
+            assert rows_on_screen(screen) == shown, (size, key, summary_rows(app))
+        if size == (40, 12):  # the rows are wider than the screen: a scrollbar takes a line
+            assert screen.table.show_horizontal_scrollbar
+
+
+async def test_groups_page_count_never_jumps_on_first_open(
+    a5_b5: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    said: list[str] = []
+    show_summary = GroupsScreen.show_summary
+
+    def recorded(self: GroupsScreen, shown: int) -> None:
+        show_summary(self, shown)
+        said.append(text_of(self.app, "#groups-summary"))
+
+    monkeypatch.setattr(GroupsScreen, "show_summary", recorded)
+    app = BlackBoxApp(a5_b5, A5_B5)  # 672 families: the page count depends on the page's size
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("g")
+        await wait_for(pilot, lambda: isinstance(app.screen, GroupsScreen) and app.screen.count)
+        await pilot.pause()
+        await pilot.pause()
+    pages = {line.rsplit("page ", 1)[1] for line in said}
+    assert len(pages) == 1, said
+
+
+async def test_groups_numbers_have_their_commas(a5_b5: Path) -> None:
+    app = BlackBoxApp(a5_b5, A5_B5)
+    async with app.run_test(size=(100, 24)) as pilot:
+        await pilot.press("g")
+        await wait_for(pilot, lambda: isinstance(app.screen, GroupsScreen) and app.screen.count)
+        screen = app.screen
+        assert isinstance(screen, GroupsScreen)
+        await pilot.press("a", "l")  # every group, the last page
+        assert screen.count == 5055
+        last = screen.table.get_row_at(screen.table.row_count - 1)
+        assert last[0] == "5,055"
+        assert f"{group_at(A5_B5, 5054, all_rows=True).canonical_number:,}" == last[2]
