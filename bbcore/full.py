@@ -53,7 +53,17 @@ from bbcore.progress import COMPLETE, PAUSED, RunClock, RunProgressCallback
 from bbcore.ranges import fully_stored, missing_ranges
 from bbcore.runner import IN_PROCESS_BELOW, keep_freed_memory
 from bbcore.spectra import build_spectrums
-from bbcore.store import Configuration, ExploredRange, StoreError, db, now, open_database, stored_count
+from bbcore.store import (
+    Configuration,
+    ExploredRange,
+    Interrupted,
+    StoreError,
+    db,
+    interrupted_when,
+    now,
+    open_database,
+    stored_count,
+)
 
 RANGE_SIZE = 8192
 """Molecule numbers per task given to a worker."""
@@ -260,20 +270,32 @@ def explore_full(
         if progress:
             progress(clock.progress(done, total, "spectrums", since=grouping_started))
 
-    finish(config, grouping)
+    try:
+        finish(config, grouping, stop)
+    except Interrupted:  # paused in the middle of a statement: it was rolled back
+        report("paused")
+        return PAUSED
     report("complete")
     return COMPLETE
 
 
-def finish(config: Config, progress: Callable[[int, int], None] | None = None) -> int:
+def finish(
+    config: Config,
+    progress: Callable[[int, int], None] | None = None,
+    stop: threading.Event | None = None,
+) -> int:
     """Complete a fully stored configuration: its indexes, its spectral groups, ``complete``.
 
     The end of every full run, and all of ``bbcore spectrums``.  The caller holds
     the exploration lock.  ``progress`` (molecules grouped, molecules) is
     ``spectra.build_spectrums``'.  Returns how many ambiguous spectra it has.
+    Setting ``stop`` stops the statement under way at once (an index
+    build, the grouping query: ``store.interrupted_when``), which raises
+    ``store.Interrupted``: nothing of it is kept, and the next run does it again.
     """
-    count = build_spectrums(config, progress)
-    Configuration.update(complete=True, dh2=now()).where(Configuration.config == config.name).execute()
+    with interrupted_when(stop):
+        count = build_spectrums(config, progress)
+        Configuration.update(complete=True, dh2=now()).where(Configuration.config == config.name).execute()
     return count
 
 

@@ -22,6 +22,7 @@ from bbcore.cli.common import (
     WholeNumber,
     add_command,
     add_config_argument,
+    copy_unfinished,
     format_table,
     open_store,
     require_stored,
@@ -352,4 +353,7 @@ def run_status(args: argparse.Namespace) -> int:
     ]
     # families (spectral groups up to symmetry) and spectra (with symmetry), as the report names them
     print(format_table(("config", "molecules", "stored", "state", "store", "families", "spectra"), rows))
+    for state in states:
+        if state.copying:
+            print(copy_unfinished(state.config))
     return 0
