@@ -415,6 +415,7 @@ def _copy(
     for name in index_names(config):
         if reader.has_index(name):
             db.execute_sql(index_statement(config, name))
+    store.refresh_statistics(*(table.name for table in chosen))  # the planner sees what was copied
     with db.atomic():  # the last transaction: from here on, readers see it complete
         Configuration.update(complete=True, dh2=row["dh2"]).where(
             Configuration.config == config.name

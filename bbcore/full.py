@@ -39,6 +39,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import signal
+import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -221,7 +222,9 @@ def _worker_range(db_path: Path, config: Config, start: int, stop: int) -> int:
         return store_range(config, start, stop, _worker_halt)
     except store.DATABASE_ERRORS as error:
         if not store.is_server(db_path):
-            raise  # SQLite's own words reach the parent (``store.is_disk_full`` reads them)
+            if store.is_disk_full(error):  # not the failed rollback that followed it (issue 32, D5)
+                raise sqlite3.OperationalError(store.DISK_FULL[0]) from None
+            raise  # SQLite's own words reach the parent
         raise StoreError(store.error_line(error, db_path)) from None
 
 
@@ -333,6 +336,8 @@ def _run_pool(
                         return
                     raise
                 except Exception as error:  # a worker's StoreError, pickled back
+                    if store.is_disk_full(error):
+                        raise  # the faces say so in their own line (``explore.full_disk_line``)
                     raise StoreError(str(error).splitlines()[0]) from None
             yield
     finally:

@@ -34,7 +34,9 @@ location (``Location``: a ``Path`` or a ``server.ServerURL``).
 
 from __future__ import annotations
 
+import errno
 import os
+import re
 import sqlite3
 import threading
 from collections.abc import Iterator
@@ -688,8 +690,11 @@ def read_only_message(path: Location) -> str:
     )
 
 
-DISK_FULL = ("database or disk is full", "No space left on device")
-"""What SQLite (SQLITE_FULL) and the system (ENOSPC) say when the disk is full."""
+DISK_FULL = ("database or disk is full", "No space left on device", "Disk quota exceeded")
+"""What SQLite (SQLITE_FULL) and the system (ENOSPC, EDQUOT) say when the disk is full."""
+SHORT_WRITE = re.compile(r"\d+ requested and \d+ written")
+"""What numpy says of a file it could not write whole (``ndarray.tofile``, ``np.save``): on a
+regular file, only a full disk (or quota) cuts a write short, and numpy drops the errno."""
 DISK_FULL_STATES = ("53100",)
 """PostgreSQL's SQLSTATE of a full disk (disk_full), whatever the server's message says."""
 
@@ -708,7 +713,9 @@ def is_disk_full(error: BaseException) -> bool:
     current: BaseException | None = error
     while current is not None and id(current) not in seen:
         seen.add(id(current))
-        if any(words in str(current) for words in DISK_FULL):
+        if any(words in str(current) for words in DISK_FULL) or SHORT_WRITE.search(str(current)):
+            return True
+        if getattr(current, "errno", None) in (errno.ENOSPC, errno.EDQUOT):
             return True
         if getattr(current, "sqlstate", None) in DISK_FULL_STATES:
             return True
