@@ -198,6 +198,7 @@ def index_statement(config: Config, name: str) -> str:
 
 SQLITE_TABLE = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?"
 SERVER_TABLE = "SELECT to_regclass(%s) IS NOT NULL"
+SERVER_VERSIONS = 'SELECT version FROM "SchemaVersion"'
 
 
 # -- the source -----------------------------------------------------------------------
@@ -262,6 +263,7 @@ class Source:
         """The source's ``Configurations`` row of ``config`` (missing columns of an older file filled in)."""
         if not self.has_table("Configurations"):
             raise CopyError(f"{self.where} is not a bbtui database (no Configurations table)")
+        self.check_version()
         statement = _placeholder('SELECT * FROM "Configurations" WHERE config = ?', self.server)
         try:
             cursor = self.connection.execute(statement, (config.name,))
@@ -274,7 +276,29 @@ class Source:
         found = {name: value for name, value in zip(names, row) if name in CONFIGURATION_COLUMNS}
         for name, _, value in store.ADDED_COLUMNS:
             found.setdefault(name, None if value == "NULL" else value.strip("'"))
+        if found["store"] not in store.STORES:
+            raise CopyError(
+                f"{self.where} holds {config.name} in a store this bbtui does not know "
+                f"({found['store']!r}, not {' or '.join(store.STORES)}): copy it with the bbtui that made it"
+            )
         return found
+
+    def check_version(self) -> None:
+        """Raise CopyError unless the source's schema version is this bbtui's (as ``store.open_database``
+        asks of every store it opens, the target included)."""
+        from bbcore import server
+
+        if self.server:
+            if not self.has_table("SchemaVersion"):
+                raise CopyError(
+                    f"{self.where} has bbtui tables without a schema version: it was not made by this bbtui"
+                )
+            refused = server.version_refusal(self.where, [v for (v,) in self.rows(SERVER_VERSIONS)])
+        else:
+            (found,) = self.rows(sql.USER_VERSION)[0]
+            refused = server.version_refusal(self.where, [int(found)], unversioned=(store.UNVERSIONED,))
+        if refused:
+            raise CopyError(refused)
 
     def close(self) -> None:
         try:
@@ -402,6 +426,7 @@ def _copy(
     for name in index_names(config):
         if reader.has_index(name):
             db.execute_sql(index_statement(config, name))
+    store.refresh_statistics(*(table.name for table in chosen))  # the planner sees what was copied
     with db.atomic():  # the last transaction: from here on, readers see it complete
         Configuration.update(complete=True, dh2=row["dh2"]).where(
             Configuration.config == config.name

@@ -112,13 +112,21 @@ def explore(
 
 
 def full_disk_line(
-    config: Config, path: Path, *, command: str | None = None, resume: str | None = None
+    config: Config,
+    path: Path,
+    *,
+    command: str | None = None,
+    resume: str | None = None,
+    folder: Path | None = None,
 ) -> str:
     """The one line of a run of ``config`` stopped by a full disk (``feasibility.disk_full_line``),
-    from what is stored of it: the CLI gives the ``command`` to run again, the TUI its ``resume``."""
+    from what is stored of it: the CLI gives the ``command`` to run again, the TUI its ``resume``;
+    ``folder`` is the full one when it is not the database's (a compact run's shard files: ``DiskFull``)."""
     row = config_row(config)
     store = row.store if row is not None else default_store(config)
-    return disk_full_line(config, path, stored_count(config), store=store, command=command, resume=resume)
+    return disk_full_line(
+        config, path, stored_count(config), store=store, command=command, resume=resume, folder=folder
+    )
 
 
 def default_store(config: Config) -> str:

@@ -72,6 +72,7 @@ from bbcore.store import (
     config_row,
     db,
     insert_rows,
+    refresh_statistics,
     write_transaction,
 )
 
@@ -549,9 +550,11 @@ class FamilyWriter:
         self.last = int(columns.canonical[-1])
 
     def finish(self) -> None:
-        """Build the configuration's family indexes (after the bulk load: see ``sql``)."""
+        """Build the configuration's family indexes (after the bulk load: see ``sql``), and refresh
+        the planner's statistics of what was written (``store.refresh_statistics``)."""
         for statement in sql.create_family_indexes(self.config):
             db.execute_sql(statement)
+        refresh_statistics("Families", "Profiles")
 
 
 def family_facts(config: Config, canonicals: np.ndarray, numbers: list[np.ndarray]) -> FamilyColumns:

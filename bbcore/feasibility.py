@@ -185,23 +185,31 @@ def disk_full_line(
     store: str = "full",
     command: str | None = None,
     resume: str | None = None,
+    folder: Path | None = None,
 ) -> str:
-    """The one line saying that the disk filled during a run of ``config``: where, roughly
+    """The one line saying that the disk filled during a run of ``config``: where (``folder``, else the
+    database's), roughly
     how much more the rest of the run needs (``estimate`` in its ``store``), and that the
     same run resumes (``command`` to run again, or ``resume``: the TUI's "press s").  What
     was stored is whole: every range is one transaction.  On a server (``db_path`` a URL)
     the disk is the server's: it is not ours to measure, and it is freed there."""
     needed = estimate(config, store=store, done=done).disk
     again = resume or (f"run '{command}' again to resume" if command else "start it again to resume")
-    if is_server(db_path):
+    if is_server(db_path) and folder is None:
         return (
             f"the server's disk is full ({db_path}): {config.name} needs about {size(needed)} more "
             f"for its {config.nb_mol - done:,} molecules left. {done:,} are stored and kept; "
             f"free some space on the server, then {again}"
         )
+    if folder is not None:  # a compact run's shard files (``progress.DiskFull``)
+        return (
+            f"the disk is full at {folder} ({size(free_space(folder))} free): {config.name} needs about "
+            f"{size(needed)} more (an estimate) for its shard files and the rest of its run. "
+            f"{done:,} molecules are traced and kept; free some space there, then {again}"
+        )
     folder = Path(db_path).resolve().parent
     return (
         f"the disk is full at {folder} ({size(free_space(folder))} free): {config.name} needs about "
-        f"{size(needed)} more for its {config.nb_mol - done:,} molecules left. {done:,} are stored "
-        f"and kept; free some space or move {Path(db_path).name} to a larger disk, then {again}"
+        f"{size(needed)} more (an estimate) for its {config.nb_mol - done:,} molecules left. {done:,} are "
+        f"stored and kept; free some space or move {Path(db_path).name} to a larger disk, then {again}"
     )

@@ -39,6 +39,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import signal
+import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -53,7 +54,17 @@ from bbcore.progress import COMPLETE, PAUSED, RunClock, RunProgressCallback
 from bbcore.ranges import fully_stored, missing_ranges
 from bbcore.runner import IN_PROCESS_BELOW, keep_freed_memory
 from bbcore.spectra import build_spectrums
-from bbcore.store import Configuration, ExploredRange, StoreError, db, now, open_database, stored_count
+from bbcore.store import (
+    Configuration,
+    ExploredRange,
+    Interrupted,
+    StoreError,
+    db,
+    interrupted_when,
+    now,
+    open_database,
+    stored_count,
+)
 
 RANGE_SIZE = 8192
 """Molecule numbers per task given to a worker."""
@@ -211,7 +222,9 @@ def _worker_range(db_path: Path, config: Config, start: int, stop: int) -> int:
         return store_range(config, start, stop, _worker_halt)
     except store.DATABASE_ERRORS as error:
         if not store.is_server(db_path):
-            raise  # SQLite's own words reach the parent (``store.is_disk_full`` reads them)
+            if store.is_disk_full(error):  # not the failed rollback that followed it (issue 32, D5)
+                raise sqlite3.OperationalError(store.DISK_FULL[0]) from None
+            raise  # SQLite's own words reach the parent
         raise StoreError(store.error_line(error, db_path)) from None
 
 
@@ -260,20 +273,32 @@ def explore_full(
         if progress:
             progress(clock.progress(done, total, "spectrums", since=grouping_started))
 
-    finish(config, grouping)
+    try:
+        finish(config, grouping, stop)
+    except Interrupted:  # paused in the middle of a statement: it was rolled back
+        report("paused")
+        return PAUSED
     report("complete")
     return COMPLETE
 
 
-def finish(config: Config, progress: Callable[[int, int], None] | None = None) -> int:
+def finish(
+    config: Config,
+    progress: Callable[[int, int], None] | None = None,
+    stop: threading.Event | None = None,
+) -> int:
     """Complete a fully stored configuration: its indexes, its spectral groups, ``complete``.
 
     The end of every full run, and all of ``bbcore spectrums``.  The caller holds
     the exploration lock.  ``progress`` (molecules grouped, molecules) is
     ``spectra.build_spectrums``'.  Returns how many ambiguous spectra it has.
+    Setting ``stop`` stops the statement under way at once (an index
+    build, the grouping query: ``store.interrupted_when``), which raises
+    ``store.Interrupted``: nothing of it is kept, and the next run does it again.
     """
-    count = build_spectrums(config, progress)
-    Configuration.update(complete=True, dh2=now()).where(Configuration.config == config.name).execute()
+    with interrupted_when(stop):
+        count = build_spectrums(config, progress)
+        Configuration.update(complete=True, dh2=now()).where(Configuration.config == config.name).execute()
     return count
 
 
@@ -311,6 +336,8 @@ def _run_pool(
                         return
                     raise
                 except Exception as error:  # a worker's StoreError, pickled back
+                    if store.is_disk_full(error):
+                        raise  # the faces say so in their own line (``explore.full_disk_line``)
                     raise StoreError(str(error).splitlines()[0]) from None
             yield
     finally:

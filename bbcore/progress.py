@@ -14,6 +14,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 COMPLETE, PAUSED, ALREADY_COMPLETE = "complete", "paused", "already complete"
 """How a run ends: every range stored and grouped; stopped with what is done kept; nothing to do."""
@@ -21,6 +22,17 @@ COMPLETE, PAUSED, ALREADY_COMPLETE = "complete", "paused", "already complete"
 
 class ExploreError(Exception):
     """An exploration that cannot run: the message is one line for the user."""
+
+
+class DiskFull(ExploreError):
+    """A run stopped by a full disk at ``folder`` (a compact run's shard files); what was stored is kept.
+
+    The faces word it with what is stored and how to resume (``explore.full_disk_line``).
+    """
+
+    def __init__(self, message: str, folder: Path) -> None:
+        super().__init__(message)
+        self.folder = folder
 
 
 @dataclass(frozen=True)

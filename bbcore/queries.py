@@ -29,9 +29,12 @@ from bbcore.store import (
     has_config_indexes,
     is_compact,
     stored_count,
+    unfinished_copy,
 )
 
 NOT_STARTED, PARTIAL, EXPLORED, COMPLETE = "not started", "partial", "explored", "complete"
+PARTIAL_COPY = "partial copy"
+"""The state of a configuration whose copy stopped before its end (``store.unfinished_copy``)."""
 
 
 @dataclass(frozen=True)
@@ -44,6 +47,7 @@ class ConfigState:
     ambiguous: int  # rows of Spectrums (spectral groups with symmetry)
     families: int  # ``id`` rows of Spectrums (spectral groups up to symmetry)
     store: str = FULL  # full (a row per molecule) or compact (bbcore.compact)
+    copying: bool = False  # a copy stopped before its end (``store.unfinished_copy``): its rows are partial
 
     @property
     def total(self) -> int:
@@ -52,9 +56,12 @@ class ConfigState:
 
     @property
     def state(self) -> str:
-        """``not started``, ``partial``, ``explored`` (no spectral groups yet) or ``complete``."""
+        """``not started``, ``partial``, ``explored`` (no spectral groups yet), ``complete``, or
+        ``partial copy`` (a copy stopped before its end: the same copy finishes it)."""
         if self.complete:
             return COMPLETE
+        if self.copying:
+            return PARTIAL_COPY
         if self.done == 0:
             return NOT_STARTED
         return EXPLORED if self.done >= self.total else PARTIAL
@@ -82,6 +89,7 @@ def config_state(config: Config) -> ConfigState:
         ambiguous=ambiguous,
         families=up_to_symmetry,
         store=row.store if row else FULL,
+        copying=unfinished_copy(row),
     )
 
 

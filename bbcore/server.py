@@ -36,6 +36,7 @@ models in, and turns ``ServerError`` into its own ``StoreError``.
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import re
 import threading
@@ -48,6 +49,7 @@ from urllib.parse import quote
 
 from peewee import DatabaseError, DatabaseProxy, InterfaceError, Model, OperationalError, PostgresqlDatabase
 
+from bbcore import sql
 from bbcore.config import Config
 
 SCHEMES = ("postgresql", "postgres")
@@ -530,19 +532,39 @@ def check_version(db: DatabaseProxy, url: ServerURL, version: type[Model]) -> No
             f"{url} has bbtui tables without a schema version: it was not made by this bbtui; "
             f"point --db at a new database ({SERVER_DOCS})"
         )
-    versions = [row.version for row in version.select(version.version)]
-    if versions == [SCHEMA_VERSION]:
-        return
+    refused = version_refusal(url, [row.version for row in version.select(version.version)])
+    if refused:
+        raise ServerError(refused)
+
+
+def version_refusal(where: object, versions: list[int], *, unversioned: tuple[int, ...] = ()) -> str | None:
+    """The one line refusing a store whose schema version (its ``versions``) is not this bbtui's, or None.
+
+    Both stores record it: a server in its ``SchemaVersion`` table, a file
+    in SQLite's ``user_version`` (``store.check_file_version``), where
+    ``unversioned`` (0) is a file made before versions were recorded,
+    taken as this layout (it is upgraded in place).  ``bbcore copy`` asks
+    the same of its source (``copy.Source``).
+    """
+    if versions == [SCHEMA_VERSION] or (len(versions) == 1 and versions[0] in unversioned):
+        return None
     found = max(versions) if versions else None
     if found is not None and found > SCHEMA_VERSION:
-        raise ServerError(
-            f"{url} holds bbtui schema version {found}, newer than this bbtui's {SCHEMA_VERSION}: "
+        return (
+            f"{where} holds bbtui schema version {found}, newer than this bbtui's {SCHEMA_VERSION}: "
             "upgrade bbtui (pip install -U bbtui)"
         )
-    raise ServerError(
-        f"{url} holds bbtui schema version {found}, this bbtui reads version {SCHEMA_VERSION}: "
+    return (
+        f"{where} holds bbtui schema version {found}, this bbtui reads version {SCHEMA_VERSION}: "
         f"open it with the bbtui that made it, or point --db at a new database ({SERVER_DOCS})"
     )
+
+
+logging.getLogger("psycopg").addHandler(logging.NullHandler())
+"""psycopg logs, as a warning, the error of ending a COPY that an error already ended ("error
+ignored terminating <psycopg.Copy [BAD]>", the server stopped under a run's COPY); with no handler
+of its own, Python printed it to stderr before the run's one line.  The error that ended the COPY is
+raised, and said in that line (``error_line``); no logging is configured by bbcore."""
 
 
 def copy_rows(connection, table: str, columns: tuple[str, ...], rows: list[tuple]) -> None:
@@ -557,6 +579,46 @@ def copy_rows(connection, table: str, columns: tuple[str, ...], rows: list[tuple
     with connection.cursor() as cursor, cursor.copy(statement) as copy:
         for row in rows:
             copy.write_row(row)
+
+
+def analyze(db: DatabaseProxy, table: str) -> None:
+    """Refresh the server's statistics of ``table`` (``ANALYZE``), for the queries about to read it.
+
+    The planner estimates from statistics taken when autovacuum last ran,
+    which waits for about 10% of a table to change: rows just written for
+    a new configuration are absent from them (an estimate of 1 row), and a
+    plan chosen on that can run for hours (issue 32, D1).  ANALYZE reads a
+    sample (30,000 rows by default), not the table, so it costs about the
+    same on any size.  A role that does not own the table gets a warning
+    from the server, not an error: the queries then run on the statistics
+    there are, and the ones that matter are planned so as not to depend on
+    them (``sql.ambiguous_by_window``).
+    """
+    db.execute_sql(sql.analyze(table))
+
+
+def cancel_statement(connection) -> None:
+    """Ask the server to cancel the statement running on ``connection`` (from any thread).
+
+    psycopg's cancel request goes on a connection of its own (libpq's
+    ``PQcancel``); the statement then fails with ``QueryCanceled``
+    (``is_cancelled``) and the server rolls it back.  On an idle connection
+    it does nothing.  ``store.interrupted_when`` calls it at a pause.
+    """
+    cancel = getattr(connection, "cancel_safe", None) or connection.cancel
+    try:
+        cancel()
+    except Exception:  # the connection is gone, and its statement with it
+        pass
+
+
+CANCELLED_STATE = "57014"
+"""The SQLSTATE of a statement cancelled by a request (query_canceled)."""
+
+
+def is_cancelled(error: BaseException) -> bool:
+    """Whether ``error`` is a statement the server cancelled at our request (``cancelled_when``)."""
+    return getattr(_cause(error), "sqlstate", None) == CANCELLED_STATE
 
 
 def lock_writes(db: DatabaseProxy, config: Config) -> None:

@@ -19,7 +19,7 @@ from peewee import Case, chunked, fn
 
 from bbcore import families, sql
 from bbcore.config import Config
-from bbcore.store import Spectrum, counted_by_shards, db, index_exists
+from bbcore.store import Spectrum, counted_by_shards, db, index_exists, refresh_statistics
 
 
 def computed_spectrums(config: Config) -> dict[str, tuple[int, str, int]]:
@@ -124,12 +124,15 @@ def build_spectrums(config: Config, progress: GroupingProgress | None = None) ->
     """Rebuild the Spectrums rows of a configuration (and its indexes); returns how many.
 
     ``progress`` (molecules grouped, molecules) is called a few times a
-    second, from this thread (``GroupingMeter``).
+    second, from this thread (``GroupingMeter``).  The planner's statistics
+    of Molecules are refreshed before the grouping query, and those of
+    Spectrums once written (``store.refresh_statistics``).
     """
     with GroupingMeter(config, progress) as meter:
         for name in (sql.spectrum_index(config), sql.canonical_index(config)):
             meter.start(name)
             db.execute_sql(sql.create_index_named(config, name))
+        refresh_statistics("Molecules")  # the planner sees the configuration's rows (issue 32, D1)
         meter.start("query")
         spectra = computed_spectrums(config)
     rows = [
@@ -140,6 +143,7 @@ def build_spectrums(config: Config, progress: GroupingProgress | None = None) ->
         Spectrum.delete().where(Spectrum.config == config.name).execute()
         for batch in chunked(rows, 500):
             Spectrum.insert_many(batch).execute()
+    refresh_statistics("Spectrums")
     if progress is not None:
         progress(config.nb_mol, config.nb_mol)
     return len(rows)

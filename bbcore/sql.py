@@ -125,6 +125,27 @@ CHECKPOINT_TRUNCATE = "PRAGMA wal_checkpoint(TRUNCATE)"
 """Every page of the WAL into the file, and the WAL emptied."""
 JOURNAL_MODE_DELETE = "PRAGMA journal_mode=DELETE"
 """Leave WAL mode: the file alone holds everything (``store.finish_file``)."""
+USER_VERSION = "PRAGMA user_version"
+"""The file's schema version as bbtui records it (``store.check_file_version``; 0 before it did)."""
+
+
+def set_user_version(version: int) -> str:
+    """Record the file's schema version (``USER_VERSION``)."""
+    return f"PRAGMA user_version = {int(version)}"
+
+
+STATISTICS_PRESENT = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'sqlite_stat1'"
+"""Whether the file has planner statistics (someone ran ANALYZE on it): ``store.refresh_statistics``."""
+
+
+def analysis_limit(rows: int) -> str:
+    """How many rows of each index SQLite's ANALYZE reads (0: all)."""
+    return f"PRAGMA analysis_limit = {int(rows)}"
+
+
+def analyze(table: str) -> str:
+    """Refresh a table's statistics and its indexes' (the models' table names only)."""
+    return f'ANALYZE "{table}"'
 
 
 # -- a configuration's partial indexes ------------------------------------------
@@ -213,13 +234,39 @@ def ambiguous_molecules(config: Config) -> str:
 
     Both steps go through the spectrum index (a covering scan, then a
     look-up per spectrum: 0.15 s on A4_B8).  Without the INDEXED BY, SQLite
-    grouped the whole configuration by a sort (1.2 s).
+    grouped the whole configuration by a sort (1.2 s).  A server's form is
+    ``ambiguous_by_window``.
     """
+    if dialect.server:
+        return ambiguous_by_window(config)
     table, where = molecules_indexed(config)
     return (
         f"SELECT spectrum, canonical_number, number, transform FROM {table} "
         f"WHERE {where} AND spectrum IN "
         f"(SELECT spectrum FROM {table} WHERE {where} GROUP BY spectrum HAVING COUNT(*) > 1)"
+    )
+
+
+def ambiguous_by_window(config: Config) -> str:
+    """A server's ``ambiguous_molecules``: one pass over the configuration's molecules, by spectrum.
+
+    Each molecule is counted with its spectrum (a window over the rows in
+    spectrum order) and kept when its spectrum has two molecules or more,
+    rows in spectrum order (``ambiguous_molecules_by_spectrum``'s order).
+    No join: the plan is a scan (of the table or the spectrum index), a
+    sort unless the index gives the order, and the window, whatever the
+    planner believes of the row counts.  The form with ``IN (SELECT ...
+    GROUP BY spectrum ...)`` was planned from statistics taken before the
+    configuration's rows existed (an estimate of 1 row) as a nested loop
+    that ran the GROUP BY again for every molecule: A4_B6 (58,905
+    molecules) beside a 7,140-row A3_B6 sat in it for over 10 minutes;
+    this form took 0.64 s with the same stale statistics (issue 32, D1).
+    """
+    return (
+        "SELECT spectrum, canonical_number, number, transform FROM "
+        "(SELECT spectrum, canonical_number, number, transform, "
+        f"COUNT(*) OVER (PARTITION BY spectrum) AS molecules FROM {MOLECULES} "
+        f"WHERE config = {config_literal(config)}) AS counted WHERE molecules > 1 ORDER BY spectrum"
     )
 
 
@@ -433,6 +480,8 @@ def ambiguous_molecules_by_spectrum(config: Config) -> str:
     materialised (an ORDER BY made SQLite sort them all again), so
     ``bbcore check`` merges them with the Spectrums rows a spectrum at a time.
     """
+    if dialect.server:
+        return ambiguous_by_window(config)
     table, where = molecules_indexed(config)
     molecules, joined = molecules_indexed(config, "m")
     return (

@@ -36,8 +36,10 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import sqlite3
 import stat
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -475,6 +477,109 @@ def create_config_indexes(config: Config) -> None:
         db.execute_sql(statement)
 
 
+ANALYSIS_LIMIT = 1000
+"""Rows SQLite's ANALYZE reads of each index when it refreshes statistics (``refresh_statistics``):
+an estimate, in milliseconds, rather than a scan of every configuration's rows."""
+
+
+def refresh_statistics(*tables: str) -> None:
+    """Bring the planner's statistics of ``tables`` up to date with what was just written.
+
+    A server always has statistics, taken when autovacuum last ran: rows
+    just written are absent from them until ``ANALYZE`` (``server.analyze``).
+    A file has statistics only once someone ran ``ANALYZE`` on it (bbtui's
+    own queries are planned without them: ``bbcore.sql``); when it has,
+    they are stale too, and refreshed here, each index read up to
+    ``ANALYSIS_LIMIT`` rows (the new configuration's indexes get theirs).
+    """
+    if is_server(opened.path):
+        from bbcore import server
+
+        for table in tables:
+            server.analyze(db, table)
+        return
+    if db.execute_sql(sql.STATISTICS_PRESENT).fetchone() is None:
+        return
+    db.execute_sql(sql.analysis_limit(ANALYSIS_LIMIT))
+    try:
+        for table in tables:
+            db.execute_sql(sql.analyze(table))
+    finally:
+        db.execute_sql(sql.analysis_limit(0))
+
+
+class Interrupted(Exception):
+    """A statement stopped at a pause request (``interrupted_when``): the run pauses, nothing is lost."""
+
+
+INTERRUPT_EVERY_SECONDS = 0.05
+"""How often a pause request is looked at, and sent again, during a statement (``interrupted_when``)."""
+
+
+@contextmanager
+def interrupted_when(stop: threading.Event | None) -> Iterator[None]:
+    """Stop the statements this thread runs as soon as ``stop`` is set; raise ``Interrupted`` then.
+
+    A pause (Ctrl-C, SIGTERM: a signal handler; the TUI's pause: another
+    thread) only sets ``stop``, and must not wait for a statement that may
+    run for minutes (a configuration's index builds, its grouping query).
+    A watcher thread sees it and stops the statement under way: a server's
+    is cancelled (``server.cancel_statement``), a file's interrupted
+    (sqlite3's ``interrupt``, safe from another thread); either is rolled
+    back, and the run resumes from what was committed.  The request is
+    sent again every ``INTERRUPT_EVERY_SECONDS`` until the block ends: one
+    that lands between two statements does nothing.  The watcher ends with
+    the block, so no request reaches a later statement.
+    """
+    if stop is None:
+        yield
+        return
+    connection = db.connection()
+    if is_server(opened.path):
+        from bbcore import server
+
+        cancel = lambda: server.cancel_statement(connection)  # noqa: E731
+    else:
+        cancel = connection.interrupt
+    done = threading.Event()
+
+    def watch() -> None:
+        while not done.wait(INTERRUPT_EVERY_SECONDS):
+            if stop.is_set():
+                cancel()
+
+    watcher = threading.Thread(target=watch, name="bbtui interrupt", daemon=True)
+    watcher.start()
+    try:
+        yield
+    except DATABASE_ERRORS as error:
+        if stop.is_set() and _was_interrupted(error):
+            raise Interrupted(str(error).splitlines()[0] if str(error) else "interrupted") from None
+        raise
+    finally:
+        done.set()
+        watcher.join()
+
+
+def _was_interrupted(error: BaseException) -> bool:
+    """Whether a database error is a statement stopped by ``interrupted_when``."""
+    if is_server(opened.path):
+        from bbcore import server
+
+        return server.is_cancelled(error)
+    # An interrupted write rolls its transaction back: the block's own rollback then fails,
+    # and the interruption is that error's context (as a full disk's is: ``is_disk_full``).
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if "interrupted" in str(current):
+            return True
+        wrapped = current.args[0] if current.args and isinstance(current.args[0], BaseException) else None
+        current = current.__cause__ or wrapped or current.__context__
+    return False
+
+
 def index_exists(name: str) -> bool:
     """Whether an index of this name exists in the open database."""
     return db.execute_sql(sql.dialect.index_exists, (name,)).fetchone() is not None
@@ -630,8 +735,11 @@ def read_only_message(path: Location) -> str:
     )
 
 
-DISK_FULL = ("database or disk is full", "No space left on device")
-"""What SQLite (SQLITE_FULL) and the system (ENOSPC) say when the disk is full."""
+DISK_FULL = ("database or disk is full", "No space left on device", "Disk quota exceeded")
+"""What SQLite (SQLITE_FULL) and the system (ENOSPC, EDQUOT) say when the disk is full."""
+SHORT_WRITE = re.compile(r"\d+ requested and \d+ written")
+"""What numpy says of a file it could not write whole (``ndarray.tofile``, ``np.save``): on a
+regular file, only a full disk (or quota) cuts a write short, and numpy drops the errno."""
 DISK_FULL_STATES = ("53100",)
 """PostgreSQL's SQLSTATE of a full disk (disk_full), whatever the server's message says."""
 
@@ -650,7 +758,9 @@ def is_disk_full(error: BaseException) -> bool:
     current: BaseException | None = error
     while current is not None and id(current) not in seen:
         seen.add(id(current))
-        if any(words in str(current) for words in DISK_FULL):
+        if any(words in str(current) for words in DISK_FULL) or SHORT_WRITE.search(str(current)):
+            return True
+        if getattr(current, "errno", None) in (errno.ENOSPC, errno.EDQUOT):
             return True
         if getattr(current, "sqlstate", None) in DISK_FULL_STATES:
             return True
@@ -778,6 +888,11 @@ def open_database(
             raise StoreError(str(error)) from None
         opened.path, opened.read_only, opened.shims = path, read_only, ()
         sql.use(sql.SERVER)
+        try:
+            _check_stores(path)
+        except StoreError:
+            db.close()
+            raise
         return path
     sql.use(sql.SQLITE)
     problem = file_problem(path)
@@ -796,6 +911,8 @@ def open_database(
                 f"cannot create {path}: folder {path.parent} is read-only; pass --db with another path"
             )
     check_database_file(path)
+    if not create and path.stat().st_size == 0:  # SQLite would take it for a new database
+        raise StoreError(f"{path} is an empty file, not a bbtui database (explore a configuration first)")
     read_only = write is False or not writable(path)
     if read_only and write:
         raise ReadOnlyError(read_only_message(path))
@@ -809,6 +926,7 @@ def open_database(
     opened.path, opened.read_only, opened.shims = path, read_only, ()
     try:
         db.connect()
+        version = check_file_version(path)  # before anything is written to it
         if read_only:
             if not db.table_exists(Configuration._meta.table_name):
                 raise StoreError(f"{path} is not a bbtui database (no Configurations table)")
@@ -817,9 +935,14 @@ def open_database(
                 db.close()
                 db.connect()
         else:
+            if not create and not db.table_exists(Configuration._meta.table_name):  # a reader creates nothing
+                raise StoreError(f"{path} is not a bbtui database (no Configurations table)")
             db.create_tables(MODELS, safe=True)
             _upgrade_columns()
             _upgrade_indexes()
+            if version == UNVERSIONED and (write or create):  # readers (create=False) write nothing
+                db.execute_sql(sql.set_user_version(_schema_version()))
+        _check_stores(path)
     except (DatabaseError, OperationalError, sqlite3.Error) as error:
         db.close()
         raise StoreError(error_line(error, path)) from None
@@ -827,6 +950,44 @@ def open_database(
         db.close()
         raise
     return path
+
+
+UNVERSIONED = 0
+"""SQLite's ``user_version`` of a file made before bbtui recorded its schema version there: the same
+layout, upgraded in place (``_upgrade_columns``), and stamped with the version when opened to write."""
+
+
+def _schema_version() -> int:
+    """The layout version of bbtui's tables (``server.SCHEMA_VERSION``, one number for both stores)."""
+    from bbcore.server import SCHEMA_VERSION
+
+    return SCHEMA_VERSION
+
+
+def check_file_version(path: Path) -> int:
+    """The open file's schema version (SQLite's ``user_version``); raise StoreError (one line) unless it
+    is this bbtui's, or a file's made before versions were recorded (``UNVERSIONED``)."""
+    from bbcore import server
+
+    (found,) = db.execute_sql(sql.USER_VERSION).fetchone()
+    refused = server.version_refusal(path, [int(found)], unversioned=(UNVERSIONED,))
+    if refused:
+        raise StoreError(refused)
+    return int(found)
+
+
+def _check_stores(path: Location) -> None:
+    """Raise StoreError (one line) if a configuration has a ``store`` this bbtui does not know."""
+    unknown = (
+        Configuration.select(Configuration.config, Configuration.store)
+        .where(Configuration.store.not_in(STORES))
+        .first()
+    )
+    if unknown is not None:
+        raise StoreError(
+            f"{path} holds {unknown.config} in a store this bbtui does not know ({unknown.store!r}, "
+            f"not {' or '.join(STORES)}): open it with the bbtui that made it"
+        )
 
 
 def use_database(path: Location | str | None = None) -> Location:

@@ -51,7 +51,7 @@ from bbcore.explore import default_store, explore, full_disk_line
 from bbcore.feasibility import refusal
 from bbcore.lifeline import die_with_parent
 from bbcore.lock import exploration_lock
-from bbcore.progress import ExploreError, Progress
+from bbcore.progress import DiskFull, ExploreError, Progress
 from bbcore.queries import config_state
 from bbcore.shots import Ranking
 from bbcore.store import (
@@ -504,6 +504,9 @@ class BlackBoxApp(App[None]):
                 runner=runner,
                 progress=lambda p: self.post_message(ExplorationProgress(p)),
             )
+        except DiskFull as error:  # a compact run's shard files: the command line's one line
+            line = full_disk_line(config, self.db_path, resume="press s to resume", folder=error.folder)
+            self.post_message(ExplorationEnded(config, "full", line))
         except (ExploreError, StoreError) as error:
             self.post_message(ExplorationEnded(config, "error", str(error)))
         except Exception as error:

@@ -425,7 +425,8 @@ def test_a_full_disk_during_explore_says_where_how_much_and_that_the_same_comman
         (stored,) = connection.execute("SELECT COUNT(*) FROM Molecules").fetchone()
     assert 0 < stored < 58_905
     assert err.startswith(f"bbcore: error: the disk is full at {tmp_path} (")
-    assert "A4_B6 needs about " in err and f"more for its {58_905 - stored:,} molecules left" in err
+    assert "A4_B6 needs about " in err
+    assert f"more (an estimate) for its {58_905 - stored:,} molecules left" in err
     assert f"{stored:,} are stored and kept" in err
     assert err.endswith(f"then run 'bbcore --db {path} explore A4_B6' again to resume")
 

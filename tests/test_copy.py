@@ -143,9 +143,12 @@ def test_a_copy_killed_mid_way_is_never_complete_and_resumes(sources, kind, serv
     complete, rows = target_state(target, config)
     assert not complete and 0 < rows <= whole
     status, out, _ = cli(target, "status")
-    assert status == 0 and "complete" not in out.split(config.name)[1].splitlines()[0]
+    line = out.split(config.name)[1].splitlines()[0]
+    assert status == 0 and "complete" not in line and "partial copy" in line
+    assert f"{config.name} is a copy stopped before its end: run the same 'bbcore copy' again" in out
     status, _, err = cli(target, "groups", config.name)
-    assert status == 2 and "not completely explored" in err
+    one_line_error(status, err, "a copy stopped before its end", "'bbcore copy' again")
+    assert status == 2 and "bbcore explore" not in err
     # the copied rows are not an exploration of the target's own: explore refuses to resume them
     status, _, err = cli(target, "explore", config.name)
     one_line_error(status, err, f"a copy of {config.name} into", "is not finished", "bbcore copy")

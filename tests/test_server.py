@@ -374,6 +374,42 @@ def test_the_test_server_dies_with_a_killed_parent(pg_server):
         shutil.rmtree(folder, ignore_errors=True)
 
 
+COPY_CUT = textwrap.dedent(
+    """
+    import sys
+    import psycopg
+    from bbcore import server
+
+    url = sys.argv[1]
+    connection = psycopg.connect(url)
+    connection.execute("CREATE TEMP TABLE cut (a bigint, b text)")
+    backend = connection.info.backend_pid
+
+    def rows():
+        for i in range(200_000):
+            if i == 1000:  # the server ends the session under the COPY (stopped, restarted, ...)
+                with psycopg.connect(url, autocommit=True) as admin:
+                    admin.execute("SELECT pg_terminate_backend(%s)", (backend,))
+            yield (i, "x" * 50)
+
+    try:
+        server.copy_rows(connection, "cut", ("a", "b"), rows())
+    except psycopg.OperationalError:
+        print("raised")
+    """
+)
+
+
+def test_a_copy_cut_by_the_server_raises_without_psycopgs_warning(pg_url):
+    """Issue 32, D11: psycopg logged "error ignored terminating <psycopg.Copy [BAD]>" to stderr
+    (no logging handler of its own) before the run's one line; the error itself is raised."""
+    run = subprocess.run(
+        [sys.executable, "-c", COPY_CUT, pg_url], capture_output=True, text=True, timeout=120
+    )
+    assert run.stdout.strip() == "raised", run.stderr
+    assert run.stderr == ""
+
+
 def _port_of(folder: str) -> int:
     """The port of the server whose socket is in ``folder`` (its name is ``.s.PGSQL.<port>``)."""
     (socket,) = Path(folder).glob(".s.PGSQL.*[0-9]")

@@ -310,10 +310,21 @@ def require_stored(config: Config) -> None:
 def require_complete(config: Config) -> None:
     """Raise CLIError unless the configuration's exploration is complete."""
     require_stored(config)
-    if not queries.config_state(config).complete:
+    state = queries.config_state(config)
+    if state.copying:
+        raise CLIError(copy_unfinished(config))
+    if not state.complete:
         raise CLIError(
             f"{config.name} is not completely explored: run 'bbcore explore {config.name}' to finish it"
         )
+
+
+def copy_unfinished(config: Config) -> str:
+    """The line about a configuration whose copy into this database stopped before its end."""
+    return (
+        f"{config.name} is a copy stopped before its end: run the same 'bbcore copy' again "
+        f"to finish it, or 'bbcore reset {config.name}' to delete it"
+    )
 
 
 def emit_lines(head: Iterable[str], rest: Iterable[str]) -> None:

@@ -22,6 +22,7 @@ from bbcore.cli.common import (
     WholeNumber,
     add_command,
     add_config_argument,
+    copy_unfinished,
     format_table,
     open_store,
     require_stored,
@@ -33,7 +34,7 @@ from bbcore.explore import explore, full_disk_line
 from bbcore.feasibility import cores
 from bbcore.full import finish
 from bbcore.lock import exploration_lock
-from bbcore.progress import ALREADY_COMPLETE, COMPLETE, ExploreError, RunClock
+from bbcore.progress import ALREADY_COMPLETE, COMPLETE, DiskFull, ExploreError, RunClock
 from bbcore.ranges import fully_stored
 from bbcore.store import (
     COMPACT,
@@ -181,6 +182,9 @@ def run_explore(args: argparse.Namespace) -> int:
             runner=runner,
             shard_root=args.shards,
         )
+    except DiskFull as error:  # a compact run's shard files
+        command = f"bbcore --db {path} explore {config.name}"
+        raise CLIError(full_disk_line(config, path, command=command, folder=error.folder)) from None
     except ExploreError as error:
         raise CLIError(str(error)) from None
     except DATABASE_ERRORS as error:
@@ -352,4 +356,7 @@ def run_status(args: argparse.Namespace) -> int:
     ]
     # families (spectral groups up to symmetry) and spectra (with symmetry), as the report names them
     print(format_table(("config", "molecules", "stored", "state", "store", "families", "spectra"), rows))
+    for state in states:
+        if state.copying:
+            print(copy_unfinished(state.config))
     return 0

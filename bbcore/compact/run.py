@@ -30,9 +30,9 @@ from bbcore.compact.trace import range_size as default_range_size
 from bbcore.compact.trace import trace
 from bbcore.compact.write import write_result
 from bbcore.config import Config
-from bbcore.progress import COMPLETE, PAUSED, ExploreError, RunClock, RunProgressCallback
+from bbcore.progress import COMPLETE, PAUSED, DiskFull, ExploreError, RunClock, RunProgressCallback
 from bbcore.runner import IN_PROCESS_BELOW, InlineRunner, LocalRunner, Runner, keep_freed_memory
-from bbcore.store import Configuration, config_row, now, stored_count
+from bbcore.store import Configuration, config_row, is_disk_full, now, stored_count
 
 
 def explore_compact(
@@ -77,6 +77,9 @@ def explore_compact(
     except CompactError as error:
         raise ExploreError(str(error)) from None
     except OSError as error:
+        if is_disk_full(error):  # ENOSPC, or numpy's short write ("N requested and M written")
+            directory = config_directory(path, config, shard_root)
+            raise DiskFull(f"the disk holding {directory} is full: {error}", directory) from None
         raise ExploreError(f"cannot write the shard files of {config.name}: {error}") from None
     finally:
         if own_runner:
