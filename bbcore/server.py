@@ -145,9 +145,17 @@ def _unquoted(message: str) -> str:
     it: everything from the first double quote to the last is dropped.
     """
     line = " ".join(message.split())
+    for number, token in enumerate(LIBPQ_TOKENS):  # libpq's own quoted words stay
+        line = line.replace(token, f"\0{number}\0")
     if '"' in line:
         line = line[: line.index('"')] + '"..."' + line[line.rindex('"') + 1 :]
+    for number, token in enumerate(LIBPQ_TOKENS):
+        line = line.replace(f"\0{number}\0", token)
     return line.rstrip(": ") or "libpq cannot parse it"
+
+
+LIBPQ_TOKENS = ('":" or "/"', '"="', '"]"', '"%00"')
+"""What libpq quotes of its own in its complaints (``expected ":" or "/"``, ``missing "="``)."""
 
 
 def _stray_at(text: str) -> bool:

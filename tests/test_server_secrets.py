@@ -201,6 +201,7 @@ def test_a_malformed_url_is_one_line(password):
     text = f"postgresql://alice:{quote(password, safe='')}@[::1/blackbox"
     line = assert_one_line(run(text, "status"), password, "not a valid PostgreSQL")
     assert "argument --db" in line
+    assert 'looking for matching "]" in IPv6 host address in URI: "..."' in line  # libpq's words only
 
 
 def test_a_malformed_url_in_bbtui_db_is_one_line_for_every_command_and_help_says_so(home):
