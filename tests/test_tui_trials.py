@@ -12,8 +12,10 @@ from pathlib import Path
 
 import pytest
 from pilot import text_of, wait_for
+from test_tui_decode import board_text
 from test_tui_newcomer import footer_keys, open_decode
 from test_tui_paging import PAGE, expected_rows, groups_of_page, rows, summary_rows
+from test_tui_play import open_play, play_board
 
 from bbcore import decoder as decoder_module
 from bbcore.config import parse_config
@@ -188,3 +190,25 @@ async def test_groups_numbers_have_their_commas(a5_b5: Path) -> None:
         last = screen.table.get_row_at(screen.table.row_count - 1)
         assert last[0] == "5,055"
         assert f"{group_at(A5_B5, 5054, all_rows=True).canonical_number:,}" == last[2]
+
+
+# -- Play: the coach's caption, the first Enter ---------------------------------------------
+
+
+async def test_play_coach_says_where_to_shoot_and_the_first_enter_says_what_it_did(tmp_path: Path) -> None:
+    app = BlackBoxApp(tmp_path / "play.sqlite", A3_B4)
+    async with app.run_test(size=(120, 35)) as pilot:
+        screen = await open_play(app, pilot, 123)
+        board = play_board(screen)
+        assert board.position is None and screen.focused is board
+        await pilot.press("c")
+        coach = screen.query_one(GameBoard)
+        await wait_for(pilot, lambda: coach.counts is not None)
+        caption = board_text(coach).splitlines()[-2:]
+        assert "type" not in " ".join(caption)  # nothing is typed in Play: Decode's caption
+        assert caption[1].strip() == "shoot on the box: Enter"
+        await pilot.press("enter")  # before any arrow: picks position 1, and says so
+        assert board.position == 1 and screen.match is not None and not screen.match.shots
+        assert text_of(app, "#play-message") == "Position 1 picked: Enter shoots it; the arrows pick another."
+        await pilot.press("enter")
+        assert screen.match.shots == [1]

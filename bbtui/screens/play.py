@@ -38,11 +38,12 @@ from bbcore.decoder import Decoder, count_sentence
 from bbcore.game import DecodeError, Game
 from bbcore.numbering import molecule_string
 from bbcore.play import Match, PlayError, chosen_match, hard_match, random_match
+from bbcore.rays import Ray
 from bbcore.shots import atom_counts
 from bbcore.strategy import StrategyBook, line_text
 from bbtui.host import Host, host
 from bbtui.messages import BookReady, BookVerdict, CoachAnswer
-from bbtui.widgets.board import Board, BoardGrid
+from bbtui.widgets.board import Board, BoardGrid, RaySelected
 from bbtui.widgets.game_board import GameBoard, shots_text
 from bbtui.widgets.inputs import ConfigValidator, KeyInput
 from bbtui.widgets.message import MessageLine
@@ -78,6 +79,7 @@ class PlayScreen(Screen):
         self.match: Match | None = None
         self.guess: set[int] = set()
         self.coaching = False
+        self.picked = False  # a position picked on the box yet (the first one is said)
         self.decoder: Decoder | None = None  # the coach's, kept per configuration
         self.waiting_hard = False
         self.waiting_reveal = False
@@ -141,7 +143,7 @@ class PlayScreen(Screen):
         await slot.mount(PlayBoard(config))
         coach = self.query_one("#play-coach", Vertical)
         await coach.remove_children()
-        board = GameBoard(config)
+        board = CoachBoard(config)
         board.can_focus = False
         board.border_title, board.border_subtitle = "Coach", "heat map, * best shot"
         await coach.mount(board)
@@ -244,6 +246,15 @@ class PlayScreen(Screen):
         self.show()
         if self.coaching:
             self.coach()
+
+    @on(RaySelected)
+    def position_picked(self, event: RaySelected) -> None:
+        """The box's first position picked (by an arrow, or by an Enter before any, which
+        only picks it): say that Enter shoots it now."""
+        if event.board is not self.board or event.position is None or self.picked:
+            return
+        self.picked = True
+        self.say(f"Position {event.position} picked: Enter shoots it; the arrows pick another.")
 
     @on(AtomToggled)
     def atom_toggled(self, event: AtomToggled) -> None:
@@ -486,6 +497,17 @@ class PlayScreen(Screen):
             self.board.focus()
         else:
             self.app.pop_screen()
+
+
+class CoachBoard(GameBoard):
+    """The coach: the game shot so far on Decode's board, with its heat map and best next
+    shots; nothing is typed on it (it takes no focus), so its caption says where to shoot."""
+
+    def caption(self, ray: Ray | None) -> tuple[str, str]:
+        """Where the shots go: the box (Decode's board says to type results)."""
+        if self.position is None:
+            return "your shots, atom odds", "shoot on the box: Enter"
+        return super().caption(ray)
 
 
 def sentence(text: str) -> str:
