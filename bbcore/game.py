@@ -31,6 +31,7 @@ normalised spectrum of 8 exit pairs).
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Final
@@ -341,6 +342,12 @@ def _tokens(line: str) -> list[_Token]:
     return [_Token(m.group(), m.start(), m.end()) for m in re.finditer(r"\S+", line)]
 
 
+def _inside(tokens: list[_Token]) -> list[_Token]:
+    """The tokens of a box line from its first cell to its last (labels left out)."""
+    cells = [k for k, t in enumerate(tokens) if t.text in CELL_TOKENS]
+    return tokens[cells[0] : cells[-1] + 1]
+
+
 def _parse_diagram(lines: list[str], config: Config) -> Game:
     """Read a board diagram (see the module docstring)."""
     w, h = config.width, config.height
@@ -354,6 +361,15 @@ def _parse_diagram(lines: list[str], config: Config) -> Game:
         raise DecodeError(f"line {gap} interrupts the box: every box row has cells '-' or 'O'")
     size = len(box)  # the box's height
 
+    # Every line of the box has the same number of cells: the odd one out is named.
+    counts = [len(_inside(_tokens(line))) for _, line in box]
+    common = Counter(counts).most_common(1)[0][0]
+    odd = next(((i, n) for (i, _), n in zip(box, counts) if n != common), None)
+    if odd is not None:
+        raise DecodeError(
+            f"line {odd[0]} has {odd[1]} cells, the other lines of the box {common}: "
+            f"every line of the box has the same number of cells"
+        )
     # The cell columns come from the first box row; every row must match them.
     left_labels: list[str] = []
     right_labels: list[str] = []
@@ -362,7 +378,7 @@ def _parse_diagram(lines: list[str], config: Config) -> Game:
     for row, (i, line) in enumerate(box):
         tokens = _tokens(line)
         cells = [k for k, t in enumerate(tokens) if t.text in CELL_TOKENS]
-        inside = tokens[cells[0] : cells[-1] + 1]
+        inside = _inside(tokens)
         stray = next((t for t in inside if t.text not in CELL_TOKENS), None)
         if stray is not None:
             raise DecodeError(

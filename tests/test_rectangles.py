@@ -9,7 +9,9 @@ reference, as every fast path is.
 
 from __future__ import annotations
 
+import re
 from itertools import combinations
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -20,7 +22,7 @@ from bbcore import rays
 from bbcore.config import Config
 from bbcore.decode import candidates, excluded_cells
 from bbcore.engine import letters, trace_batch
-from bbcore.game import Game, parse_game
+from bbcore.game import DecodeError, Game, labels_text, parse_game
 from bbcore.geometry import (
     RECTANGLE_TRANSFORMS,
     box_transforms,
@@ -32,6 +34,7 @@ from bbcore.geometry import (
     transform_atoms,
 )
 from bbcore.numbering import atoms_of, molecule_batches, number_of
+from bbcore.render import config_positions_figure, render_board
 
 # -- the brute force, from the rules alone ----------------------------------------------
 
@@ -299,3 +302,83 @@ def test_batches_past_256_cells_are_uint16():
     """30 x 30 cells do not fit a byte: the batches widen rather than wrap round."""
     batch = next(molecule_batches(Config(1, 30, 30), 1000))
     assert batch.dtype == np.uint16 and batch[-1, 0] == 899
+
+
+# -- docs/spec.md's worked example ------------------------------------------------------
+
+SPEC = Path(__file__).resolve().parent.parent / "docs" / "spec.md"
+
+
+def spec_section(title: str) -> str:
+    """The text of a ``## title`` section of docs/spec.md."""
+    text = SPEC.read_text()
+    start = text.index(f"\n## {title}\n")
+    end = text.find("\n## ", start + 1)
+    return text[start : end if end > 0 else len(text)]
+
+
+def test_the_spec_worked_rectangle():
+    """The section's two figures are what bbcore draws, its numbering table is the plain
+    walk's, and its molecule's number, string and spectrum are the brute force's."""
+    section = spec_section("Rectangles and ranges")
+    numbering, molecule_figure = re.findall(r"```\n(.*?)```", section, re.S)
+    config = Config(2, 5, 3)
+    assert numbering.rstrip("\n") == config_positions_figure(config)
+    # The figure read back: each label next to the side it is on.
+    rows = numbering.splitlines()
+    assert [int(row.split()[0]) for row in rows[1:4]] == [1, 2, 3]
+    assert [int(row.split()[-1]) for row in rows[1:4]] == [11, 10, 9]
+    assert [int(x) for x in rows[4].split()] == [4, 5, 6, 7, 8]
+    assert [int(x) for x in rows[0].split()] == [16, 15, 14, 13, 12]
+    number = int(re.search(r"Molecule (\d+) of A2_B5x3 \((\d+) molecules\)", section).group(1))
+    assert re.search(r"\((\d+) molecules\)", section).group(1) == str(config.nb_mol)
+    molecule = re.search(r"is `([-O]+)`", section).group(1)
+    spectrum = re.search(r"Its spectrum is `([^`]+)`", section).group(1)
+    atoms = atoms_of(config, number)
+    assert "".join("O" if i in atoms else "-" for i in range(15)) == molecule
+    assert spectrum == plain_spectrum(5, 3, atoms) == rays.spectrum(config, atoms)
+    assert molecule_figure.rstrip("\n") == render_board(5, molecule, spectrum, height=3)
+    table = re.findall(r"^\| ([\w+().]+)\.\.([\w+().]+) \| (\w+) \|", section, re.M)
+    assert [side for _, _, side in table] == ["left", "bottom", "right", "top"]
+
+
+# -- games on rectangles ----------------------------------------------------------------
+
+
+def test_a_rectangular_diagram_reads_as_its_string():
+    """The traditional diagram of A2_B5x3's molecule 77, numbers at both ends of each ray and
+    the guess drawn, is the same game as its spectrum string."""
+    config = Config(2, 5, 3)
+    text = "\n".join(
+        [
+            "  1 H 3 H H",
+            "1 - - - - - 3",
+            "H - O - - - R",
+            "2 - - - - O H",
+            "  2 H H R H",
+        ]
+    )
+    game = parse_game(text, config)
+    assert game.results == parse_game("a@bb@@&@@&c@@c@a", config).results
+    assert game.guess == (6, 14) and (game.width, game.height) == (5, 3)
+    with pytest.raises(DecodeError, match=r"the diagram is a 5 x 3 box \(wide x high\), A2_B3x5 is 3 x 5"):
+        parse_game(text, Config(2, 3, 5))
+
+
+def test_a_game_of_the_wrong_length_for_the_box():
+    """A string or tokens of another box's length say how many positions this box has."""
+    with pytest.raises(DecodeError, match="A2_B6x4 has 20 positions .* the game has 16 characters"):
+        parse_game("@" * 16, Config(2, 6, 4))
+    with pytest.raises(DecodeError, match="the game is for a 4 x 6 box, A2_B6x4 is 6 x 4"):
+        candidates(Config(2, 6, 4), Game.empty(4, 6))
+
+
+def test_past_26_exit_pairs_labels_are_numbers():
+    """On 20 x 12 a game writes its 27th exit pair as the number 1, and reads back as tokens."""
+    config = Config(1, 20, 12)
+    game = Game.empty(20, 12)
+    for p in range(1, 28):  # straight across: the left side to the right, the bottom to the top
+        game = game.with_result(p, 45 - p if p <= 12 else 77 - p)
+    labels = [label for label in game.labels if label]
+    assert len(set(labels)) == 27 and "1" in labels and "z" in labels
+    assert parse_game(labels_text(game.labels), config).results == game.results
