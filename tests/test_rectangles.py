@@ -9,12 +9,14 @@ reference, as every fast path is.
 
 from __future__ import annotations
 
+import json
 import re
 from itertools import combinations
 from pathlib import Path
 
 import numpy as np
 import pytest
+from expect import bbcore, one_line_error
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -382,3 +384,47 @@ def test_past_26_exit_pairs_labels_are_numbers():
     labels = [label for label in game.labels if label]
     assert len(set(labels)) == 27 and "1" in labels and "z" in labels
     assert parse_game(labels_text(game.labels), config).results == game.results
+
+
+# -- the command line on rectangles and ranges ------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "args, words",
+    [
+        (["decode", "A4_B31x8", ""], ["width", "2 and 30", "31"]),
+        (["decode", "A4_B8x40", ""], ["height", "2 and 30", "40"]),
+        (["show", "A24_B6x4", "1"], ["between 1 and 23", "6 x 4 box", "24"]),
+        (["decode", "A5-3_B8", ""], ["upside down", "5 to 3"]),
+        (["decode", "A2_B6x4", "@&ab@cdec@ba&@@&"], ["20 positions", "16 characters"]),
+        (["show", "A3-5_B6x4", "3"], ["range of atom counts", "--molecule"]),
+        (["explore", "A2_B6x4"], ["rectangle", "not explored"]),
+        (["explore", "A3-4_B5"], ["range of atom counts", "not explored"]),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(tmp_path, args, words):
+    """The real ``bbcore`` refuses each in one line, exit 2, nothing written."""
+    done = bbcore("--db", str(tmp_path / "none.sqlite"), *args)
+    one_line_error(done.returncode, done.stderr, *words)
+    assert done.returncode == 2
+    assert not (tmp_path / "none.sqlite").exists() or args[0] == "explore"
+
+
+def test_show_and_decode_a_rectangle(tmp_path):
+    """``show`` draws molecule 77 of A2_B5x3 as docs/spec.md does, and ``decode`` finds it alone
+    from its spectrum; ``--molecule`` names it by its cells."""
+    db = str(tmp_path / "none.sqlite")
+    shown = bbcore("--db", db, "show", "A2_B5x3", "77")
+    assert shown.returncode == 0, shown.stderr
+    assert render_board(5, "------O-------O", "a@bb@@&@@&c@@c@a", height=3) in shown.stdout
+    by_cells = bbcore("--db", db, "show", "A1-3_B5x3", "--molecule=------O-------O")
+    assert by_cells.returncode == 0 and by_cells.stdout.startswith("A2_B5x3 #77 ")
+    dotted = bbcore("--db", db, "show", "A2_B5x3", "--molecule", "......O.......O")
+    assert dotted.stdout == bbcore("--db", db, "show", "A2_B5x3", "77").stdout
+    wrong = bbcore("--db", db, "show", "A3-4_B5x3", "--molecule", "......O.......O")
+    one_line_error(wrong.returncode, wrong.stderr, "2 atoms", "3 to 4")
+    decoded = bbcore("--db", db, "decode", "A2_B5x3", "a@bb@@&@@&c@@c@a", "--json")
+    assert decoded.returncode == 0, decoded.stderr
+    answer = json.loads(decoded.stdout)
+    assert answer["count"] == 1 and answer["molecules"][0]["number"] == 77
+    assert len(answer["probabilities"]) == 3 and len(answer["probabilities"][0]) == 5

@@ -59,7 +59,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--molecule",
         metavar="CELLS",
-        help="the molecule with these cells: W*H characters, line 1 first, 'O' an atom, '-' empty",
+        help="the molecule with these cells: W*H characters, line 1 first, 'O' an atom, '-' or '.' "
+        "empty (--molecule=--O... when it starts with '-')",
     )
     p.add_argument(
         "--ray", type=positive_int, metavar="P", help="draw the path of the ray shot from position P"
@@ -203,11 +204,11 @@ def checked_molecule(config: Config, cells: str) -> queries.MoleculeRecord:
 
     Its record is of the configuration with its own count of atoms, which
     must be one of ``config``'s (a range takes any of its counts)."""
-    cells = cells.strip()
+    cells = cells.strip().replace(".", "-")
     if len(cells) != config.cells or set(cells) - set("O-"):
         raise CLIError(
             f"--molecule: {article(config.box + ' box')} molecule is {config.cells} characters "
-            f"of 'O' (atom) and '-' (empty), line 1 first; got {len(cells)} characters"
+            f"of 'O' (atom) and '-' or '.' (empty), line 1 first; got {len(cells)} characters"
         )
     count = cells.count("O")
     if count not in config.counts:
