@@ -407,7 +407,7 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, args, words):
     done = bbcore("--db", str(tmp_path / "none.sqlite"), *args)
     one_line_error(done.returncode, done.stderr, *words)
     assert done.returncode == 2
-    assert not (tmp_path / "none.sqlite").exists() or args[0] == "explore"
+    assert not (tmp_path / "none.sqlite").exists()
 
 
 def test_show_and_decode_a_rectangle(tmp_path):
