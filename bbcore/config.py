@@ -33,7 +33,7 @@ MAX_WIDTH = 30
 """The widest and highest box (both ways)."""
 EXPLORE_MAX_WIDTH = 13
 """The widest square that can be explored: its 2W exit letters fit in a..z."""
-CONFIG_FORM = "AN_BW, e.g. A4_B8 (N atoms in a W x W box), AN_BWxH (W wide, H high) or AN-M_BW (N to M atoms)"
+CONFIG_FORM = "AN_BW, AN_BWxH or AN-M_BW, e.g. A4_B8"
 
 _CONFIG_RE = re.compile(r"^\s*A(\d+)(?:-(\d+))?_B(\d+)(?:x(\d+))?\s*$", re.IGNORECASE)
 

@@ -41,7 +41,7 @@ from typing import Literal
 from bbcore.config import Config, parse_config
 from bbcore.decode import candidates
 from bbcore.game import ABSORBED, REFLECTED, DecodeError, Game, Result, result_words
-from bbcore.numbering import atoms_of, molecule_string
+from bbcore.numbering import atoms_of, molecule_string, number_of
 from bbcore.rays import Ray, trace
 from bbcore.statistics import POINTS_PER_WRONG_ATOM
 
@@ -83,7 +83,7 @@ class Rules:
         return f"{self.title}: {points}; {judged}."
 
 
-BBTUI = Rules("bbtui", "bbtui's rules", "same_rays", 1, 2, POINTS_PER_WRONG_ATOM)
+BBTUI = Rules("bbtui", "bbtui", "same_rays", 1, 2, POINTS_PER_WRONG_ATOM)
 EMACS = Rules("emacs", "Emacs' blackbox", "exact", 1, 2, POINTS_PER_WRONG_ATOM)
 TATHAM = Rules("tatham", "Tatham's Black Box", "same_rays", 0, 0, 0, scored=False)
 KBLACKBOX = Rules("kblackbox", "KBlackBox", "misplaced_loses", 3, 9, 0)
@@ -303,10 +303,11 @@ class Match:
                     f"and any of them counts as right."
                 )
         elif right:
+            yours = number_of(config.with_atoms(len(cells)), cells)
             message = (
-                f"Right: your molecule is not the hidden one, but gives the same result for every ray; "
-                f"the {'' if group is None else f'{group} '}molecules of that spectral group count as right "
-                f"under {rules.title}'s rules."
+                f"Right: your molecule (number {yours:,}) is not the hidden one, but gives the same "
+                f"spectrum; the {'' if group is None else f'{group} '}molecules of that spectral group "
+                f"count as right under the rules of {rules.title}."
             )
         else:
             message = _refusal(rules, misplaced, telling, same)
@@ -337,7 +338,7 @@ def _refusal(rules: Rules, misplaced: int, telling: tuple[int, Result, Result] |
     )
     if not rules.scored:
         return f"Refused: {told}."
-    return f"Wrong: {balls}, {rules.wrong_atom_points} points each; {told}."
+    return f"Wrong: {balls}, {rules.wrong_atom_points} points each. {told[0].upper()}{told[1:]}."
 
 
 def telling_ray(

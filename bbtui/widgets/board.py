@@ -23,11 +23,12 @@ from rich.text import Text
 from textual import on
 from textual.binding import Binding
 from textual.containers import ItemGrid
+from textual.geometry import Region, Spacing
 from textual.message import Message
 from textual.reactive import reactive
 from textual.widget import Widget
 
-from bbcore.geometry import Cell, move_cursor
+from bbcore.geometry import Cell, entry, move_cursor
 from bbcore.queries import MoleculeRecord
 from bbcore.rays import Ray, path_headings, spectrum_labels, trace
 from bbcore.render import MARKED_ATOM, diagram_grid, position_labels
@@ -193,7 +194,7 @@ class Board(Widget, can_focus=True):
 
     def token_width(self) -> int:
         """Columns of each token of the diagram: the widest label's."""
-        return max(len(label) for label in self.shown_labels())
+        return max(1, *(len(label) for label in self.shown_labels()))  # a blank label is drawn " "
 
     def outer_width(self) -> int:
         """Columns the board takes with its padding and border, for its current labels."""
@@ -258,6 +259,39 @@ class Board(Widget, can_focus=True):
         else:
             self.position = move_cursor(self.box_width, self.position, (d_line, d_column), self.box_height)
         self.post_message(RaySelected(self, self.position))
+        self.call_after_refresh(self.cursor_in_view)
+
+    def cursor_cell(self) -> Cell | None:
+        """The (line, column) of the diagram the cursor is on (a perimeter cell), or None."""
+        if self.position is None:
+            return None
+        return entry(self.box_width, self.position, self.box_height)[0]
+
+    def cursor_in_view(self) -> None:
+        """Scroll the nearest scrolling container so that the cursor shows: a box too large
+        for the screen (30 x 30 at 80 x 24) follows the cursor round it."""
+        cell = self.cursor_cell()
+        container = next(
+            (
+                a
+                for a in self.ancestors
+                if isinstance(a, Widget) and (a.allow_vertical_scroll or a.allow_horizontal_scroll)
+            ),
+            None,
+        )
+        if cell is None or container is None:
+            return
+        # The board's place in the container's scrolled (virtual) space, parent by parent.
+        offset, widget = self.virtual_region.offset, self.parent
+        while isinstance(widget, Widget) and widget is not container:
+            offset += widget.virtual_region.offset
+            widget = widget.parent
+        size = self.token_width()
+        x = offset.x + self.gutter.left + cell[1] * (size + 1)
+        y = offset.y + self.gutter.top + cell[0]
+        container.scroll_to_region(
+            Region(x, y, size, 1), spacing=Spacing(1, 2, 1, 2), animate=False, immediate=True
+        )
 
     def action_clear(self) -> None:
         """Hide the ray."""

@@ -115,7 +115,10 @@ class GameBoard(Board, inherit_bindings=False):
         self.config = config
         self.game = Game.empty(config.width, config.height)
         self.waiting: tuple[int, ...] = ()
-        # The chance of an atom in each cell (0-based), 0.0 and 1.0 only where certain.
+        # The candidates' atom counts when counted (``show_heat``), and the chance of an atom
+        # in each cell (0-based) whatever computed it, 0.0 and 1.0 only where certain.
+        self.counts: np.ndarray | None = None
+        self.total = 0
         self.chances: np.ndarray | None = None
         self.shots: dict[int, NextShot] = {}
         self.best: int | None = None
@@ -146,11 +149,13 @@ class GameBoard(Board, inherit_bindings=False):
 
     def show_heat(self, counts: np.ndarray | None, total: int) -> None:
         """The heat map: how many of the ``total`` candidates have an atom in each cell."""
+        self.counts = None if counts is None else np.asarray(counts).ravel()
+        self.total = total
         if counts is None or not total:
             self.show_chances(None)
             return
         counts = np.asarray(counts, dtype=object).ravel()
-        self.show_chances(
+        self._chances(
             np.array([float(count / total) for count in counts]),
             atoms=[i for i, count in enumerate(counts) if count == total],
             empty=[i for i, count in enumerate(counts) if count == 0],
@@ -163,6 +168,13 @@ class GameBoard(Board, inherit_bindings=False):
         the cells certain to hold an atom (``atoms``) or to be empty (``empty``), whatever
         computed them (candidates counted, or a solver's backbone and samples): only those
         are drawn ``O`` and ``-``, every other cell as a percentage 1..99."""
+        self.counts, self.total = None, 0
+        self._chances(chances, atoms=atoms, empty=empty)
+
+    def _chances(
+        self, chances: np.ndarray | None, *, atoms: Sequence[int] = (), empty: Sequence[int] = ()
+    ) -> None:
+        """Keep and draw the chances (``show_chances``), the counts left as they are."""
         if chances is None:
             self.chances = None
         else:

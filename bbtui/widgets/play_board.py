@@ -23,7 +23,7 @@ from textual.binding import Binding
 from textual.message import Message
 
 from bbcore.config import Config
-from bbcore.geometry import cell_of
+from bbcore.geometry import Cell, cell_of
 from bbcore.numbering import ATOM, EMPTY
 from bbcore.rays import Ray
 from bbtui.widgets.board import Board
@@ -106,6 +106,13 @@ class PlayBoard(Board, inherit_bindings=False):
         column = min(w - 1, max(0, column + d_column))
         self.cell = line * w + column
         self.refresh()
+        self.call_after_refresh(self.cursor_in_view)
+
+    def cursor_cell(self) -> Cell | None:
+        """The cell cursor's (line, column) while placing, else the perimeter cursor's."""
+        if self.placing:
+            return cell_of(self.config.width, self.cell)
+        return super().cursor_cell()
 
     def action_shoot(self) -> None:
         """Shoot from the cursor's position (the first press picks position 1)."""
