@@ -35,7 +35,8 @@ from bbcore.geometry import (
     position_source,
     transform_atoms,
 )
-from bbcore.numbering import atoms_of, molecule_batches, number_of
+from bbcore.numbering import atoms_of, molecule_batches, molecule_string, number_of
+from bbcore.queries import computed_record
 from bbcore.render import config_positions_figure, render_board
 
 # -- the brute force, from the rules alone ----------------------------------------------
@@ -247,8 +248,6 @@ def test_an_image_has_the_moved_spectrum(drawn, transform):
 
 def test_computed_record_of_a_rectangle():
     """A rectangle's canonical molecule is the lowest of its 4 images."""
-    from bbcore.queries import computed_record
-
     config = Config(2, 3, 2)
     record = computed_record(config, number_of(config, (4, 5)))  # the bottom line's last two
     assert record.molecule == "----OO"
@@ -340,6 +339,11 @@ def test_the_spec_worked_rectangle():
     assert "".join("O" if i in atoms else "-" for i in range(15)) == molecule
     assert spectrum == plain_spectrum(5, 3, atoms) == rays.spectrum(config, atoms)
     assert molecule_figure.rstrip("\n") == render_board(5, molecule, spectrum, height=3)
+    canonical = re.search(r"molecule 77\nabove is the `([\w-]+)` image of molecule (\d+), `([-O]+)`", section)
+    record = computed_record(config, number)
+    assert (record.transform, record.canonical_number) == (canonical.group(1), int(canonical.group(2)))
+    assert molecule_string(config, atoms_of(config, record.canonical_number)) == canonical.group(3)
+    assert transform_atoms(config, atoms_of(config, record.canonical_number), "rot180") == atoms
     table = re.findall(r"^\| ([\w+().]+)\.\.([\w+().]+) \| (\w+) \|", section, re.M)
     assert [side for _, _, side in table] == ["left", "bottom", "right", "top"]
 
