@@ -129,11 +129,8 @@ class Candidates:
 
 def check_box(game: Game, config: Config) -> None:
     """Raise DecodeError unless ``game`` is written for the box of ``config``."""
-    if game.width != config.width:
-        raise DecodeError(
-            f"the game is for {article(f'{game.width} x {game.width} box')}, "
-            f"{config.name} is {config.width} x {config.width}"
-        )
+    if (game.width, game.height) != (config.width, config.height):
+        raise DecodeError(f"the game is for {article(f'{game.box} box')}, {config.name} is {config.box}")
 
 
 def tick(stop: Stop | None, progress: MoleculesDone | None, done: int, total: int) -> None:
@@ -167,6 +164,12 @@ def candidates(
     batches (DecodeCancelled on stop).
     """
     check_box(game, config)
+    if not config.fixed_count:
+        # Candidates of one count are one array of (k, N) cells; a range is the solver's.
+        raise DecodeError(
+            f"{config.name} is a range of atom counts: the engine decodes one count at a time "
+            f"(such as {config.with_atoms(config.atoms).name}); a range needs the solver"
+        )
     if not game.shown:
         return Candidates(config, None, None, "all")
     if within is not None and not within.every_molecule:
@@ -231,12 +234,12 @@ def excluded_cells(config: Config, game: Game) -> list[int]:
     then the second cell of its line empty (else it is absorbed there).  A
     reflected ray found its first cell empty.
     """
-    w = config.width
+    w, h = config.width, config.height
     excluded: set[int] = set()
     for position, result in enumerate(game.results, 1):
         if result is None or result == ABSORBED:
             continue
-        (line, column), (dl, dc) = entry(w, position)
+        (line, column), (dl, dc) = entry(w, position, h)
         first = (line + dl, column + dc)
         near = (
             [first]
@@ -248,7 +251,7 @@ def excluded_cells(config: Config, game: Game) -> list[int]:
                 (first[0] + dl, first[1] + dc),
             ]
         )
-        excluded.update((l - 1) * w + c - 1 for l, c in near if 1 <= l <= w and 1 <= c <= w)
+        excluded.update((l - 1) * w + c - 1 for l, c in near if 1 <= l <= h and 1 <= c <= w)
     return sorted(excluded)
 
 
@@ -282,7 +285,8 @@ def _rarity(config: Config, position: int, result: Result) -> int:
     across, and an absorption keeps most.
     """
     if isinstance(result, int):
-        across = position + result in (3 * config.width + 1, 5 * config.width + 1)
+        w, h = config.width, config.height
+        across = position + result in (2 * h + w + 1, 2 * w + 3 * h + 1)
         return 2 if across else 0
     return 1 if result == REFLECTED else 3
 
@@ -355,12 +359,13 @@ def check_guess(config: Config, game: Game, guess: Iterable[int], cands: Candida
     """
     check_box(game, config)
     cells = tuple(sorted(set(guess)))
-    if len(cells) != config.atoms:
-        raise DecodeError(f"the guess has {len(cells)} atoms, {config.name} has {config.atoms}")
+    if len(cells) not in config.counts:
+        hides = f"{config.atoms}" if config.fixed_count else f"{config.atoms} to {config.atoms_max}"
+        raise DecodeError(f"the guess has {len(cells)} atoms, {config.name} has {hides}")
     if not all(0 <= c < config.cells for c in cells):
         raise DecodeError(f"a guess's cells are in 0..{config.cells - 1}")
     for position, shown in game.rays():
-        ray = trace(config.width, cells, position)
+        ray = trace(config.width, cells, position, config.height)
         actual: Result = (
             ABSORBED
             if ray.result == "absorbed"

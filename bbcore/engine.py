@@ -115,24 +115,25 @@ def _step_tables() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
 
 
 @cache
-def geometry(width: int) -> Geometry:
-    """The flat tables of a width, computed once."""
+def geometry(width: int, height: int | None = None) -> Geometry:
+    """The flat tables of a box (``width`` wide, ``height`` high: the square when None), computed once."""
+    height = width if height is None else height
     side = width + 2
     flat = lambda l, c: l * side + c  # noqa: E731
     dir_index = {d: i for i, d in enumerate(_DIRS)}
     step = np.array([flat(*d) for d in _DIRS], dtype=np.int32)
-    starts = [entry(width, p) for p in range(1, 4 * width + 1)]
+    starts = [entry(width, p, height) for p in range(1, 2 * (width + height) + 1)]
     start_cell = np.array([flat(*cell) for cell, _ in starts], dtype=np.int32)
     start_dir = np.array([dir_index[d] for _, d in starts], dtype=np.int32)
-    exit_position = np.full(side * side, -1, dtype=np.int32)
-    outside = np.full(side * side, OUTSIDE, dtype=np.int32)
-    for l in range(side):
+    exit_position = np.full(side * (height + 2), -1, dtype=np.int32)
+    outside = np.full(side * (height + 2), OUTSIDE, dtype=np.int32)
+    for l in range(height + 2):
         for c in range(side):
-            if 1 <= l <= width and 1 <= c <= width:
+            if 1 <= l <= height and 1 <= c <= width:
                 outside[flat(l, c)] = 0
-            elif (l in (0, width + 1)) != (c in (0, width + 1)):
-                exit_position[flat(l, c)] = position_at(width, (l, c)) - 1
-    box_cell = np.array([flat(i // width + 1, i % width + 1) for i in range(width * width)])
+            elif (l in (0, height + 1)) != (c in (0, width + 1)):
+                exit_position[flat(l, c)] = position_at(width, (l, c), height) - 1
+    box_cell = np.array([flat(i // width + 1, i % width + 1) for i in range(width * height)])
     neighbour_step = np.array([flat(dl, dc) for dl, dc in _NEIGHBOURS], dtype=np.int64)
     return Geometry(
         width,
@@ -351,7 +352,7 @@ def trace_batch(config: Config, atoms: np.ndarray, positions: np.ndarray | None 
     of shape (k, len(positions)): ``partner`` (0-based exit position, or
     ABSORBED_CODE / REFLECTED_CODE), ``length`` and ``turns``.
     """
-    geo = geometry(config.width)
+    geo = geometry(config.width, config.height)
     reversible = positions is None
     positions = np.arange(config.positions) if positions is None else np.asarray(positions)
     shape = (len(atoms), len(positions))

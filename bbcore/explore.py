@@ -19,7 +19,7 @@ from pathlib import Path
 
 from bbcore.compact.run import explore_compact
 from bbcore.compact.trace import range_size as compact_range_size
-from bbcore.config import Config
+from bbcore.config import Config, exploring_refusal
 from bbcore.feasibility import disk_full_line, refusal
 from bbcore.full import RANGE_SIZE, explore_full
 from bbcore.lock import exploration_lock
@@ -75,6 +75,9 @@ def explore(
     An in-process run writes through the calling thread's connection; worker
     processes open their own.
     """
+    refused = exploring_refusal(config)
+    if refused:
+        raise ExploreError(refused)
     if not fits_int64(config):  # its numbers could not even be stored
         raise ExploreError(f"{config.name} has {config.nb_mol:,} molecules: too many to explore")
     if store is not None and store not in STORES:

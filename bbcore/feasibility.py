@@ -30,7 +30,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from bbcore.config import Config
+from bbcore.config import Config, exploring_refusal
 from bbcore.store import is_server
 
 MAX_SECONDS = 24 * 3600
@@ -133,6 +133,9 @@ def refusal(
     The command line's line gives the figures and ends with what to do
     about it (``--force``); ``brief`` is the TUI's, which fits 80 columns.
     """
+    refused = exploring_refusal(config)
+    if refused:
+        return refused
     cost = estimate(config, store, workers, done)
     # A server's disk is not ours to measure: only the time is judged (the server says when it is full).
     free = cost.disk if is_server(db_path) else free_space(db_path)

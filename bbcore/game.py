@@ -11,7 +11,7 @@ Glossary (the rules are in ``docs/spec.md``):
 
 Notations (all give the same ``Game``):
 
-- a *spectrum string*: 4W characters in position order, ``@`` or ``H``
+- a *spectrum string*: 2(W+H) characters in position order (4W on a square), ``@`` or ``H``
   absorbed, ``&`` or ``R`` reflected, ``.`` ``?`` or ``-`` not shot, any
   other letter or digit a label put at both ends of a ray that came out;
 - *tokens*: the same, whitespace-separated, one per position, so that labels
@@ -31,6 +31,7 @@ normalised spectrum of 8 exit pairs).
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Final
@@ -96,23 +97,35 @@ class Game:
     the ray from p, or None when p was not shot; exit pairs are symmetric.
     ``labels[p - 1]`` is what the player wrote there (``""`` when not shot),
     kept to draw the game as they wrote it.  ``guess`` holds the cells of
-    the atoms drawn in a diagram (any number of them), or None.
+    the atoms drawn in a diagram (any number of them), or None.  The box
+    is ``width`` wide and ``height`` high (0: the square).
     """
 
     width: int
     results: tuple[Result | None, ...]
     labels: tuple[str, ...]
     guess: tuple[int, ...] | None = None
+    height: int = 0
+
+    def __post_init__(self) -> None:
+        if not self.height:
+            object.__setattr__(self, "height", self.width)
 
     @classmethod
-    def empty(cls, width: int) -> Game:
+    def empty(cls, width: int, height: int | None = None) -> Game:
         """A game with no ray shot."""
-        return cls(width, (None,) * (4 * width), ("",) * (4 * width))
+        positions = 2 * (width + (height or width))
+        return cls(width, (None,) * positions, ("",) * positions, height=height or width)
 
     @property
     def positions(self) -> int:
-        """Number of perimeter positions, 4W."""
-        return 4 * self.width
+        """Number of perimeter positions, 2(W+H)."""
+        return 2 * (self.width + self.height)
+
+    @property
+    def box(self) -> str:
+        """The box in words: ``8 x 8``, ``14 x 10`` (W wide, H high)."""
+        return f"{self.width} x {self.height}"
 
     @property
     def shown(self) -> tuple[int, ...]:
@@ -138,7 +151,7 @@ class Game:
 
         Then this game's candidates are among ``earlier``'s (see ``candidates(within=...)``).
         """
-        return self.width == earlier.width and all(
+        return (self.width, self.height) == (earlier.width, earlier.height) and all(
             old is None or old == new for old, new in zip(earlier.results, self.results)
         )
 
@@ -175,7 +188,8 @@ class Game:
 
         An exit sets both ends of the pair; whatever the two positions showed
         before is cleared first (with the other end of an old pair).  New
-        exit pairs get the first lowercase letter not used as a label.
+        exit pairs get the first lowercase letter not used as a label, past 26 pairs
+        the first number not used (the token notation).
         """
         self._check_position(position)
         results = list(self.results)
@@ -198,8 +212,7 @@ class Game:
                 results[old - 1], labels[old - 1] = None, ""
             results[p - 1], labels[p - 1] = None, ""
         if isinstance(result, int):
-            used = set(labels)
-            label = next(ch for ch in "abcdefghijklmnopqrstuvwxyz" if ch not in used)
+            label = _free_label(set(labels))
             results[position - 1], results[result - 1] = result, position
             labels[position - 1] = labels[result - 1] = label
         elif result is not None:
@@ -209,6 +222,14 @@ class Game:
     def _check_position(self, position: int) -> None:
         if not isinstance(position, int) or not 1 <= position <= self.positions:
             raise DecodeError(f"position must be in 1..{self.positions}, got {position!r}")
+
+
+def _free_label(used: set[str]) -> str:
+    """The first lowercase letter not in ``used``, past z the first number not in it."""
+    letter = next((ch for ch in "abcdefghijklmnopqrstuvwxyz" if ch not in used), None)
+    if letter is not None:
+        return letter
+    return next(str(k) for k in range(1, len(used) + 2) if str(k) not in used)
 
 
 def parse_game(text: str, config: Config) -> Game:
@@ -221,7 +242,7 @@ def parse_game(text: str, config: Config) -> Game:
     lines = [line.expandtabs() for line in text.splitlines()]
     filled = [line for line in lines if line.strip()]
     if not filled:
-        return Game.empty(config.width)
+        return Game.empty(config.width, config.height)
     if len(filled) == 1 and not BALLS_RE.match(filled[0]):
         words = filled[0].split()
         if len(words) == 1:
@@ -305,7 +326,7 @@ def _read_labels(
             )
         p, q = where
         results[p - 1], results[q - 1] = q, p
-    return Game(config.width, tuple(results), tuple(kept), guess), tuple(sorted(waiting))
+    return Game(config.width, tuple(results), tuple(kept), guess, config.height), tuple(sorted(waiting))
 
 
 @dataclass
@@ -321,9 +342,15 @@ def _tokens(line: str) -> list[_Token]:
     return [_Token(m.group(), m.start(), m.end()) for m in re.finditer(r"\S+", line)]
 
 
+def _inside(tokens: list[_Token]) -> list[_Token]:
+    """The tokens of a box line from its first cell to its last (labels left out)."""
+    cells = [k for k, t in enumerate(tokens) if t.text in CELL_TOKENS]
+    return tokens[cells[0] : cells[-1] + 1]
+
+
 def _parse_diagram(lines: list[str], config: Config) -> Game:
     """Read a board diagram (see the module docstring)."""
-    w = config.width
+    w, h = config.width, config.height
     numbered = list(enumerate(lines, 1))
     box = [(i, line) for i, line in numbered if any(t.text in CELL_TOKENS for t in _tokens(line))]
     if not box:
@@ -332,8 +359,17 @@ def _parse_diagram(lines: list[str], config: Config) -> Game:
     if last - first + 1 != len(box):
         gap = next(i for i, _ in numbered[first - 1 : last] if i not in {j for j, _ in box})
         raise DecodeError(f"line {gap} interrupts the box: every box row has cells '-' or 'O'")
-    size = len(box)
+    size = len(box)  # the box's height
 
+    # Every line of the box has the same number of cells: the odd one out is named.
+    counts = [len(_inside(_tokens(line))) for _, line in box]
+    common = Counter(counts).most_common(1)[0][0]
+    odd = next(((i, n) for (i, _), n in zip(box, counts) if n != common), None)
+    if odd is not None:
+        raise DecodeError(
+            f"line {odd[0]} has {odd[1]} cells, the other lines of the box {common}: "
+            f"every line of the box has the same number of cells"
+        )
     # The cell columns come from the first box row; every row must match them.
     left_labels: list[str] = []
     right_labels: list[str] = []
@@ -342,7 +378,7 @@ def _parse_diagram(lines: list[str], config: Config) -> Game:
     for row, (i, line) in enumerate(box):
         tokens = _tokens(line)
         cells = [k for k, t in enumerate(tokens) if t.text in CELL_TOKENS]
-        inside = tokens[cells[0] : cells[-1] + 1]
+        inside = _inside(tokens)
         stray = next((t for t in inside if t.text not in CELL_TOKENS), None)
         if stray is not None:
             raise DecodeError(
@@ -352,10 +388,6 @@ def _parse_diagram(lines: list[str], config: Config) -> Game:
         here = [t.start for t in inside]
         if columns is None:
             columns = here
-            if len(columns) != size:
-                raise DecodeError(
-                    f"the box has {size} rows but line {i} has {len(columns)} cells: a box is square"
-                )
         elif here != columns:
             raise DecodeError(
                 f"the rows of the diagram do not line up: the cells of line {i} are not "
@@ -368,20 +400,22 @@ def _parse_diagram(lines: list[str], config: Config) -> Game:
                     f"({', '.join(repr(t.text) for t in part)}): one label per position"
                 )
             (left_labels if side == "left" else right_labels).append(part[0].text if part else "")
-        guess.extend(row * size + c for c, t in enumerate(inside) if t.text == ATOM)
+        guess.extend(row * len(columns) + c for c, t in enumerate(inside) if t.text == ATOM)
     assert columns is not None
-    if size != w:
-        raise DecodeError(f"the diagram is {article(f'{size} x {size} box')}, {config.name} is {w} x {w}")
+    if (len(columns), size) != (w, h):
+        drawn = article(f"{len(columns)} x {size} box")
+        raise DecodeError(f"the diagram is {drawn} (wide x high), {config.name} is {config.box}")
 
     above = [(i, line) for i, line in numbered[: first - 1] if line.strip()]
     below = [(i, line) for i, line in numbered[last:] if line.strip()]
     balls = [(i, m) for i, line in below if (m := BALLS_RE.match(line))]
     if balls:
         i, match = balls[0]
-        if int(match.group(1)) != config.atoms:
+        if int(match.group(1)) not in config.counts:
+            hides = f"{config.atoms}" if config.fixed_count else f"{config.atoms} to {config.atoms_max}"
             raise DecodeError(
                 f"line {i}: the diagram says there are {match.group(1)} balls in the box, "
-                f"{config.name} has {config.atoms} atoms"
+                f"{config.name} has {hides} atoms"
             )
         below = [(j, line) for j, line in below if j != i]
     # The label rows are the lines next to the box; name the first line too many.
@@ -393,12 +427,13 @@ def _parse_diagram(lines: list[str], config: Config) -> Game:
     top = _label_row(above[-1] if above else None, columns, "above")
     bottom = _label_row(below[0] if below else None, columns, "below")
 
-    labels = [""] * (4 * w)
-    for k in range(w):
+    labels = [""] * config.positions
+    for k in range(h):
         labels[k] = left_labels[k]  # left side, line k+1
-        labels[w + k] = bottom[k]  # bottom side, column k+1
-        labels[3 * w - 1 - k] = right_labels[k]  # right side, line k+1
-        labels[4 * w - 1 - k] = top[k]  # top side, column k+1
+        labels[2 * h + w - 1 - k] = right_labels[k]  # right side, line k+1
+    for k in range(w):
+        labels[h + k] = bottom[k]  # bottom side, column k+1
+        labels[2 * (w + h) - 1 - k] = top[k]  # top side, column k+1
     return _game_from_labels(config, labels, "label", tuple(guess) if guess else None)
 
 
@@ -425,7 +460,7 @@ def _label_row(numbered_line: tuple[int, str] | None, columns: list[int], where:
 
 
 def parse_guess(text: str, config: Config) -> Atoms:
-    """A guessed molecule given as its number or its W*W-character string."""
+    """A guessed molecule given as its number or its W*H-character string."""
     text = text.strip()
     try:
         if text.isdigit():

@@ -2,8 +2,10 @@
 
 A molecule is a sorted tuple of 0-based cells (``Atoms``).  Molecules of a
 configuration are numbered from 1 in the order of
-``itertools.combinations(range(W*W), N)``; the number is computed directly
-with the combinatorial number system, never by scanning.
+``itertools.combinations(range(W*H), N)`` (a square: W*W); the number is
+computed directly with the combinatorial number system, never by scanning.
+A range of atom counts (``A3-6_B8``) has no numbers of its own: each count
+is numbered as its own configuration (``Config.with_atoms``).
 
 The trick: the lexicographic rank of ``c`` equals ``C(M, N) - 1`` minus the
 co-lexicographic rank of its complement ``d_i = M - 1 - c_{N-1-i}``, and a
@@ -18,7 +20,7 @@ from math import comb
 import numpy as np
 
 from bbcore.config import Config
-from bbcore.geometry import TRANSFORM_NAMES, transform_atoms
+from bbcore.geometry import box_transforms, transform_atoms
 from bbcore.words import article
 
 Atoms = tuple[int, ...]
@@ -29,6 +31,7 @@ ATOM, EMPTY = "O", "-"
 
 def number_of(config: Config, atoms: Iterable[int]) -> int:
     """The 1-based number of the molecule with these atom cells."""
+    _fixed(config)
     cells = sorted(atoms)
     m, n = config.cells, config.atoms
     if len(cells) != n or len(set(cells)) != n or not all(0 <= c < m for c in cells):
@@ -39,6 +42,7 @@ def number_of(config: Config, atoms: Iterable[int]) -> int:
 
 def atoms_of(config: Config, number: int) -> Atoms:
     """The atom cells of molecule ``number`` (1-based)."""
+    _fixed(config)
     m, n = config.cells, config.atoms
     if not 1 <= number <= config.nb_mol:
         raise ValueError(f"{config.name} has molecules 1..{config.nb_mol:,}, not {number:,}")
@@ -55,14 +59,25 @@ def atoms_of(config: Config, number: int) -> Atoms:
 
 
 def image_numbers_of(config: Config, number: int) -> tuple[int, ...]:
-    """The numbers of the 8 images of molecule ``number``, in the spec's transform order.
+    """The numbers of the images of molecule ``number`` under the box's transforms (the 8 of
+    a square, the 4 of a rectangle: ``geometry.box_transforms``), in the spec's order.
 
     Python integers, so any configuration: one molecule's enantiomer group,
     canonical number and transform (``min``, ``index``) without the int64
     batch path (``engine.image_numbers``, checked against this).
     """
     atoms = atoms_of(config, number)
-    return tuple(number_of(config, transform_atoms(config, atoms, t)) for t in TRANSFORM_NAMES)
+    transforms = box_transforms(config.width, config.height)
+    return tuple(number_of(config, transform_atoms(config, atoms, t)) for t in transforms)
+
+
+def _fixed(config: Config) -> None:
+    """ValueError (one line) for a range of atom counts, which has no molecule numbers."""
+    if not config.fixed_count:
+        raise ValueError(
+            f"{config.name} is a range of atom counts: molecules are numbered within one count, "
+            f"such as {config.with_atoms(config.atoms).name}"
+        )
 
 
 def molecule_string(config: Config, atoms: Iterable[int]) -> str:
@@ -152,7 +167,8 @@ def atoms_of_range(config: Config, start: int, stop: int) -> np.ndarray:
 def molecule_batches(
     config: Config, size: int = 1 << 15, cells: Sequence[int] | np.ndarray | None = None
 ) -> Iterator[np.ndarray]:
-    """Atom cells (uint8, shape (k, N), k <= size) of every molecule, in number order.
+    """Atom cells (uint8, uint16 past 256 cells; shape (k, N), k <= size) of every molecule,
+    in number order.
 
     With ``cells`` (sorted), only the molecules whose atoms are all among
     them.  Molecules sharing their first atoms are consecutive in number
@@ -160,7 +176,7 @@ def molecule_batches(
     """
     allowed = np.arange(config.cells) if cells is None else np.asarray(cells)
     for combination in _combination_batches(len(allowed), config.atoms, size):
-        yield allowed[combination].astype(np.uint8)
+        yield allowed[combination].astype(np.uint8 if config.cells <= 256 else np.uint16)
 
 
 def _combination_batches(m: int, n: int, size: int) -> Iterator[np.ndarray]:

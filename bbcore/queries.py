@@ -16,7 +16,7 @@ import numpy as np
 from bbcore import families, rays, sql
 from bbcore.config import Config
 from bbcore.engine import EnantiomerBatch, molecules_of_numbers
-from bbcore.geometry import TRANSFORM_NAMES
+from bbcore.geometry import TRANSFORM_NAMES, box_transforms
 from bbcore.numbering import atoms_of, fits_int64, image_numbers_of, molecule_string
 from bbcore.rays import STAT_FIELDS
 from bbcore.render import max_atoms_differing
@@ -139,7 +139,7 @@ def computed_record(config: Config, number: int) -> MoleculeRecord:
     canonical = min(image_numbers_of(config, number))
     canonical_atoms = atoms_of(config, canonical)
     # The first transform, in the spec's order, taking the canonical molecule here.
-    transform = TRANSFORM_NAMES[image_numbers_of(config, canonical).index(number)]
+    transform = box_transforms(config.width, config.height)[image_numbers_of(config, canonical).index(number)]
     return MoleculeRecord(
         config,
         number,

@@ -8,9 +8,14 @@ Glossary:
 - *ray*: the shot from one perimeter position, with its result;
 - *result*: ``absorbed``, ``reflected`` or ``out`` (with the exit position);
 - *length*: cells crossed, *turns*: 90-degree deflections (spec, "Ray rules");
-- *spectrum*: the 4W results as a string, ``@`` absorbed, ``&`` reflected,
+- *spectrum*: the 2(W+H) results as a string, ``@`` absorbed, ``&`` reflected,
   a lowercase letter at both ends of each ray that came out, letters given
-  in order of first appearance ("normalised").
+  in order of first appearance ("normalised").  Past 26 exit pairs (boxes
+  wider than 13 or a rectangle with W + H > 26) the letters run on past
+  ``z`` (``{``, ``|``, ...): such a string still compares spectra, and is
+  written for people as labels 1, 2, ... (``spectrum_labels``).
+
+The box is ``width`` wide and ``height`` high (None: the square).
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ from bbcore.geometry import Cell, Direction, cell_of, entry, position_at
 ABSORBED, REFLECTED = "@", "&"
 Result = Literal["absorbed", "reflected", "out"]
 SpectrumText = str
-"""A spectrum as its string of 4W characters (the ``Spectrums`` table's rows are ``store.Spectrum``)."""
+"""A spectrum as its string of 2(W+H) characters (the ``Spectrums`` table's rows are ``store.Spectrum``)."""
 
 STAT_FIELDS: tuple[str, ...] = (
     "absorbed_number",
@@ -50,7 +55,7 @@ STAT_FIELDS: tuple[str, ...] = (
 
 
 class RayLoopError(RuntimeError):
-    """A ray that did not end within 2*W*W steps: a bug, never a result."""
+    """A ray that did not end within 2*W*H steps: a bug, never a result."""
 
 
 @dataclass(frozen=True)
@@ -65,15 +70,16 @@ class Ray:
     path: tuple[Cell, ...] = field(default=(), compare=False)
 
 
-def trace(width: int, atoms: Iterable[int], position: int) -> Ray:
+def trace(width: int, atoms: Iterable[int], position: int, height: int | None = None) -> Ray:
     """Trace the ray shot from ``position`` into a box holding ``atoms`` (cells)."""
+    height = width if height is None else height
     occupied = {cell_of(width, a) for a in atoms}
-    (line, column), (dl, dc) = entry(width, position)
+    (line, column), (dl, dc) = entry(width, position, height)
     # The two front diagonals are "ahead" shifted by +/- the perpendicular.
     perp = (dc, dl)
 
     def inside(l: int, c: int) -> bool:
-        return 1 <= l <= width and 1 <= c <= width
+        return 1 <= l <= height and 1 <= c <= width
 
     ahead = (line + dl, column + dc)
     if ahead in occupied:
@@ -86,10 +92,12 @@ def trace(width: int, atoms: Iterable[int], position: int) -> Ray:
 
     turns = 0
     path: list[Cell] = []
-    for step in range(1, 2 * width * width + 1):
+    for step in range(1, 2 * width * height + 1):
         line, column = line + dl, column + dc
         if not inside(line, column):
-            return Ray(position, "out", position_at(width, (line, column)), step - 1, turns, tuple(path))
+            return Ray(
+                position, "out", position_at(width, (line, column), height), step - 1, turns, tuple(path)
+            )
         path.append((line, column))
         perp = (dc, dl)
         ahead = (line + dl, column + dc)
@@ -108,7 +116,7 @@ def trace(width: int, atoms: Iterable[int], position: int) -> Ray:
     raise RayLoopError(f"ray from position {position} did not end, atoms {sorted(occupied)}")
 
 
-def path_headings(width: int, ray: Ray) -> list[tuple[Direction, Direction]]:
+def path_headings(width: int, ray: Ray, height: int | None = None) -> list[tuple[Direction, Direction]]:
     """For each cell of the ray's path, the heading it enters with and the heading it leaves with.
 
     The ray enters from the perimeter cell of its position and, when it
@@ -118,10 +126,10 @@ def path_headings(width: int, ray: Ray) -> list[tuple[Direction, Direction]]:
     where the two differ, and the renderers (``bbcore.statistics``' arrows,
     the TUI's box-drawing lines) only pick glyphs.
     """
-    cells = [entry(width, ray.position)[0], *ray.path]
+    cells = [entry(width, ray.position, height)[0], *ray.path]
     if ray.result == "out" and ray.exit is not None:
         # A ray leaving by position q lands on the cell a ray shot from q starts from.
-        cells.append(entry(width, ray.exit)[0])
+        cells.append(entry(width, ray.exit, height)[0])
     headings = []
     for i, cell in enumerate(ray.path, start=1):
         entering = (cell[0] - cells[i - 1][0], cell[1] - cells[i - 1][1])
@@ -131,13 +139,13 @@ def path_headings(width: int, ray: Ray) -> list[tuple[Direction, Direction]]:
 
 
 def trace_all(config: Config, atoms: Iterable[int]) -> list[Ray]:
-    """All 4W rays of a molecule, position 1 first (each traced on its own)."""
+    """All 2(W+H) rays of a molecule, position 1 first (each traced on its own)."""
     atoms = tuple(atoms)
-    return [trace(config.width, atoms, p) for p in range(1, config.positions + 1)]
+    return [trace(config.width, atoms, p, config.height) for p in range(1, config.positions + 1)]
 
 
 def spectrum_of_rays(rays: list[Ray]) -> SpectrumText:
-    """The normalised spectrum string of a molecule's 4W rays."""
+    """The normalised spectrum string of a molecule's rays."""
     chars: list[str] = [""] * len(rays)
     letter = 0
     for ray in rays:
@@ -158,6 +166,19 @@ def spectrum_of_rays(rays: list[Ray]) -> SpectrumText:
 def spectrum(config: Config, atoms: Iterable[int]) -> SpectrumText:
     """The normalised spectrum of a molecule."""
     return spectrum_of_rays(trace_all(config, atoms))
+
+
+def spectrum_labels(spectrum_text: str) -> list[str]:
+    """A spectrum as one label per position for people: its own characters while the exit
+    pairs fit in a..z, else ``@``, ``&`` and the pairs numbered 1, 2, ... in order of first
+    appearance (the token notation of ``bbcore.game``)."""
+    if all(ch in (ABSORBED, REFLECTED) or "a" <= ch <= "z" for ch in spectrum_text):
+        return list(spectrum_text)
+    number: dict[str, str] = {}
+    return [
+        ch if ch in (ABSORBED, REFLECTED) else number.setdefault(ch, str(len(number) + 1))
+        for ch in spectrum_text
+    ]
 
 
 def normalise(spectrum_text: str) -> SpectrumText:

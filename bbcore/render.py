@@ -29,9 +29,9 @@ PATH = "*"
 BLANK = " "
 
 
-def position_labels(width: int) -> list[str]:
-    """The position numbers 1..4W as labels (the spec's numbering figure)."""
-    return [str(p) for p in range(1, 4 * width + 1)]
+def position_labels(width: int, height: int | None = None) -> list[str]:
+    """The position numbers 1..2(W+H) as labels (the spec's numbering figure)."""
+    return [str(p) for p in range(1, 2 * (width + (height or width)) + 1)]
 
 
 def diagram_grid(
@@ -41,22 +41,24 @@ def diagram_grid(
     *,
     marked: Iterable[int] = (),
     path: dict[Cell, str] | Iterable[Cell] = (),
+    height: int | None = None,
 ) -> list[list[str]]:
-    """Rows of tokens: a corner, W labels or cells, a corner; W+2 rows.
+    """Rows of tokens: a corner, W labels or cells, a corner; H+2 rows.
 
-    ``molecule`` is the W*W string; ``labels`` one token per position (a
-    spectrum string works), blank when None; ``marked`` cells are drawn as
-    ``X``; ``path`` cells (or a cell -> character mapping) are drawn on
-    empty cells.
+    ``molecule`` is the W*H string (H = ``height``, the square's W when
+    None); ``labels`` one token per position (a spectrum string works),
+    blank when None; ``marked`` cells are drawn as ``X``; ``path`` cells
+    (or a cell -> character mapping) are drawn on empty cells.
     """
-    w = width
-    labels = [BLANK] * (4 * w) if labels is None else [lab if lab.strip() else BLANK for lab in labels]
+    w, h = width, height or width
+    n = 2 * (w + h)
+    labels = [BLANK] * n if labels is None else [lab if lab.strip() else BLANK for lab in labels]
     marked = set(marked)
     path_chars = dict(path) if isinstance(path, dict) else {cell: PATH for cell in path}
-    top = [BLANK] + [labels[4 * w - c] for c in range(1, w + 1)] + [BLANK]
-    bottom = [BLANK] + [labels[w + c - 1] for c in range(1, w + 1)] + [BLANK]
+    top = [BLANK] + [labels[n - c] for c in range(1, w + 1)] + [BLANK]
+    bottom = [BLANK] + [labels[h + c - 1] for c in range(1, w + 1)] + [BLANK]
     rows = [top]
-    for line in range(1, w + 1):
+    for line in range(1, h + 1):
         row = [labels[line - 1]]
         for column in range(1, w + 1):
             index = (line - 1) * w + column - 1
@@ -66,7 +68,7 @@ def diagram_grid(
             elif token == EMPTY and (line, column) in path_chars:
                 token = path_chars[(line, column)]
             row.append(token)
-        row.append(labels[3 * w - line])
+        row.append(labels[2 * h + w - line])
         rows.append(row)
     rows.append(bottom)
     return rows
@@ -79,9 +81,10 @@ def render_board(
     *,
     marked: Iterable[int] = (),
     path: dict[Cell, str] | Iterable[Cell] = (),
+    height: int | None = None,
 ) -> str:
     """The diagram as text lines (no trailing spaces)."""
-    rows = diagram_grid(width, molecule, labels, marked=marked, path=path)
+    rows = diagram_grid(width, molecule, labels, marked=marked, path=path, height=height)
     size = max(len(token) for row in rows for token in row)
     return "\n".join(" ".join(token.rjust(size) for token in row).rstrip() for row in rows)
 
@@ -130,4 +133,6 @@ def max_atoms_differing(molecules: Sequence[str]) -> int:
 
 def config_positions_figure(config: Config) -> str:
     """The box of a configuration with its position numbers around it."""
-    return render_board(config.width, EMPTY * config.cells, position_labels(config.width))
+    return render_board(
+        config.width, EMPTY * config.cells, position_labels(config.width, config.height), height=config.height
+    )

@@ -42,7 +42,7 @@ Ranking = Literal["remaining", "information"]
 
 
 def atom_counts(cands: Candidates) -> np.ndarray:
-    """For each cell, shape (W, W), how many candidates have an atom there."""
+    """For each cell, shape (H, W) (H lines of W cells), how many candidates have an atom there."""
     config = cands.config
     if cands.atoms is None:
         each = comb(config.cells - 1, config.atoms - 1)
@@ -50,11 +50,11 @@ def atom_counts(cands: Candidates) -> np.ndarray:
         counts = np.full(config.cells, each, dtype=np.int64 if fits_int64(config) else object)
     else:
         counts = np.bincount(cands.atoms.ravel(), minlength=config.cells).astype(np.int64)
-    return counts.reshape(config.width, config.width)
+    return counts.reshape(config.height, config.width)
 
 
 def probabilities(cands: Candidates) -> np.ndarray:
-    """For each cell, shape (W, W), the fraction of candidates with an atom there.
+    """For each cell, shape (H, W), the fraction of candidates with an atom there.
 
     Every candidate is taken as equally likely; all zeros when there is no
     candidate.

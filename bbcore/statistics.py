@@ -527,17 +527,17 @@ def claim_statement(config: Config, records: list[RayRecord]) -> str:
 # -- drawing a ray -----------------------------------------------------------------
 
 
-def path_drawing(width: int, ray: Ray) -> dict[Cell, str]:
+def path_drawing(width: int, ray: Ray, height: int | None = None) -> dict[Cell, str]:
     """Cell -> character of the ray's path: the leaving heading's arrow, ``+`` where it crosses itself."""
     drawing: dict[Cell, str] = {}
-    for cell, (_, leaving) in zip(ray.path, path_headings(width, ray)):
+    for cell, (_, leaving) in zip(ray.path, path_headings(width, ray, height)):
         drawing[cell] = CROSSING if cell in drawing else ARROWS[leaving]
     return drawing
 
 
-def ray_labels(width: int, ray: Ray) -> list[str]:
+def ray_labels(width: int, ray: Ray, height: int | None = None) -> list[str]:
     """Perimeter labels showing only this ray, in the spec's style."""
-    labels = [BLANK] * (4 * width)
+    labels = [BLANK] * (2 * (width + (height or width)))
     if ray.result == "absorbed":
         labels[ray.position - 1] = ABSORBED
     elif ray.result == "reflected":
@@ -548,9 +548,15 @@ def ray_labels(width: int, ray: Ray) -> list[str]:
     return labels
 
 
-def ray_board(width: int, molecule: str, ray: Ray) -> str:
+def ray_board(width: int, molecule: str, ray: Ray, height: int | None = None) -> str:
     """The molecule's board with one ray drawn (see the module docstring)."""
-    return render_board(width, molecule, ray_labels(width, ray), path=path_drawing(width, ray))
+    return render_board(
+        width,
+        molecule,
+        ray_labels(width, ray, height),
+        path=path_drawing(width, ray, height),
+        height=height,
+    )
 
 
 def describe_ray(ray: Ray) -> str:

@@ -169,7 +169,9 @@ def test_reset_needs_confirmation_off_a_terminal(tmp_path):
     "config, words",
     [
         ("A4B8", ["invalid configuration", "AN_BW"]),
-        ("A4_B14", ["width must be between 2 and 13"]),
+        ("A4_B31", ["width must be between 2 and 30"]),
+        ("A4_B14", ["only squares up to 13 x 13 are explored"]),
+        ("A4_B8x6", ["rectangle", "not explored"]),
         ("A0_B8", ["number of atoms must be between 1 and 63"]),
         ("A16_B4", ["number of atoms must be between 1 and 15"]),
     ],

@@ -1,10 +1,12 @@
-"""Configurations ``AN_BW``: parsing, range checks and their one-line errors."""
+"""Configurations ``AN_BW``, ``AN_BWxH``, ``AN-M_BW``: parsing, range checks and their one-line errors."""
 
 from __future__ import annotations
 
+from math import comb
+
 import pytest
 
-from bbcore.config import Config, ConfigError, parse_config, validation_error
+from bbcore.config import Config, ConfigError, exploring_refusal, parse_config, validation_error
 
 
 @pytest.mark.parametrize("text", ["A4_B8", "a4_b8", "A4_b8", "a4_B8"])
@@ -34,10 +36,15 @@ def test_config_sizes():
         ("A1_B13", Config(1, 13)),
         ("A168_B13", Config(168, 13)),
         ("A24_B5", Config(24, 5)),
+        ("A1_B30", Config(1, 30)),
+        ("A899_B30", Config(899, 30)),
+        ("A1_B2x30", Config(1, 2, 30)),
+        ("A59_B30x2", Config(59, 30, 2)),
+        ("A1-59_B30x2", Config(1, 30, 2, 59)),
     ],
 )
 def test_bounds_accepted(text, expected):
-    """The limits 1 <= N < W*W and 2 <= W <= 13 are inclusive where the spec says."""
+    """The limits 1 <= N <= M < W*H and 2 <= W, H <= 30 are inclusive."""
     assert parse_config(text) == expected
     assert validation_error(text) is None
 
@@ -54,11 +61,61 @@ def assert_one_line_error(text: str, *fragments: str) -> str:
     return message
 
 
-@pytest.mark.parametrize("text, width", [("A1_B1", "1"), ("A4_B14", "14"), ("A1_B0", "0"), ("a4_b99", "99")])
+@pytest.mark.parametrize("text, width", [("A1_B1", "1"), ("A4_B31", "31"), ("A1_B0", "0"), ("a4_b99", "99")])
 def test_width_out_of_range(text, width):
-    """A width outside 2..13 names the width, the accepted range and the value."""
-    message = assert_one_line_error(text, "width", "2", "13", width)
+    """A width outside 2..30 names the width, the accepted range and the value."""
+    message = assert_one_line_error(text, "width", "2", "30", width)
     assert "atoms" not in message
+
+
+@pytest.mark.parametrize("text, height", [("A1_B8x1", "1"), ("A4_B8x31", "31"), ("A1-3_B5x40", "40")])
+def test_height_out_of_range(text, height):
+    """A height outside 2..30 names the height, the accepted range and the value."""
+    message = assert_one_line_error(text, "height", "2", "30", height)
+    assert "atoms" not in message
+
+
+def test_rectangles_and_ranges():
+    """A rectangle is W wide and H high; a range keeps its least count in ``atoms``; a square
+    with a fixed count keeps the name it always had, however it is written."""
+    rectangle = parse_config("a11_b14X10")
+    assert (rectangle.atoms, rectangle.atoms_max, rectangle.width, rectangle.height) == (11, 11, 14, 10)
+    assert rectangle.name == "A11_B14x10" and rectangle.box == "14 x 10"
+    assert (rectangle.cells, rectangle.positions) == (140, 48)
+    assert not rectangle.square and rectangle.fixed_count and not rectangle.square_fixed
+    assert rectangle.nb_mol == comb(140, 11)
+    spread = parse_config("A3-6_B8")
+    assert (spread.atoms, spread.atoms_max, spread.height) == (3, 6, 8)
+    assert spread.name == "A3-6_B8" and not spread.square_fixed and spread.square
+    assert spread.nb_mol == sum(comb(64, n) for n in range(3, 7))
+    assert spread.with_atoms(5) == Config(5, 8)
+    assert parse_config("A4-10_B10x10").name == "A4-10_B10"
+    for same in ("A4_B8x8", "A4-4_B8", "A4-4_B8x8"):
+        assert parse_config(same) == Config(4, 8) and parse_config(same).name == "A4_B8"
+    assert Config(4, 8).square_fixed and Config(4, 8, 8, 4) == Config(4, 8)
+    assert parse_config("A4_B6x3") != parse_config("A4_B3x6")
+
+
+def test_range_upside_down():
+    """A range written largest first says so, and how to write it."""
+    message = assert_one_line_error("A5-3_B8", "upside down", "5 to 3", "A3-5_B")
+    assert "width" not in message
+
+
+@pytest.mark.parametrize(
+    "text, limit, got", [("A3-64_B8", "63", "64"), ("A20_B4x5", "19", "20"), ("A1-24_B6x4", "23", "24")]
+)
+def test_atoms_fill_the_rectangle(text, limit, got):
+    """N (or M) >= W*H names the cells of that box."""
+    assert_one_line_error(text, "atoms", f"between 1 and {limit}", f"got {got}")
+
+
+def test_what_cannot_be_explored():
+    """Only squares with a fixed count up to 13 wide are explored; the others say why in one line."""
+    assert exploring_refusal(Config(4, 8)) is None
+    for text, fragment in (("A4_B8x6", "rectangle"), ("A3-6_B8", "range"), ("A4_B14", "13 x 13")):
+        line = exploring_refusal(parse_config(text))
+        assert line and "\n" not in line and fragment in line and "decoded" in line
 
 
 @pytest.mark.parametrize(
@@ -84,6 +141,9 @@ def test_atoms_out_of_range(text, limit, got):
         "A4.5_B8",
         "A4_B8_C1",
         "A4_B8x",
+        "A4_B8x6x2",
+        "A4-_B8",
+        "A-4_B8",
         "X4_B8",
         "A 4_B8",
         "A4-B8",
@@ -92,7 +152,7 @@ def test_atoms_out_of_range(text, limit, got):
 )
 def test_malformed(text):
     """Malformed text is rejected with the accepted form and the text itself."""
-    message = assert_one_line_error(text, "AN_BW", "A4_B8")
+    message = assert_one_line_error(text, "AN_BW", "A4_B8", "AN_BWxH", "AN-M_BW")
     assert repr(text.strip()) in message
 
 

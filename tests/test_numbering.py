@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bbcore.config import MAX_WIDTH, MIN_WIDTH, Config, parse_config
+from bbcore.config import EXPLORE_MAX_WIDTH, MAX_WIDTH, MIN_WIDTH, Config, parse_config
 from bbcore.engine import image_numbers
 from bbcore.geometry import TRANSFORM_NAMES, transform_atoms
 from bbcore.numbering import (
@@ -177,9 +177,12 @@ def test_atoms_from_string_rejects_bad_strings(molecule):
 # -- numbers past 64 bits: every valid configuration ------------------------------
 
 HUGE_CONFIGS = [
-    Config(n, w) for w in range(MIN_WIDTH, MAX_WIDTH + 1) for n in range(1, w * w) if comb(w * w, n) >= 2**63
+    Config(n, w)
+    for w in range(MIN_WIDTH, EXPLORE_MAX_WIDTH + 1)
+    for n in range(1, w * w)
+    if comb(w * w, n) >= 2**63
 ]
-"""Every valid configuration whose molecule count passes int64 (A14_B13 .. A155_B13, A17_B12, ...)."""
+"""Every explorable square whose molecule count passes int64 (A14_B13 .. A155_B13, A17_B12, ...)."""
 A30_B13, A84_B13 = Config(30, 13), Config(84, 13)
 
 
@@ -204,6 +207,17 @@ def test_the_huge_configurations_are_the_ones_past_int64():
     assert "A30_B13" in counts and "A13_B13" not in counts  # C(169, 13) ~ 9.18 x 10^18 < 2^63
     assert max(counts.values()) == counts["A84_B13"] == counts["A85_B13"] == comb(169, 84)
     assert all(not fits_int64(c) for c in HUGE_CONFIGS)
+
+
+@pytest.mark.parametrize("config", [Config(450, MAX_WIDTH), Config(15, 20, 12), Config(239, 20, 12)])
+def test_numbers_of_the_widest_boxes(config):
+    """The largest boxes (30 x 30's C(900, 450), about 10^269) number their first and last
+    molecules in itertools order, the cells of a rectangle line 1 first."""
+    m, n = config.cells, config.atoms
+    first, last = tuple(range(n)), tuple(range(m - n, m))
+    assert config.nb_mol == comb(m, n) == lexicographic_number(m, last)
+    assert atoms_of(config, 1) == first and number_of(config, last) == config.nb_mol
+    assert not fits_int64(Config(450, MAX_WIDTH))
 
 
 @pytest.mark.parametrize(

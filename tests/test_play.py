@@ -8,7 +8,21 @@ from bbcore import rays
 from bbcore.config import Config
 from bbcore.game import ABSORBED
 from bbcore.numbering import atoms_of
-from bbcore.play import Match, PlayError, chosen_match, group_size, hard_match, random_match, ray_result
+from bbcore.play import (
+    BBTUI,
+    EMACS,
+    KBLACKBOX,
+    PRESETS,
+    RULES,
+    TATHAM,
+    Match,
+    PlayError,
+    chosen_match,
+    group_size,
+    hard_match,
+    random_match,
+    ray_result,
+)
 from bbcore.store import open_database
 
 A2_B4, A3_B4 = Config(2, 4), Config(3, 4)
@@ -83,3 +97,119 @@ def test_a_game_of_a_configuration_past_64_bits():
     assert judged.right and judged.group is None and judged.message == "Right: that is the hidden molecule."
     wrong = chosen_match(a30_b13, a30_b13.nb_mol).judge(range(30))
     assert not wrong.right and len(wrong.wrong) == 30 and "30 atoms misplaced" in wrong.message
+
+
+# -- the rules of each program, and their boards -----------------------------------------
+
+
+def twins() -> tuple[int, int]:
+    """Two molecules of A3_B4 with one spectrum (found with the reference tracer)."""
+    seen: dict[str, int] = {}
+    for number in range(1, A3_B4.nb_mol + 1):
+        spectrum = rays.spectrum(A3_B4, atoms_of(A3_B4, number))
+        if spectrum in seen:
+            return seen[spectrum], number
+        seen[spectrum] = number
+    raise AssertionError("A3_B4 has spectral groups")
+
+
+def test_the_presets_of_each_program():
+    """Tatham's presets, KBlackBox's levels and Emacs' default, each with its program's rules."""
+    boards = {name: (preset.rules.name, preset.config.name) for name, preset in PRESETS.items()}
+    assert boards == {
+        "tatham-5x5-3": ("tatham", "A3_B5"),
+        "tatham-8x8-5": ("tatham", "A5_B8"),
+        "tatham-8x8-3-6": ("tatham", "A3-6_B8"),
+        "tatham-10x10-5": ("tatham", "A5_B10"),
+        "tatham-10x10-4-10": ("tatham", "A4-10_B10"),
+        "kblackbox-6x6-2": ("kblackbox", "A2_B6"),
+        "kblackbox-8x8-4": ("kblackbox", "A4_B8"),
+        "kblackbox-10x10-6": ("kblackbox", "A6_B10"),
+        "kblackbox-12x12-8": ("kblackbox", "A8_B12"),
+        "kblackbox-14x10-11": ("kblackbox", "A11_B14x10"),
+        "kblackbox-20x12-15": ("kblackbox", "A15_B20x12"),
+        "emacs-8x8-4": ("emacs", "A4_B8"),
+    }
+    assert PRESETS["tatham-8x8-3-6"].describe() == "Tatham's Black Box 8 x 8, 3 to 6 balls (not told)"
+    assert all(rules.describe().startswith(rules.title) for rules in RULES.values())
+
+
+def test_points_as_each_program_counts_them():
+    """The spec's worked molecule, rays 1 (H), 2 (R) and 3 (out at 10): bbtui and Emacs 1 + 1 + 2,
+    KBlackBox 3 + 3 + 9, Tatham none (the rays are counted)."""
+    for rules, points in ((BBTUI, 4), (EMACS, 4), (KBLACKBOX, 15), (TATHAM, 0)):
+        match = chosen_match(A2_B4, 2, rules)
+        for position in (1, 2, 3):
+            match.shoot(position)
+        assert (match.rays, match.points) == (3, points), rules.name
+
+
+def test_tatham_accepts_a_guess_no_ray_tells_apart_and_names_one_that_does():
+    """A spectral twin is accepted; another molecule is refused with a ray whose results differ
+    (checked with the reference tracer)."""
+    hidden, twin = twins()
+    accepted = chosen_match(A3_B4, hidden, TATHAM).judge(atoms_of(A3_B4, twin))
+    assert accepted.right and accepted.same_spectrum and accepted.telling is None and accepted.penalty == 0
+    other = atoms_of(A3_B4, 1)
+    refused = chosen_match(A3_B4, hidden, TATHAM).judge(other)
+    assert not refused.right and refused.telling is not None and not refused.lost
+    position, truth, yours = refused.telling
+    assert ray_result(rays.trace(4, atoms_of(A3_B4, hidden), position)) == truth
+    assert ray_result(rays.trace(4, other, position)) == yours != truth
+    assert f"position {position} tells them apart" in refused.message and refused.message.startswith(
+        "Refused"
+    )
+    for earlier in range(1, position):  # the first such ray
+        assert ray_result(rays.trace(4, other, earlier)) == ray_result(
+            rays.trace(4, atoms_of(A3_B4, hidden), earlier)
+        )
+
+
+def test_emacs_wants_the_exact_cells_and_kblackbox_loses_on_a_misplaced_ball():
+    hidden, twin = twins()
+    emacs = chosen_match(A3_B4, hidden, EMACS)
+    judged = emacs.judge(atoms_of(A3_B4, twin))
+    misplaced = len(set(atoms_of(A3_B4, twin)) - set(atoms_of(A3_B4, hidden)))
+    assert not judged.right and judged.penalty == 5 * misplaced == emacs.points
+    assert "Tatham's rules would accept it" in judged.message
+    kde = chosen_match(A3_B4, hidden, KBLACKBOX)
+    kde.shoot(1)
+    lost = kde.judge(atoms_of(A3_B4, twin))
+    assert lost.lost and not lost.right and lost.message.startswith("Lost") and kde.points == kde.ray_points
+    right = chosen_match(A3_B4, hidden, KBLACKBOX).judge(atoms_of(A3_B4, hidden))
+    assert right.right and not right.lost
+
+
+def test_a_range_hides_a_count_drawn_with_the_seed():
+    """Tatham's 8x8 with 3 to 6 balls: each seed draws a count in the range, replayed by the seed;
+    a guess of any count in the range is judged by its rays, a count outside refused."""
+    config = PRESETS["tatham-8x8-3-6"].config
+    drawn = [random_match(config, seed, TATHAM) for seed in range(40)]
+    assert {match.count for match in drawn} == {3, 4, 5, 6}
+    assert all(len(match.atoms) == match.count for match in drawn)
+    again = random_match(config, 7, TATHAM)
+    assert (again.count, again.number) == (drawn[7].count, drawn[7].number)
+    match = drawn[0]
+    assert match.judge(match.atoms).right
+    with pytest.raises(PlayError, match="place 3 to 6 atoms"):
+        random_match(config, 1, TATHAM).judge([0, 1])
+    with pytest.raises(PlayError, match="range of atom counts"):
+        chosen_match(config, 5)
+
+
+def test_a_game_on_kblackbox_20_by_12():
+    """The largest KBlackBox level: every ray shot agrees with the reference tracer, exits pair
+    up both ways, and the hidden cells win."""
+    preset = PRESETS["kblackbox-20x12-15"]
+    match = random_match(preset.config, 3, preset.rules)
+    assert match.game.positions == 64 and len(match.atoms) == 15
+    for position in range(1, 65):
+        if match.game.result(position) is None:
+            match.shoot(position)
+    for position in range(1, 65):
+        traced = rays.trace(20, match.atoms, position, 12)
+        assert match.game.result(position) == ray_result(traced)
+    judged = match.judge(match.atoms)
+    assert judged.right and match.points == sum(
+        9 if isinstance(match.game.result(p), int) else 3 for p in match.shots
+    )

@@ -18,7 +18,9 @@ from bbcore.cli.common import (
     require_complete,
 )
 from bbcore.config import Config
-from bbcore.rays import normalise, trace
+from bbcore.game import labels_text
+from bbcore.numbering import number_of
+from bbcore.rays import normalise, spectrum_labels, trace
 from bbcore.render import render_board
 from bbcore.statistics import (
     describe_ray,
@@ -37,9 +39,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = add_command(
         subparsers,
         "show",
-        description="Show molecules by number, by a range of numbers, or by spectrum. "
-        "Numbers work on unexplored configurations too (computed). A range is shown as it is "
-        "made: '--from 1 | head' stops at once.",
+        description="Show molecules by number, by a range of numbers, by their cells (--molecule), "
+        "or by spectrum. Numbers work on unexplored configurations too (computed), rectangles "
+        "(A4_B10x6) included; a range of atom counts (A3-6_B8) has no numbers: show its molecules "
+        "by their cells. A range of numbers is shown as it is made: '--from 1 | head' stops at once.",
     )
     add_config_argument(p)
     p.add_argument(
@@ -59,6 +62,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="last number (default: the last molecule)",
     )
     p.add_argument("--spectrum", metavar="S", help="the molecules with this full spectrum")
+    p.add_argument(
+        "--molecule",
+        metavar="CELLS",
+        help="the molecule with these cells: W*H characters, line 1 first, 'O' an atom, '-' or '.' "
+        "empty (--molecule=--O... when it starts with '-')",
+    )
     p.add_argument(
         "--ray", type=positive_int, metavar="P", help="draw the path of the ray shot from position P"
     )
@@ -101,14 +110,15 @@ def molecule_block(record: queries.MoleculeRecord, ray_position: int | None, sto
     source = "" if stored else "  (computed, not stored)"
     lines = [
         f"{config.name} #{record.number:,}  canonical {record.canonical_number:,} "
-        f"({record.transform})  spectrum {record.spectrum}{source}"
+        f"({record.transform})  spectrum {labels_text(spectrum_labels(record.spectrum))}{source}"
     ]
     if ray_position is not None:
-        ray = trace(config.width, record.atoms, ray_position)
-        lines.append(ray_board(config.width, record.molecule, ray))
+        ray = trace(config.width, record.atoms, ray_position, config.height)
+        lines.append(ray_board(config.width, record.molecule, ray, config.height))
         lines.append(describe_ray(ray))
     else:
-        lines.append(render_board(config.width, record.molecule, record.spectrum))
+        labels = spectrum_labels(record.spectrum)
+        lines.append(render_board(config.width, record.molecule, labels, height=config.height))
     lines.extend(stats_lines(record))
     return "\n".join(lines)
 
@@ -130,6 +140,12 @@ def checked_numbers(args: argparse.Namespace, config: Config) -> None:
     Checked before anything is built or read: each listed number, and the ends of
     the range (never the numbers between them).
     """
+    asked = args.numbers or args.first is not None or args.last is not None
+    if asked and not config.fixed_count:
+        raise CLIError(
+            f"{config.name} is a range of atom counts: its molecules have no numbers; "
+            f"give one by its cells (--molecule) or one count ({config.with_atoms(config.atoms).name})"
+        )
     last_molecule = config.nb_mol
     for number in args.numbers:
         if number > last_molecule:
@@ -150,8 +166,11 @@ def run_show(args: argparse.Namespace) -> int:
         raise UsageError(f"{config.name} has positions 1..{config.positions}: --ray {args.ray} is not one")
     checked_numbers(args, config)
     ranged = args.first is not None or args.last is not None
-    if not args.numbers and not ranged and args.spectrum is None:
-        raise CLIError("say which molecules: numbers, --from/--to, or --spectrum")
+    if not args.numbers and not ranged and args.spectrum is None and args.molecule is None:
+        raise CLIError("say which molecules: numbers, --from/--to, --molecule or --spectrum")
+    chosen = checked_molecule(config, args.molecule) if args.molecule is not None else None
+    if chosen is not None:
+        config = chosen.config
     stored = False
     if args.spectrum is not None or store_exists(args):
         open_store(args)
@@ -168,6 +187,8 @@ def run_show(args: argparse.Namespace) -> int:
         """Each molecule asked for, with whether it is read from the store; made as it is shown."""
         for record in found:
             yield record, True
+        if chosen is not None:
+            yield chosen, stored and record_is_stored(config, chosen.number)
         for n in wanted_numbers(args, config):
             if stored:
                 yield queries.molecule_record(config, n), record_is_stored(config, n)
@@ -182,6 +203,25 @@ def run_show(args: argparse.Namespace) -> int:
 
     emit_lines([], lines())
     return 0
+
+
+def checked_molecule(config: Config, cells: str) -> queries.MoleculeRecord:
+    """The molecule given by its cells (computed), or CLIError naming what is wrong.
+
+    Its record is of the configuration with its own count of atoms, which
+    must be one of ``config``'s (a range takes any of its counts)."""
+    cells = cells.strip().replace(".", "-")
+    if len(cells) != config.cells or set(cells) - set("O-"):
+        raise CLIError(
+            f"--molecule: {article(config.box + ' box')} molecule is {config.cells} characters "
+            f"of 'O' (atom) and '-' or '.' (empty), line 1 first; got {len(cells)} characters"
+        )
+    count = cells.count("O")
+    if count not in config.counts:
+        hides = f"{config.atoms}" if config.fixed_count else f"{config.atoms} to {config.atoms_max}"
+        raise CLIError(f"--molecule has {count} atoms, {config.name} has {hides}")
+    exact = config.with_atoms(count)
+    return queries.computed_record(exact, number_of(exact, [i for i, ch in enumerate(cells) if ch == "O"]))
 
 
 def store_exists(args: argparse.Namespace) -> bool:

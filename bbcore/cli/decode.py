@@ -147,7 +147,7 @@ def judge_guess(
 ) -> tuple[Verdict | None, str | None]:
     """The verdict on the guess (``--guess`` or atoms drawn in the diagram), or why none."""
     if guess is None and game.guess is not None:
-        if len(game.guess) != config.atoms:
+        if len(game.guess) not in config.counts:
             return None, (
                 f"guess not checked: the diagram has {len(game.guess)} atoms, "
                 f"{config.name} has {config.atoms}"
@@ -161,7 +161,7 @@ def judge_guess(
 def heat_map(config: Config, game: Game, cands: Candidates) -> str:
     """The atom probabilities as a board of percentages, the game's labels around it."""
     counts = atom_counts(cands).ravel()
-    rows = diagram_grid(config.width, "-" * config.cells, game.labels)
+    rows = diagram_grid(config.width, "-" * config.cells, game.labels, height=config.height)
     for index, count in enumerate(counts.tolist()):
         line, column = cell_of(config.width, index)
         rows[line][column] = heat_token(count, cands.count)
@@ -189,7 +189,7 @@ def text_report(
     if not cands.every_molecule and count and limit:
         width = shutil.get_terminal_size((100, 24)).columns
         boards = [
-            f"number {number:,}\n" + render_board(config.width, molecule, game.labels)
+            f"number {number:,}\n" + render_board(config.width, molecule, game.labels, height=config.height)
             for number, molecule in cands.molecules(limit)
         ]
         out += ["", side_by_side(boards, max_width=width)]

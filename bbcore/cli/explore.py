@@ -29,7 +29,7 @@ from bbcore.cli.common import (
 )
 from bbcore.cluster import CLUSTER_ENV, cluster_address
 from bbcore.compact.shards import default_shard_root, forget_shards
-from bbcore.config import Config
+from bbcore.config import Config, exploring_refusal
 from bbcore.explore import explore, full_disk_line
 from bbcore.feasibility import cores
 from bbcore.full import finish
@@ -148,6 +148,9 @@ the command, one to its process group), SIGKILL does, safely (every range is a t
 def run_explore(args: argparse.Namespace) -> int:
     """Explore (or resume) a configuration; Ctrl-C or SIGTERM pauses it."""
     config: Config = args.config
+    refused = exploring_refusal(config)  # before the database is made
+    if refused:
+        raise CLIError(refused)
     if args.workers is not None and args.workers > cores() and cluster_address(args.cluster) is None:
         raise CLIError(
             f"--workers {args.workers}: this machine has {plural(cores(), 'core')}, "

@@ -207,7 +207,7 @@ class DecodeScreen(Screen):
             self.read_game(text)
             return
         self.spectrum_input.value = ""
-        self.decode(Game.empty(config.width))
+        self.decode(Game.empty(config.width, config.height))
 
     def say(self, text: str, *, error: bool = False) -> None:
         """The line under the inputs (``MessageLine``): an error stays only until the next valid action."""
@@ -522,7 +522,13 @@ class DecodeScreen(Screen):
             if records
             else [
                 Board(
-                    self.config.width, molecule, game.labels, marked=marked, drawn=drawn, title=f"#{number:,}"
+                    self.config.width,
+                    molecule,
+                    game.labels,
+                    marked=marked,
+                    drawn=drawn,
+                    title=f"#{number:,}",
+                    height=self.config.height,
                 )
                 for number, molecule in molecules
             ]

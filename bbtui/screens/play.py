@@ -3,14 +3,18 @@
 - A new game hides a molecule of the configuration (``bbcore.play``): ``n``
   a random one (the seed is shown; ``seed 42`` in the input replays it), a
   number typed in the input, or ``h`` a hard one, from a spectral group or
-  among the book's hardest molecules.
+  among the book's hardest molecules.  Any box up to 30 x 30 and any range
+  of atom counts (``A3-6_B8``: the count is drawn and not shown) is
+  played; the body scrolls both ways where the box does not fit.
+- The rules are a program's (``bbcore.play.RULES``), named on the screen:
+  ``v`` cycles bbtui's, Tatham's, KBlackBox's and Emacs'; a preset's name
+  typed in the configuration input (``kblackbox-14x10-11``,
+  ``tatham-8x8-3-6``) plays that program's board with its rules.
 - Shooting: the arrow keys move the perimeter cursor round the box and
   Enter fires; the results are marked as in the game (``H``, ``R``, a letter
   at both ends of a ray that came out) and the points counted.
 - Guessing: ``a`` switches to placing atoms (the arrows move a cell cursor,
-  Enter puts or takes an atom), ``s`` submits.  Each wrong atom costs 5
-  points; a guess with the hidden spectrum counts as right, and the screen
-  says so when the spectral group has several molecules.
+  Enter puts or takes an atom), ``s`` submits, judged by the rules in play.
 - ``r`` reveals the hidden molecule with the player's rays drawn, beside
   what the book spent on it and its shots (a guess reveals it too).
 - ``c`` the coach (off at first): the heat map of the atoms over the
@@ -29,6 +33,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
+from textual.validation import ValidationResult, Validator
 from textual.widgets import Footer, Header, Input, Label
 from textual.worker import get_current_worker
 
@@ -37,7 +42,17 @@ from bbcore.decode import DecodeCancelled
 from bbcore.decoder import Decoder, count_sentence
 from bbcore.game import DecodeError, Game
 from bbcore.numbering import molecule_string
-from bbcore.play import Match, PlayError, chosen_match, hard_match, random_match
+from bbcore.play import (
+    BBTUI,
+    PRESETS,
+    RULES,
+    Match,
+    PlayError,
+    Rules,
+    chosen_match,
+    hard_match,
+    random_match,
+)
 from bbcore.rays import Ray
 from bbcore.shots import atom_counts
 from bbcore.strategy import StrategyBook, line_text
@@ -45,7 +60,7 @@ from bbtui.host import Host, host
 from bbtui.messages import BookReady, BookVerdict, CoachAnswer
 from bbtui.widgets.board import Board, BoardGrid, RaySelected
 from bbtui.widgets.game_board import GameBoard, shots_text
-from bbtui.widgets.inputs import ConfigValidator, KeyInput
+from bbtui.widgets.inputs import KeyInput
 from bbtui.widgets.message import MessageLine
 from bbtui.widgets.play_board import AtomToggled, PlayBoard, ShotFired
 
@@ -67,6 +82,7 @@ class PlayScreen(Screen):
         Binding("r", "reveal", "Reveal"),
         Binding("c", "coach", "Coach"),
         Binding("n", "new_game", "New"),
+        Binding("v", "next_rules", "Rules"),
         # Kept out of the footer (80 columns); the score panel and ? name them.
         Binding("h", "hard_game", "Hard", show=False),
         Binding("slash", "choose", "Number", key_display="/", show=False),
@@ -76,6 +92,7 @@ class PlayScreen(Screen):
         """Play on ``config`` (default: the app's configuration)."""
         super().__init__()
         self.config = config
+        self.rules: Rules = BBTUI
         self.match: Match | None = None
         self.guess: set[int] = set()
         self.coaching = False
@@ -100,7 +117,7 @@ class PlayScreen(Screen):
         yield Header()
         with Horizontal(id="play-inputs", classes="inputs"):
             yield KeyInput(
-                placeholder="A4_B8", id="play-config", validators=[ConfigValidator()], classes="config-input"
+                placeholder="A4_B8", id="play-config", validators=[PlayValidator()], classes="config-input"
             )
             yield KeyInput(placeholder=f"new game: {NEW_GAME_HELP}", id="play-new")
         yield MessageLine(id="play-message")
@@ -147,12 +164,18 @@ class PlayScreen(Screen):
         board.can_focus = False
         board.border_title, board.border_subtitle = "Coach", "heat map, * best shot"
         await coach.mount(board)
-        await self.start(random_match(config))
+        await self.start(random_match(config, rules=self.rules))
 
     @on(Input.Changed, "#play-config")
     async def config_typed(self, event: Input.Changed) -> None:
-        """A valid configuration starts a game at once."""
+        """A valid configuration (or a preset's name) starts a game at once."""
         if not event.value.strip():
+            return
+        preset = PRESETS.get(event.value.strip().lower())
+        if preset is not None:
+            self.rules = preset.rules
+            await self.set_config(preset.config)
+            self.say(f"{preset.describe()}. {preset.rules.describe()}")
             return
         error = validation_error(event.value)
         if error:
@@ -163,6 +186,14 @@ class PlayScreen(Screen):
             await self.set_config(config)
         else:  # typed back to the configuration played: an error said on the way is gone
             self.clear_error()
+
+    async def action_next_rules(self) -> None:
+        """The next program's rules (bbtui, Tatham, KBlackBox, Emacs), on a new game."""
+        names = list(RULES)
+        self.rules = RULES[names[(names.index(self.rules.name) + 1) % len(names)]]
+        if self.config is not None:
+            await self.start(random_match(self.config, rules=self.rules))
+            self.say(f"New game. {self.rules.describe()}")
 
     @on(Input.Submitted, "#play-new")
     async def new_typed(self, event: Input.Submitted) -> None:
@@ -177,9 +208,9 @@ class PlayScreen(Screen):
                 return
             seed = SEED_RE.match(text)
             if seed:
-                match = random_match(self.config, int(seed.group(1)))
+                match = random_match(self.config, int(seed.group(1)), self.rules)
             elif text.isdigit():
-                match = chosen_match(self.config, int(text))
+                match = chosen_match(self.config, int(text), self.rules)
             else:
                 self.say(f"Type {NEW_GAME_HELP}.", error=True)
                 return
@@ -207,7 +238,10 @@ class PlayScreen(Screen):
             "chosen": f"molecule number {match.number:,}",
             "hard": f"a hard molecule, seed {match.seed}",
         }[match.draw]
-        self.say(f"New game of {match.config}: {how}. Arrows pick a position, Enter shoots; a places atoms.")
+        self.say(
+            f"New game of {match.config} ({match.rules.title} rules): {how}. "
+            f"Arrows pick a position, Enter shoots; a places atoms."
+        )
         if self.coaching:
             self.coach()
 
@@ -218,14 +252,19 @@ class PlayScreen(Screen):
             return
         board.show(match.marks, self.guess)
         config = match.config
+        hidden = f"{config.atoms}" if config.fixed_count else f"{config.atoms} to {config.atoms_max}"
+        placed = f"{len(self.guess)} of {config.atoms}" if config.fixed_count else f"{len(self.guess)}"
+        score = f"rays {match.rays}, points {match.points}" if match.rules.scored else f"rays {match.rays}"
         status = [
-            f"{config}: {config.atoms} atoms hidden",
-            f"rays {match.rays}, points {match.points}",
-            f"atoms placed {len(self.guess)} of {config.atoms}",
+            f"{config}: {hidden} atoms hidden",
+            f"rules: {match.rules.title}",
+            score,
+            f"atoms placed {placed}",
             "",
             "Enter shoots; a: atoms",
             "s guesses, r reveals",
             "n new, h hard, / number",
+            "v next rules",
         ]
         self.query_one("#play-status", Label).update("\n".join(status))
         shots = " ".join(f"{p}:{match.marks[p - 1]}" for p in match.shots)
@@ -264,8 +303,8 @@ class PlayScreen(Screen):
             return
         if event.cell in self.guess:
             self.guess.discard(event.cell)
-        elif len(self.guess) >= self.match.config.atoms:
-            self.say(f"{self.match.config.atoms} atoms placed already: take one away first.", error=True)
+        elif len(self.guess) >= self.match.config.atoms_max:
+            self.say(f"{self.match.config.atoms_max} atoms placed already: take one away first.", error=True)
             return
         else:
             self.guess.add(event.cell)
@@ -292,7 +331,8 @@ class PlayScreen(Screen):
         except PlayError as error:
             self.say(sentence(str(error)), error=True)
             return
-        self.say(f"{judgement.message} Score: {self.match.points} points.", error=not judgement.right)
+        score = f" Score: {self.match.points} points." if self.match.rules.scored else ""
+        self.say(f"{judgement.message}{score}", error=not judgement.right)
         self.action_reveal()
 
     def action_reveal(self) -> None:
@@ -302,7 +342,14 @@ class PlayScreen(Screen):
         self.match.reveal()
         self.show()
         if self.match.judgement is None:
-            self.say(f"Molecule #{self.match.number:,} revealed, with your rays drawn: n plays again.")
+            self.say(f"{self.hidden_name(self.match)} revealed, with your rays drawn: n plays again.")
+        if not self.match.config.square_fixed:
+            verdict = self.match.judgement.message if self.match.judgement else "You did not guess."
+            self.query_one("#play-verdict", Label).update(
+                f"{verdict}\nNo strategy book here: books are made for squares with a known count."
+            )
+            self.call_later(self.show_reveal)
+            return
         self.waiting_reveal = True
         self.query_one("#play-verdict", Label).update(
             "The book's figures for this molecule: reading the book..."
@@ -310,19 +357,27 @@ class PlayScreen(Screen):
         self.load_book()
         self.call_later(self.show_reveal)
 
+    @staticmethod
+    def hidden_name(match: Match) -> str:
+        """``Molecule #1,234`` (of ``A5_B8`` on a range, whose count was not told)."""
+        of = "" if match.config.fixed_count else f" of {match.hidden_config}"
+        return f"Molecule #{match.number:,}{of}"
+
     async def show_reveal(self) -> None:
         """The hidden molecule with the player's rays drawn, the guess beside it, and the book."""
         match = self.match
         if match is None:
             return
         config = match.config
+        of = "" if config.fixed_count else f" {match.hidden_config}"
         boards = [
             Board(
                 config.width,
                 match.molecule,
                 match.marks,
                 drawn=match.shots,
-                title=f"#{match.number:,} hidden",
+                title=f"#{match.number:,}{of} hidden",
+                height=config.height,
             )
         ]
         if match.judgement is not None:
@@ -333,6 +388,7 @@ class PlayScreen(Screen):
                     match.marks,
                     marked=match.judgement.wrong,
                     title="your guess",
+                    height=config.height,
                 )
             )
         await self.query_one("#play-reveal", BoardGrid).update(boards)
@@ -419,6 +475,13 @@ class PlayScreen(Screen):
         """A hard molecule: from a spectral group or among the book's hardest."""
         if self.config is None:
             return
+        if not self.config.square_fixed:
+            self.say(
+                f"No hard games on {self.config}: they come from the strategy book and the spectral "
+                f"groups, made for squares with a known count.",
+                error=True,
+            )
+            return
         self.waiting_hard = True
         self.say(f"Drawing a hard molecule of {self.config} (reading the book)...")
         self.load_book()
@@ -427,7 +490,7 @@ class PlayScreen(Screen):
         """Start a hard game once the book is known."""
         assert self.config is not None
         try:
-            match = hard_match(self.config, book.hardest())
+            match = hard_match(self.config, book.hardest(), rules=self.rules)
         except PlayError as error:
             self.say(str(error), error=True)
             return
@@ -436,7 +499,7 @@ class PlayScreen(Screen):
     async def action_new_game(self) -> None:
         """A new random game."""
         if self.config is not None:
-            await self.start(random_match(self.config))
+            await self.start(random_match(self.config, rules=self.rules))
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """``/`` (to the new-game input) from anywhere else (the inputs never type it)."""
@@ -472,9 +535,17 @@ class PlayScreen(Screen):
         """Candidates, then the next shots, in a thread; a newer shot cancels it."""
         try:
             answer = decoder.decode(game, cancelled=get_current_worker().cancelled_event)
-        except (DecodeCancelled, DecodeError):
+        except DecodeCancelled:
+            return
+        except DecodeError as error:
+            self.app.call_from_thread(self.coach_refused, game, str(error))
             return
         self.post_message(CoachAnswer(answer))
+
+    def coach_refused(self, game: Game, reason: str) -> None:
+        """Say why the coach cannot decode this game (a board too large to enumerate)."""
+        if self.match is not None and self.match.game == game and self.coaching:
+            self.query_one("#play-coach-text", Label).update(f"The coach cannot help here: {reason}.")
 
     def on_coach_answer(self, message: CoachAnswer) -> None:
         """Show the heat map and the best next shots, if still for the game on the board."""
@@ -508,6 +579,17 @@ class CoachBoard(GameBoard):
         if self.position is None:
             return "your shots, atom odds", "shoot on the box: Enter"
         return super().caption(ray)
+
+
+class PlayValidator(Validator):
+    """A configuration, with ``bbcore.config``'s messages, or a preset's name (``bbcore.play.PRESETS``)."""
+
+    def validate(self, value: str) -> ValidationResult:
+        """Blank is fine (nothing typed yet); anything else must parse or name a preset."""
+        if not value.strip() or value.strip().lower() in PRESETS:
+            return self.success()
+        error = validation_error(value)
+        return self.failure(error) if error else self.success()
 
 
 def sentence(text: str) -> str:

@@ -1,7 +1,7 @@
 """The board: one molecule drawn in the spec's diagram style, with a ray cursor.
 
 The layout is ``bbcore.render.diagram_grid``'s, so a board on screen reads
-exactly like the CLI's text diagrams: the W x W box (``O`` an atom, ``-`` an
+exactly like the CLI's text diagrams: the W x H box (``O`` an atom, ``-`` an
 empty cell, ``X`` an atom not common to every molecule of a spectral group)
 with one label per perimeter position around it (the spectrum's ``@``,
 ``&`` and letters, or the position numbers).
@@ -23,13 +23,14 @@ from rich.text import Text
 from textual import on
 from textual.binding import Binding
 from textual.containers import ItemGrid
+from textual.geometry import Region, Spacing
 from textual.message import Message
 from textual.reactive import reactive
 from textual.widget import Widget
 
-from bbcore.geometry import Cell, move_cursor
+from bbcore.geometry import Cell, entry, move_cursor
 from bbcore.queries import MoleculeRecord
-from bbcore.rays import Ray, path_headings, trace
+from bbcore.rays import Ray, path_headings, spectrum_labels, trace
 from bbcore.render import MARKED_ATOM, diagram_grid, position_labels
 
 Side = tuple[int, int]
@@ -50,7 +51,7 @@ _LINES: dict[frozenset[Side], str] = {
 }
 
 
-def path_glyphs(width: int, *rays: Ray) -> dict[Cell, str]:
+def path_glyphs(width: int, *rays: Ray, height: int | None = None) -> dict[Cell, str]:
     """The box-drawing character of every cell the rays cross (turns as corners).
 
     A cell joins the side its ray came from and the side it goes to
@@ -60,7 +61,7 @@ def path_glyphs(width: int, *rays: Ray) -> dict[Cell, str]:
     """
     sides: dict[Cell, set[Side]] = {}
     for ray in rays:
-        for cell, (entering, leaving) in zip(ray.path, path_headings(width, ray)):
+        for cell, (entering, leaving) in zip(ray.path, path_headings(width, ray, height)):
             sides.setdefault(cell, set()).update(((-entering[0], -entering[1]), leaving))
     return {cell: _LINES.get(frozenset(s), "┼") for cell, s in sides.items()}
 
@@ -172,25 +173,28 @@ class Board(Widget, can_focus=True):
         name: str | None = None,
         id: str | None = None,
         classes: str | None = None,
+        height: int | None = None,
     ) -> None:
-        """A board of a ``width`` x ``width`` box; ``labels`` one per position (a spectrum).
+        """A board of a box ``width`` wide and ``height`` high (None: the square);
+        ``labels`` one per position (a spectrum).
 
         ``drawn`` positions have their rays drawn at all times (the rays a
         player has shot, on a candidate of a game), besides the cursor's.
         """
         super().__init__(name=name, id=id, classes=classes)
         self.box_width = width
+        self.box_height = height or width
         self.molecule = molecule
         self.labels = list(labels) if labels is not None else None
         self.marked = frozenset(marked)
         self.atoms = tuple(i for i, ch in enumerate(molecule) if ch == "O")
-        self.drawn_rays = tuple(trace(width, self.atoms, position) for position in drawn)
+        self.drawn_rays = tuple(trace(width, self.atoms, position, self.box_height) for position in drawn)
         self.border_title = title
         self.border_subtitle = subtitle
 
     def token_width(self) -> int:
         """Columns of each token of the diagram: the widest label's."""
-        return max(len(label) for label in self.shown_labels())
+        return max(1, *(len(label) for label in self.shown_labels()))  # a blank label is drawn " "
 
     def outer_width(self) -> int:
         """Columns the board takes with its padding and border, for its current labels."""
@@ -200,12 +204,12 @@ class Board(Widget, can_focus=True):
     def shown_labels(self) -> list[str]:
         """The labels drawn round the box: the spectrum, or the position numbers."""
         if self.show_numbers or not self.labels:
-            return position_labels(self.box_width)
+            return position_labels(self.box_width, self.box_height)
         return self.labels
 
     def outer_height(self) -> int:
         """Lines the board takes with its border: the diagram and two caption lines."""
-        return self.box_width + 6
+        return self.box_height + 6
 
     def on_mount(self) -> None:
         """A fixed size, so that boards side by side line up, and so that a layout
@@ -217,6 +221,7 @@ class Board(Widget, can_focus=True):
         """Show what ``other`` (a board not mounted) shows, keeping this board's cursor
         and label choice: updating a mounted board is much quicker than mounting one."""
         self.box_width, self.molecule, self.atoms = other.box_width, other.molecule, other.atoms
+        self.box_height = other.box_height
         self.labels, self.marked, self.drawn_rays = other.labels, other.marked, other.drawn_rays
         self.border_title, self.border_subtitle = other.border_title, other.border_subtitle
         self.styles.width = self.outer_width()
@@ -233,7 +238,7 @@ class Board(Widget, can_focus=True):
         """The ray from the selected position, or None."""
         if self.position is None:
             return None
-        return trace(self.box_width, self.atoms, self.position)
+        return trace(self.box_width, self.atoms, self.position, self.box_height)
 
     def on_focus(self) -> None:
         """The hint shows on the focused board."""
@@ -252,8 +257,41 @@ class Board(Widget, can_focus=True):
         if self.position is None:
             self.position = 1
         else:
-            self.position = move_cursor(self.box_width, self.position, (d_line, d_column))
+            self.position = move_cursor(self.box_width, self.position, (d_line, d_column), self.box_height)
         self.post_message(RaySelected(self, self.position))
+        self.call_after_refresh(self.cursor_in_view)
+
+    def cursor_cell(self) -> Cell | None:
+        """The (line, column) of the diagram the cursor is on (a perimeter cell), or None."""
+        if self.position is None:
+            return None
+        return entry(self.box_width, self.position, self.box_height)[0]
+
+    def cursor_in_view(self) -> None:
+        """Scroll the nearest scrolling container so that the cursor shows: a box too large
+        for the screen (30 x 30 at 80 x 24) follows the cursor round it."""
+        cell = self.cursor_cell()
+        container = next(
+            (
+                a
+                for a in self.ancestors
+                if isinstance(a, Widget) and (a.allow_vertical_scroll or a.allow_horizontal_scroll)
+            ),
+            None,
+        )
+        if cell is None or container is None:
+            return
+        # The board's place in the container's scrolled (virtual) space, parent by parent.
+        offset, widget = self.virtual_region.offset, self.parent
+        while isinstance(widget, Widget) and widget is not container:
+            offset += widget.virtual_region.offset
+            widget = widget.parent
+        size = self.token_width()
+        x = offset.x + self.gutter.left + cell[1] * (size + 1)
+        y = offset.y + self.gutter.top + cell[0]
+        container.scroll_to_region(
+            Region(x, y, size, 1), spacing=Spacing(1, 2, 1, 2), animate=False, immediate=True
+        )
 
     def action_clear(self) -> None:
         """Hide the ray."""
@@ -268,8 +306,9 @@ class Board(Widget, can_focus=True):
     def render(self) -> Text:
         """The diagram, then two caption lines about the ray."""
         ray = self.ray
-        cursor = path_glyphs(self.box_width, ray) if ray else {}
-        path = path_glyphs(self.box_width, *self.drawn_rays, *((ray,) if ray else ()))
+        h = self.box_height
+        cursor = path_glyphs(self.box_width, ray, height=h) if ray else {}
+        path = path_glyphs(self.box_width, *self.drawn_rays, *((ray,) if ray else ()), height=h)
         rows = self.grid_rows(path)
         size = max(self.token_width(), *(len(token) for row in rows for token in row))
         styles = {name: self.get_component_rich_style(name) for name in self.COMPONENT_CLASSES}
@@ -299,7 +338,14 @@ class Board(Widget, can_focus=True):
 
     def grid_rows(self, path: dict[Cell, str]) -> list[list[str]]:
         """The diagram's tokens row by row (``bbcore.render.diagram_grid``), ``path`` drawn."""
-        return diagram_grid(self.box_width, self.molecule, self.shown_labels(), marked=self.marked, path=path)
+        return diagram_grid(
+            self.box_width,
+            self.molecule,
+            self.shown_labels(),
+            marked=self.marked,
+            path=path,
+            height=self.box_height,
+        )
 
     def caption(self, ray: Ray | None) -> tuple[str, str]:
         """The two lines under the diagram: how the cursor's ray ended, or a hint."""
@@ -333,12 +379,12 @@ class Board(Widget, can_focus=True):
         highlighted: dict[int, str],
     ) -> Style:
         """The style of the token at grid row ``r``, column ``c``."""
-        w = self.box_width
-        if 1 <= r <= w and 1 <= c <= w:
+        w, h = self.box_width, self.box_height
+        if 1 <= r <= h and 1 <= c <= w:
             if (r, c) in path and token == path[(r, c)]:
                 return styles["board--path"] if (r, c) in cursor else styles["board--drawn"]
             return self.cell_style(styles, (r - 1) * w + c - 1, token)
-        position = _grid_position(w, r, c)
+        position = _grid_position(w, h, r, c)
         if position is None:
             return Style()
         if position in highlighted:
@@ -346,16 +392,16 @@ class Board(Widget, can_focus=True):
         return styles["board--hit"] if token.strip() in ("@", "H") else styles["board--label"]
 
 
-def _grid_position(width: int, r: int, c: int) -> int | None:
+def _grid_position(width: int, height: int, r: int, c: int) -> int | None:
     """The perimeter position drawn at grid row ``r``, column ``c`` (corners: None)."""
-    if 1 <= r <= width and c == 0:
+    if 1 <= r <= height and c == 0:
         return r
-    if 1 <= r <= width and c == width + 1:
-        return 3 * width + 1 - r
+    if 1 <= r <= height and c == width + 1:
+        return 2 * height + width + 1 - r
     if r == 0 and 1 <= c <= width:
-        return 4 * width + 1 - c
-    if r == width + 1 and 1 <= c <= width:
-        return width + c
+        return 2 * (width + height) + 1 - c
+    if r == height + 1 and 1 <= c <= width:
+        return height + c
     return None
 
 
@@ -434,8 +480,9 @@ def record_board(
     return Board(
         record.config.width,
         record.molecule,
-        labels or record.spectrum,
+        labels or spectrum_labels(record.spectrum),
         marked=marked,
         drawn=drawn,
         title=f"#{record.number:,} {record.transform}",
+        height=record.config.height,
     )

@@ -110,12 +110,16 @@ class GameBoard(Board, inherit_bindings=False):
             title="Game",
             subtitle="H R or a label",
             id=id,
+            height=config.height,
         )
         self.config = config
-        self.game = Game.empty(config.width)
+        self.game = Game.empty(config.width, config.height)
         self.waiting: tuple[int, ...] = ()
+        # The candidates' atom counts when counted (``show_heat``), and the chance of an atom
+        # in each cell (0-based) whatever computed it, 0.0 and 1.0 only where certain.
         self.counts: np.ndarray | None = None
         self.total = 0
+        self.chances: np.ndarray | None = None
         self.shots: dict[int, NextShot] = {}
         self.best: int | None = None
         # What was typed at the cursor since it last moved: digits add up to
@@ -147,6 +151,37 @@ class GameBoard(Board, inherit_bindings=False):
         """The heat map: how many of the ``total`` candidates have an atom in each cell."""
         self.counts = None if counts is None else np.asarray(counts).ravel()
         self.total = total
+        if counts is None or not total:
+            self.show_chances(None)
+            return
+        counts = np.asarray(counts, dtype=object).ravel()
+        self._chances(
+            np.array([float(count / total) for count in counts]),
+            atoms=[i for i, count in enumerate(counts) if count == total],
+            empty=[i for i, count in enumerate(counts) if count == 0],
+        )
+
+    def show_chances(
+        self, chances: np.ndarray | None, *, atoms: Sequence[int] = (), empty: Sequence[int] = ()
+    ) -> None:
+        """The heat map from the chance of an atom in each cell (shape (H, W) or flat), with
+        the cells certain to hold an atom (``atoms``) or to be empty (``empty``), whatever
+        computed them (candidates counted, or a solver's backbone and samples): only those
+        are drawn ``O`` and ``-``, every other cell as a percentage 1..99."""
+        self.counts, self.total = None, 0
+        self._chances(chances, atoms=atoms, empty=empty)
+
+    def _chances(
+        self, chances: np.ndarray | None, *, atoms: Sequence[int] = (), empty: Sequence[int] = ()
+    ) -> None:
+        """Keep and draw the chances (``show_chances``), the counts left as they are."""
+        if chances is None:
+            self.chances = None
+        else:
+            shown = np.clip(np.asarray(chances, dtype=float).ravel(), 0.001, 0.999)
+            shown[list(atoms)] = 1.0
+            shown[list(empty)] = 0.0
+            self.chances = shown
         self.refresh()
 
     def show_shots(self, shots: Sequence[NextShot]) -> None:
@@ -261,20 +296,20 @@ class GameBoard(Board, inherit_bindings=False):
     def grid_rows(self, path: dict[Cell, str]) -> list[list[str]]:
         """The labels round the box, and the candidates' percentages in it."""
         rows = super().grid_rows(path)
-        if self.counts is not None:
-            for index, count in enumerate(self.counts.tolist()):
+        if self.chances is not None:
+            for index, chance in enumerate(self.chances.tolist()):
                 line, column = cell_of(self.box_width, index)
-                rows[line][column] = heat_token(count, self.total)
+                rows[line][column] = heat_token(chance, 1.0)
         return rows
 
     def cell_style(self, styles: dict[str, Style], index: int, token: str) -> Style:
         """Hotter as more candidates have an atom in the cell."""
-        if self.counts is None or not self.total or not self.counts[index]:
+        if self.chances is None or not self.chances[index]:
             return styles["board--empty"]
         cold, hot = styles["board--cold"], styles["board--hot"]
         if cold.bgcolor is None or hot.bgcolor is None:
             return hot
-        fraction = self.counts[index] / self.total
+        fraction = float(self.chances[index])
         # Most cells hold an atom in a few percent of the candidates: the square
         # root keeps 5% and 25% apart where a linear scale would not.
         background = Color.from_rich_color(cold.bgcolor).blend(

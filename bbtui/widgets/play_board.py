@@ -23,7 +23,7 @@ from textual.binding import Binding
 from textual.message import Message
 
 from bbcore.config import Config
-from bbcore.geometry import cell_of
+from bbcore.geometry import Cell, cell_of
 from bbcore.numbering import ATOM, EMPTY
 from bbcore.rays import Ray
 from bbtui.widgets.board import Board
@@ -62,7 +62,14 @@ class PlayBoard(Board, inherit_bindings=False):
 
     def __init__(self, config: Config, *, id: str | None = None) -> None:
         """An empty box of ``config``: no ray shot, no atom placed."""
-        super().__init__(config.width, EMPTY * config.cells, [""] * config.positions, title="Box", id=id)
+        super().__init__(
+            config.width,
+            EMPTY * config.cells,
+            [""] * config.positions,
+            title="Box",
+            id=id,
+            height=config.height,
+        )
         self.config = config
         self.placing = False
         self.cell = 0
@@ -93,12 +100,19 @@ class PlayBoard(Board, inherit_bindings=False):
         if not self.placing:
             super().action_move(d_line, d_column)
             return
-        w = self.config.width
+        w, h = self.config.width, self.config.height
         line, column = divmod(self.cell, w)
-        line = min(w - 1, max(0, line + d_line))
+        line = min(h - 1, max(0, line + d_line))
         column = min(w - 1, max(0, column + d_column))
         self.cell = line * w + column
         self.refresh()
+        self.call_after_refresh(self.cursor_in_view)
+
+    def cursor_cell(self) -> Cell | None:
+        """The cell cursor's (line, column) while placing, else the perimeter cursor's."""
+        if self.placing:
+            return cell_of(self.config.width, self.cell)
+        return super().cursor_cell()
 
     def action_shoot(self) -> None:
         """Shoot from the cursor's position (the first press picks position 1)."""
@@ -144,7 +158,8 @@ class PlayBoard(Board, inherit_bindings=False):
             state = "an atom" if self.cell in self.guess else "empty"
             return (
                 f"cell ({line}, {column}): {state}",
-                f"Enter: atom; {len(self.guess)} of {self.config.atoms}",
+                f"Enter: atom; {len(self.guess)} "
+                + (f"of {self.config.atoms}" if self.config.fixed_count else "placed"),
             )
         if self.position is None:
             return "arrows: pick a position", "Enter shoots"
