@@ -63,6 +63,12 @@ import numpy as np
 
 from bbcore.game import ABSORBED, REFLECTED, Result
 
+ABSORBED_CODE: Final = -1
+"""The engine's code of an absorbed ray (``bbcore.engine``; kept here so that the solver needs no numba)."""
+
+REFLECTED_CODE: Final = -2
+"""The engine's code of a reflected ray."""
+
 SOLVER: Final = "cadical195"
 """python-sat's name of the SAT solver (see the module)."""
 
@@ -204,8 +210,8 @@ def trace_many(box: Box, placements: np.ndarray, positions: Sequence[int]) -> np
     """Results of the rays from ``positions`` for each placement, vectorised over both.
 
     ``placements`` is a boolean array (k, W*H); the answer is (k, len(positions))
-    of codes: -2 absorbed, -1 reflected, else the 0-based exit position (the
-    engine's codes).
+    of the engine's codes (``code_of``): -1 absorbed, -2 reflected, else the
+    0-based exit position.
     """
     k, n = len(placements), len(positions)
     h, w = box.height, box.width
@@ -234,8 +240,8 @@ def trace_many(box: Box, placements: np.ndarray, positions: Sequence[int]) -> np
     al, ac = line + dl, col + dc
     hit = at(al, ac, which)
     edge = ~hit & (at(al + dc, ac + dl, which) | at(al - dc, ac - dl, which))
-    codes[hit] = -2
-    codes[edge] = -1
+    codes[hit] = ABSORBED_CODE
+    codes[edge] = REFLECTED_CODE
     live = np.flatnonzero(~hit & ~edge)
     for _ in range(2 * box.cells + 1):
         if len(live) == 0:
@@ -252,9 +258,9 @@ def trace_many(box: Box, placements: np.ndarray, positions: Sequence[int]) -> np
         ahead = at(al, ac, rows)
         left = at(al + hc, ac + hl, rows)
         right = at(al - hc, ac - hl, rows)
-        codes[live[ahead]] = -2
+        codes[live[ahead]] = ABSORBED_CODE
         deep = ~ahead & left & right
-        codes[live[deep]] = -1
+        codes[live[deep]] = REFLECTED_CODE
         turn_left = ~ahead & left & ~right
         turn_right = ~ahead & right & ~left
         # Away from a left diagonal: heading -perp; from a right one: +perp (perp = (dc, dl)).
@@ -269,17 +275,17 @@ def trace_many(box: Box, placements: np.ndarray, positions: Sequence[int]) -> np
 
 
 def code_of(result: Result) -> int:
-    """The engine's code of a result (-2 absorbed, -1 reflected, exit - 1)."""
+    """The engine's code of a result (``ABSORBED_CODE``, ``REFLECTED_CODE``, exit - 1)."""
     if result == ABSORBED:
-        return -2
+        return ABSORBED_CODE
     if result == REFLECTED:
-        return -1
+        return REFLECTED_CODE
     return int(result) - 1
 
 
 def result_of(code: int) -> Result:
     """The result of an engine code."""
-    return ABSORBED if code == -2 else REFLECTED if code == -1 else code + 1
+    return ABSORBED if code == ABSORBED_CODE else REFLECTED if code == REFLECTED_CODE else code + 1
 
 
 # -- the encoding ---------------------------------------------------------------------
