@@ -12,9 +12,20 @@ each of its users would otherwise decide for itself:
   decoded from that game's candidates (``within``), the fewest there are;
 - the answer cache: the last ``KEPT_ANSWERS`` games' answers, so that
   undoing a result shows the previous answer at once;
+- the way: today's engine (``bbcore.decode``) where it enumerates, that is
+  a square box with a fixed count of atoms and at most ``DIRECT_LIMIT``
+  molecules to try, and a square box with a range of counts whose counts
+  all pass that test (one engine run per count, added up); the solver
+  (``bbcore.solver``) beyond it: more molecules than that, a box W x H, a
+  range of counts.  Both give the same answers wherever both run (the
+  tests); an answer of the solver keeps its ``solution`` (count exact or
+  estimated, backbone, probabilities, core), and its ``found`` candidates
+  when they are listed for a square box of a fixed count (then the next
+  shots are the engine's, over them);
 - cancellation: ``decode`` takes a ``threading.Event`` (a Textual thread
   worker's ``cancelled_event``) and raises ``DecodeCancelled`` once it is
-  set, between batches.
+  set, between batches, between solver calls, or by ending the counter's
+  child process.
 
 A decoder may be used from several threads at once (a UI's worker decoding
 while its event loop reads the cache).
@@ -29,12 +40,36 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, replace
+from math import comb
 from typing import Final
 
+import numpy as np
+
+from bbcore import solver
 from bbcore.config import Config
-from bbcore.decode import Candidates, DecodeCancelled, MoleculesDone, Source, Stop, candidates, is_explored
-from bbcore.game import Game, Result
-from bbcore.shots import NextShot, Ranking, outcome_text, rank_shots, ranked_shots
+from bbcore.decode import (
+    DIRECT_LIMIT,
+    Candidates,
+    DecodeCancelled,
+    MoleculesDone,
+    Source,
+    Stop,
+    candidates,
+    excluded_cells,
+    is_explored,
+)
+from bbcore.game import DecodeError, Game, Result
+from bbcore.numbering import numbers_of
+from bbcore.shots import (
+    NEXT_SHOT_BUDGET,
+    NextShot,
+    Ranking,
+    atom_counts,
+    outcome_text,
+    rank_shots,
+    ranked_shots,
+    shot_of_counts,
+)
 from bbcore.words import plural
 
 __all__ = ["Answer", "DecodeCancelled", "Decoder"]
@@ -58,14 +93,49 @@ class Answer:
     """
 
     game: Game
-    found: Candidates
+    found: Candidates | None
     shots: list[NextShot]
     skipped: str | None
     explored: bool
+    solution: solver.Solution | None = None
 
     def ranked(self, by: Ranking) -> Answer:
         """The same answer, its next shots ranked ``by`` the other figure or the same."""
         return replace(self, shots=rank_shots(self.shots, by))
+
+    @property
+    def count(self) -> int:
+        """How many molecules agree (an estimate when not ``exact``)."""
+        return self.found.count if self.found is not None else self.solution.count.value  # type: ignore[union-attr]
+
+    @property
+    def exact(self) -> bool:
+        """Whether ``count`` is exact."""
+        return self.found is not None or self.solution is None or self.solution.count.exact
+
+    @property
+    def core(self) -> tuple[int, ...] | None:
+        """When no molecule agrees, the positions of a minimal set of shown rays that cannot all hold."""
+        return None if self.solution is None else self.solution.core
+
+    @property
+    def probabilities(self) -> np.ndarray:
+        """The probability of an atom in each cell, H rows of W."""
+        if self.found is not None:
+            counts = atom_counts(self.found)
+            return counts / self.found.count if self.found.count else counts.astype(float)
+        return self.solution.probabilities  # type: ignore[union-attr]
+
+    def heat(self) -> tuple[np.ndarray, int]:
+        """(H x W counts, total) for a heat map: the candidates' atom counts, or per mille of the
+        probabilities, certain cells kept certain."""
+        if self.found is not None:
+            return atom_counts(self.found), self.found.count
+        assert self.solution is not None
+        backbone = self.solution.backbone
+        counts = np.clip(np.rint(self.solution.probabilities * 1000), 1, 999).astype(np.int64)
+        counts[backbone == 1], counts[backbone == 0] = 1000, 0
+        return counts, 1000
 
 
 class Decoder:
@@ -93,7 +163,7 @@ class Decoder:
             earlier = [
                 answer.found
                 for answer in self._answers.values()
-                if not answer.found.every_molecule and game.extends(answer.game)
+                if answer.found is not None and not answer.found.every_molecule and game.extends(answer.game)
             ]
         return min(earlier, key=lambda found: found.count, default=None)
 
@@ -114,6 +184,19 @@ class Decoder:
         if answer is not None:
             return answer
         explored = self.source != "compute" and is_explored(self.config)
+        width, height, least, most = shape(self.config)
+        try:
+            if height != width or least != most:
+                answer = self._by_counts(game, by, progress, cancelled)
+            elif self.source == "compute" or not explored:
+                if game.shown and self.within(game) is None and _to_try(self.config, game) > DIRECT_LIMIT:
+                    answer = self._solved(game, by, cancelled)
+        except solver.SolverCancelled:
+            raise DecodeCancelled() from None
+        except solver.SolverMissing as error:
+            raise DecodeError(str(error)) from None
+        if answer is not None:
+            return self._keep(answer)
         source: Source = self.source
         if source == "auto" and not (game.complete and _compact_complete(self.config)):
             source = "store" if game.complete and explored else "compute"
@@ -122,13 +205,81 @@ class Decoder:
             self.config, game, source=source, within=self.within(game), progress=progress, stop=cancelled
         )
         shots, skipped = ranked_shots(self.config, game, found, by=by, progress=progress, stop=cancelled)
-        answer = Answer(game, found, shots, skipped, explored)
+        solution = None
+        if found.count == 0 and game.shown:
+            solution = self._solution(game, cancelled)  # the core: which rays cannot all hold
+        return self._keep(Answer(game, found, shots, skipped, explored, solution))
+
+    def _keep(self, answer: Answer) -> Answer:
         with self._lock:
-            self._answers[game.results] = answer
-            self._answers.move_to_end(game.results)
+            self._answers[answer.game.results] = answer
+            self._answers.move_to_end(answer.game.results)
             while len(self._answers) > self.kept:
                 self._answers.popitem(last=False)
         return answer
+
+    def _solution(self, game: Game, cancelled: Stop | None) -> solver.Solution:
+        width, height, least, most = shape(self.config)
+        try:
+            return solver.solve(width, height, least, most, game.rays(), stop=cancelled)
+        except solver.SolverCancelled:
+            raise DecodeCancelled() from None
+        except solver.SolverMissing as error:
+            raise DecodeError(str(error)) from None
+
+    def _solved(self, game: Game, by: Ranking, cancelled: Stop | None) -> Answer:
+        """The solver's answer; on a square box with a fixed count, its listed placements become
+        candidates (and the engine ranks the next shots over them)."""
+        solution = self._solution(game, cancelled)
+        width, height, least, most = shape(self.config)
+        if solution.placements is not None and width == height and least == most:
+            atoms = np.array(solution.placements, dtype=np.uint8).reshape(-1, least)
+            numbers = numbers_of(self.config, atoms.astype(np.int64))
+            order = np.argsort(numbers)
+            found = Candidates(self.config, numbers[order], atoms[order], "solver")
+            shots, skipped = ranked_shots(self.config, game, found, by=by, stop=cancelled)
+            return Answer(game, found, shots, skipped, False, solution)
+        shots = solver.next_shots(solution, game.unknown, by)
+        return Answer(game, None, shots, None, False, solution)
+
+    def _by_counts(
+        self, game: Game, by: Ranking, progress: MoleculesDone | None, cancelled: Stop | None
+    ) -> Answer:
+        """A range of counts on a square box: the engine once per count, added up, when each
+        count passes ``DIRECT_LIMIT``; a rectangle or a larger range: the solver."""
+        width, height, least, most = shape(self.config)
+        configs = [Config(n, width) for n in range(max(1, least), most + 1)]
+        if height != width or not game.shown or any(_to_try(c, game) > DIRECT_LIMIT for c in configs):
+            return self._solved(game, by, cancelled)
+        total, counts = 0, np.zeros((height, width), dtype=np.int64)
+        outcomes: dict[int, np.ndarray] = {}
+        for config in configs:
+            found = candidates(config, game, source="compute", progress=progress, stop=cancelled)
+            total += found.count
+            counts += atom_counts(found)
+            if found.count and len(game.unknown) * found.count <= NEXT_SHOT_BUDGET:
+                for shot in ranked_shots(config, game, found, by=by, stop=cancelled)[0]:
+                    into = outcomes.setdefault(shot.position, np.zeros(4 * width + 2, dtype=np.int64))
+                    for result, n in shot.outcomes:
+                        into[solver.code_of(result) + 2] += n
+        backbone = np.where(counts == total, 1, np.where(counts == 0, 0, solver.UNDECIDED)).astype(np.int8)
+        box = solver.Box(width, height)
+        solution = solver.Solution(
+            box, least, most, tuple(game.rays()), total > 0, None, backbone,
+            solver.Count(total, True, method="engine"), None, None,
+            counts / total if total else counts.astype(float), 0.0,
+        )  # fmt: skip
+        if total == 0:
+            solution = self._solution(game, cancelled)
+        shots = (
+            rank_shots([shot_of_counts(p, c) for p, c in outcomes.items()], by)
+            if total > 1 and len(game.unknown) * total <= NEXT_SHOT_BUDGET
+            else []
+        )
+        skipped = None
+        if total > 1 and game.unknown and not shots:
+            skipped = f"next shots not ranked: {total:,} candidates is too many rays to trace"
+        return Answer(game, None, shots, skipped, False, solution)
 
     def forget(self) -> None:
         """Drop the kept answers (the store changed)."""
@@ -142,6 +293,8 @@ class Decoder:
 def count_sentence(answer: Answer) -> str:
     """How many molecules agree, in words: a full spectrum's are unique or ambiguous."""
     found, game = answer.found, answer.game
+    if found is None:
+        return _solved_sentence(answer)
     count = found.count
     if found.every_molecule:
         return f"No ray shot: every molecule of {found.config} ({count:,}) agrees; they are not listed."
@@ -158,8 +311,47 @@ def count_sentence(answer: Answer) -> str:
     return f"{count:,} molecules agree with these rays."
 
 
+def _solved_sentence(answer: Answer) -> str:
+    """How many placements agree, as the solver answered (exact or estimated)."""
+    solution = answer.solution
+    assert solution is not None
+    if not solution.consistent:
+        return (
+            "No placement agrees with these rays: these cannot all hold together: "
+            + ", ".join(str(p) for p in solution.core or ())
+            + "."
+        )
+    count = solution.count
+    if not answer.game.shown:
+        return f"No ray shot: every placement ({count.value:,}) agrees; they are not listed."
+    if count.exact:
+        return f"{plural(count.value, 'placement')} agree with these rays."
+    return (
+        f"About {count.value:,} placements agree with these rays (estimated: within a factor "
+        f"{1 + (count.tolerance or 0):g} with {count.confidence:.0%} confidence)."
+    )
+
+
+def shape(config: Config) -> tuple[int, int, int, int]:
+    """(width, height, least atoms, most atoms) of a configuration, square and fixed until
+    configurations carry a height and a range."""
+    return (
+        config.width,
+        getattr(config, "height", config.width),
+        config.atoms,
+        getattr(config, "atoms_max", config.atoms),
+    )
+
+
+def _to_try(config: Config, game: Game) -> int:
+    """Molecules the engine would trace to decode ``game`` (those of the cells its rays leave)."""
+    return comb(config.cells - len(excluded_cells(config, game)), config.atoms)
+
+
 def source_phrase(answer: Answer) -> str:
     """Where the candidates came from: the store, or computed and why."""
+    if answer.found is None or answer.found.source == "solver":
+        return "solved: more molecules than the engine lists, or a box it does not trace"
     config = answer.found.config
     if answer.found.source == "store":
         return f"read from the explored {config}"

@@ -1,0 +1,819 @@
+"""The solver decoder: a game's shown rays as clauses, answered without listing every molecule.
+
+The engine (``bbcore.decode``) traces every molecule of the cells left; past
+its limit, or on a box W wide and H high, or with a count of atoms given as a
+range, this module answers instead.  It is written against plain integers
+(width, height, least and most atoms, shown rays as ``(position, result)``)
+with its own W x H geometry, so that it does not depend on how a
+configuration is named.
+
+Geometry (the spec's, extended to rectangles): H lines, W columns; cell index
+``(line - 1) * W + (column - 1)``; positions 1..2(W+H): the left side lines 1
+to H, the bottom columns 1 to W, the right side lines H up to 1, the top
+columns W back to 1 (the spec's numbering when W = H).
+
+The encoding (one per shown ray, a ray that came out counted once):
+
+- a variable per cell, true for an atom: these alone decide everything
+  (the *projection*: counts and samples are taken over them only);
+- per ray, a variable per *state* (the ray has just moved into cell (l, c)
+  heading d), a variable per *end* (absorbed, reflected, out at q) and a
+  variable per *edge* (a state and the atoms around it that send the ray to
+  the next state or end: ahead, then both front diagonals, then one, then
+  none, exactly the rules of ``bbcore.rays.trace``);
+- an edge is true exactly when its state is and its atoms are as it says;
+  an edge's state or end is then true (the ray's path is forced, from the
+  entry on); a state or end is true only when one of its edges is (the
+  path is supported).  So the cells decide the true path; what else could be
+  true is a cycle of states no entry reaches, which the ends do not see;
+- the shown result: every other end of the ray false, the shown one true,
+  under a *selector* literal of the ray (an assumption), so that an
+  unsatisfiable game names the rays it cannot satisfy (the core);
+- the count of atoms: a cardinality constraint (``pysat.card``), between
+  the least and the most.
+
+What it answers (``solve``): consistent or not and, when not, a minimal core
+(every ray in it needed: drop any one and the rest agree); the backbone (a
+cell certainly an atom, certainly empty, or undecided); the count of the
+agreeing placements, exact when enumerated (up to ``ENUMERATION_LIMIT``,
+blocking clauses over the cells), else estimated by ApproxMC with a stated
+tolerance and confidence; the probability of an atom in each cell, exact from
+the enumerated placements, else from near-uniform samples (UniGen) with
+their sampling error.  ``next_shots`` ranks the positions not shot from the
+placements or the samples as ``bbcore.shots`` does; ``judge`` checks a guess
+by Emacs' rule (the exact cells) or Tatham's (the same result on every ray).
+
+The solver is CaDiCaL 1.9.5 through python-sat, chosen by measurement
+(bench/solver.py, docs/decode-solver.md): Glucose 4 and CaDiCaL 1.5.3 were
+slower on the backbone of the large boards.  Cancellation: ``stop`` is
+checked between solver calls; each call of the SAT solver is bounded by the
+solver's own interrupt (a watcher thread), the counters and the sampler by
+their budgets.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from math import comb
+from typing import Final, Literal, Protocol
+
+import numpy as np
+
+from bbcore.game import ABSORBED, REFLECTED, Result
+
+ABSORBED_CODE: Final = -1
+"""The engine's code of an absorbed ray (``bbcore.engine``; kept here so that the solver needs no numba)."""
+
+REFLECTED_CODE: Final = -2
+"""The engine's code of a reflected ray."""
+
+SOLVER: Final = "cadical195"
+"""python-sat's name of the SAT solver (see the module)."""
+
+ENUMERATION_LIMIT: Final = 2_000
+"""The most agreeing placements listed one by one (an exact count, exact probabilities)."""
+
+SAMPLES: Final = 400
+"""Near-uniform samples drawn for the probabilities and next shots when the placements are not listed."""
+
+TOLERANCE: Final = 0.8
+"""ApproxMC's tolerance (epsilon): the estimate is within a factor 1 + epsilon of the count..."""
+
+CONFIDENCE: Final = 0.8
+"""... with this probability (1 - delta)."""
+
+Direction = tuple[int, int]
+Cell = tuple[int, int]
+EAST: Final = (0, 1)
+NORTH: Final = (-1, 0)
+WEST: Final = (0, -1)
+SOUTH: Final = (1, 0)
+
+UNDECIDED: Final = -1
+"""A backbone cell neither certainly an atom (1) nor certainly empty (0)."""
+
+Rule = Literal["emacs", "tatham"]
+
+
+class Stop(Protocol):
+    """Anything with ``is_set()``, such as a ``threading.Event``."""
+
+    def is_set(self) -> bool: ...
+
+
+class SolverCancelled(Exception):
+    """The stop event was set during a solve."""
+
+
+class SolverMissing(RuntimeError):
+    """A solver package is not installed; the message is one line for the user."""
+
+
+# -- the W x H geometry ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Box:
+    """A box ``width`` columns wide and ``height`` lines high, with its perimeter positions."""
+
+    width: int
+    height: int
+
+    @property
+    def cells(self) -> int:
+        """W * H."""
+        return self.width * self.height
+
+    @property
+    def positions(self) -> int:
+        """2 (W + H)."""
+        return 2 * (self.width + self.height)
+
+    def inside(self, cell: Cell) -> bool:
+        """Whether (line, column) is in the box."""
+        return 1 <= cell[0] <= self.height and 1 <= cell[1] <= self.width
+
+    def index(self, cell: Cell) -> int:
+        """0-based index of (line, column)."""
+        return (cell[0] - 1) * self.width + cell[1] - 1
+
+    def cell(self, index: int) -> Cell:
+        """(line, column) of a 0-based index."""
+        return index // self.width + 1, index % self.width + 1
+
+    def entry(self, position: int) -> tuple[Cell, Direction]:
+        """The perimeter cell a ray starts from and its inward heading."""
+        w, h = self.width, self.height
+        if not 1 <= position <= self.positions:
+            raise ValueError(f"position must be in 1..{self.positions}, got {position}")
+        if position <= h:
+            return (position, 0), EAST
+        if position <= h + w:
+            return (h + 1, position - h), NORTH
+        if position <= 2 * h + w:
+            return (2 * h + w + 1 - position, w + 1), WEST
+        return (0, 2 * h + 2 * w + 1 - position), SOUTH
+
+    def position_at(self, cell: Cell) -> int:
+        """The position of a cell just outside the box (not a corner)."""
+        w, h = self.width, self.height
+        line, column = cell
+        if column == 0 and 1 <= line <= h:
+            return line
+        if line == h + 1 and 1 <= column <= w:
+            return h + column
+        if column == w + 1 and 1 <= line <= h:
+            return 2 * h + w + 1 - line
+        if line == 0 and 1 <= column <= w:
+            return 2 * h + 2 * w + 1 - column
+        raise ValueError(f"{cell} is not a perimeter cell of a {w} x {h} box")
+
+
+def _ahead(cell: Cell, heading: Direction) -> tuple[Cell, Cell, Cell, Direction]:
+    """The cell ahead, its two front diagonals (left, right) and the perpendicular, as ``rays.trace``."""
+    perp = (heading[1], heading[0])
+    ahead = (cell[0] + heading[0], cell[1] + heading[1])
+    return ahead, (ahead[0] + perp[0], ahead[1] + perp[1]), (ahead[0] - perp[0], ahead[1] - perp[1]), perp
+
+
+def trace_result(box: Box, atoms: Iterable[int], position: int) -> Result:
+    """The result of the ray from ``position``: ``ABSORBED``, ``REFLECTED`` or the exit position.
+
+    The rules of ``bbcore.rays.trace``, on a W x H box (checked against it on squares).
+    """
+    occupied = {box.cell(a) for a in atoms}
+    cell, heading = box.entry(position)
+    ahead, left, right, _ = _ahead(cell, heading)
+    if ahead in occupied:
+        return ABSORBED
+    if left in occupied or right in occupied:
+        return REFLECTED
+    for _ in range(2 * box.cells + 1):
+        cell = (cell[0] + heading[0], cell[1] + heading[1])
+        if not box.inside(cell):
+            return box.position_at(cell)
+        ahead, left, right, perp = _ahead(cell, heading)
+        if ahead in occupied:
+            return ABSORBED
+        if left in occupied and right in occupied:
+            return REFLECTED
+        if left in occupied:
+            heading = (-perp[0], -perp[1])
+        elif right in occupied:
+            heading = perp
+    raise RuntimeError(f"ray from position {position} did not end, atoms {sorted(occupied)}")
+
+
+def trace_many(box: Box, placements: np.ndarray, positions: Sequence[int]) -> np.ndarray:
+    """Results of the rays from ``positions`` for each placement, vectorised over both.
+
+    ``placements`` is a boolean array (k, W*H); the answer is (k, len(positions))
+    of the engine's codes (``code_of``): -1 absorbed, -2 reflected, else the
+    0-based exit position.
+    """
+    k, n = len(placements), len(positions)
+    h, w = box.height, box.width
+    grid = np.zeros((k, h + 2, w + 2), dtype=bool)
+    grid[:, 1:-1, 1:-1] = placements.reshape(k, h, w)
+    out = np.full((k, n), -3, dtype=np.int64)
+    if k == 0 or n == 0:
+        return out
+    which = np.repeat(np.arange(k), n)
+    column = np.tile(np.arange(n), k)
+    starts = [box.entry(p) for p in positions]
+    line = np.tile(np.array([s[0][0] for s in starts]), k)
+    col = np.tile(np.array([s[0][1] for s in starts]), k)
+    dl = np.tile(np.array([s[1][0] for s in starts]), k)
+    dc = np.tile(np.array([s[1][1] for s in starts]), k)
+
+    def at(lines: np.ndarray, cols: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        # Cells outside the padded grid (two away from the box) hold no atom.
+        ok = (lines >= 0) & (lines <= h + 1) & (cols >= 0) & (cols <= w + 1)
+        found = np.zeros(len(lines), dtype=bool)
+        found[ok] = grid[rows[ok], lines[ok], cols[ok]]
+        return found
+
+    codes = np.full(k * n, -3, dtype=np.int64)
+    # Entry.
+    al, ac = line + dl, col + dc
+    hit = at(al, ac, which)
+    edge = ~hit & (at(al + dc, ac + dl, which) | at(al - dc, ac - dl, which))
+    codes[hit] = ABSORBED_CODE
+    codes[edge] = REFLECTED_CODE
+    live = np.flatnonzero(~hit & ~edge)
+    for _ in range(2 * box.cells + 1):
+        if len(live) == 0:
+            break
+        line[live] += dl[live]
+        col[live] += dc[live]
+        ln, cl = line[live], col[live]
+        outside = (ln < 1) | (ln > h) | (cl < 1) | (cl > w)
+        for i in live[outside]:
+            codes[i] = box.position_at((int(line[i]), int(col[i]))) - 1
+        live = live[~outside]
+        ln, cl, hl, hc, rows = line[live], col[live], dl[live], dc[live], which[live]
+        al, ac = ln + hl, cl + hc
+        ahead = at(al, ac, rows)
+        left = at(al + hc, ac + hl, rows)
+        right = at(al - hc, ac - hl, rows)
+        codes[live[ahead]] = ABSORBED_CODE
+        deep = ~ahead & left & right
+        codes[live[deep]] = REFLECTED_CODE
+        turn_left = ~ahead & left & ~right
+        turn_right = ~ahead & right & ~left
+        # Away from a left diagonal: heading -perp; from a right one: +perp (perp = (dc, dl)).
+        new_l = np.where(turn_left, -hc, np.where(turn_right, hc, hl))
+        new_c = np.where(turn_left, -hl, np.where(turn_right, hl, hc))
+        dl[live], dc[live] = new_l, new_c
+        live = live[~ahead & ~deep]
+    if len(live):
+        raise RuntimeError("a ray did not end")
+    out[which, column] = codes
+    return out
+
+
+def code_of(result: Result) -> int:
+    """The engine's code of a result (``ABSORBED_CODE``, ``REFLECTED_CODE``, exit - 1)."""
+    if result == ABSORBED:
+        return ABSORBED_CODE
+    if result == REFLECTED:
+        return REFLECTED_CODE
+    return int(result) - 1
+
+
+def result_of(code: int) -> Result:
+    """The result of an engine code."""
+    return ABSORBED if code == ABSORBED_CODE else REFLECTED if code == REFLECTED_CODE else code + 1
+
+
+# -- the encoding ---------------------------------------------------------------------
+
+
+def _pysat():  # noqa: ANN202 - the modules, imported when first needed
+    try:
+        from pysat.card import CardEnc, EncType
+        from pysat.solvers import Solver
+    except ImportError:
+        raise SolverMissing(
+            "the solver decoder needs python-sat: pip install 'bbtui[solver]' (or python-sat)"
+        ) from None
+    return CardEnc, EncType, Solver
+
+
+class Encoding:
+    """The clauses of a game: cells 1..W*H are the atom variables, then each ray's states.
+
+    ``hard`` holds the clauses every answer keeps (paths, counts);
+    ``selectors`` maps each shown ray's position to the literal that asserts
+    its result.
+    """
+
+    def __init__(
+        self,
+        box: Box,
+        atoms_min: int,
+        atoms_max: int,
+        rays: Sequence[tuple[int, Result]],
+        edges: bool = False,
+    ):
+        self.box = box
+        self.edges = edges
+        self.atoms_min, self.atoms_max = atoms_min, atoms_max
+        self.rays = tuple(rays)
+        self.top = box.cells
+        self.hard: list[list[int]] = []
+        self.selectors: dict[int, int] = {}
+        for position, result in self.rays:
+            self._ray(position, result)
+        self._cardinality()
+
+    def _new(self) -> int:
+        self.top += 1
+        return self.top
+
+    def atom(self, cell: Cell) -> int | None:
+        """The variable of a cell, None outside the box (never an atom)."""
+        return self.box.index(cell) + 1 if self.box.inside(cell) else None
+
+    def _ray(self, position: int, result: Result) -> None:
+        box = self.box
+        states: dict[tuple[Cell, Direction], int] = {}
+        ends: dict[Result, int] = {}
+        incoming: dict[int, list[int]] = {}
+        todo: list[tuple[Cell, Direction]] = []
+
+        def state(cell: Cell, heading: Direction) -> int:
+            if not box.inside(cell):
+                return end(box.position_at(cell))
+            key = (cell, heading)
+            if key not in states:
+                states[key] = self._new()
+                todo.append(key)
+            return states[key]
+
+        def end(key: Result) -> int:
+            if key not in ends:
+                ends[key] = self._new()
+            return ends[key]
+
+        def edge(source: int | None, atoms: Iterable[tuple[int | None, bool]], target: int) -> None:
+            # Literals of the cells the edge reads; a cell outside the box is never an atom.
+            lits = []
+            for var, full in atoms:
+                if var is None:
+                    if full:
+                        return  # needs an atom outside the box: never taken
+                    continue
+                lits.append(var if full else -var)
+            if source is not None:
+                lits.append(source)
+            if not self.edges:
+                # Forward only: the state and its atoms force the target; the target
+                # needs one of its predecessor states.
+                self.hard.append([*(-lit for lit in lits), target])
+                if source is not None:
+                    incoming.setdefault(target, []).append(source)
+                else:
+                    incoming.setdefault(target, []).append(0)
+                return
+            e = self._new()
+            self.hard.extend([-e, lit] for lit in lits)
+            self.hard.append([e, *(-lit for lit in lits)])
+            self.hard.append([-e, target])
+            incoming.setdefault(target, []).append(e)
+
+        start, heading = box.entry(position)
+        ahead, left, right, _ = _ahead(start, heading)
+        a, lv, rv = self.atom(ahead), self.atom(left), self.atom(right)
+        edge(None, [(a, True)], end(ABSORBED))
+        edge(None, [(a, False), (lv, True)], end(REFLECTED))
+        edge(None, [(a, False), (lv, False), (rv, True)], end(REFLECTED))
+        edge(None, [(a, False), (lv, False), (rv, False)], state(ahead, heading))
+        while todo:
+            cell, heading = todo.pop()
+            source = states[(cell, heading)]
+            ahead, left, right, perp = _ahead(cell, heading)
+            a, lv, rv = self.atom(ahead), self.atom(left), self.atom(right)
+            edge(source, [(a, True)], end(ABSORBED))
+            edge(source, [(a, False), (lv, True), (rv, True)], end(REFLECTED))
+            back = (-perp[0], -perp[1])
+            edge(source, [(a, False), (lv, True), (rv, False)], state(_step(cell, back), back))
+            edge(source, [(a, False), (lv, False), (rv, True)], state(_step(cell, perp), perp))
+            edge(source, [(a, False), (lv, False), (rv, False)], state(_step(cell, heading), heading))
+        for var in (*states.values(), *ends.values()):
+            preds = incoming.get(var, [])
+            if 0 in preds:
+                continue  # reached from the entry: its own conditions
+            self.hard.append([-var, *sorted(set(preds))])
+        selector = self._new()
+        self.selectors[position] = selector
+        shown = result if isinstance(result, str) else int(result)
+        if shown not in ends:
+            self.hard.append([-selector])  # a result this ray can never give
+        for key, var in ends.items():
+            self.hard.append([-selector, var if key == shown else -var])
+
+    def _cardinality(self) -> None:
+        CardEnc, EncType, _ = _pysat()
+        cells = list(range(1, self.box.cells + 1))
+        if self.atoms_min == self.atoms_max:
+            parts = [CardEnc.equals(cells, self.atoms_min, top_id=self.top, encoding=EncType.seqcounter)]
+        else:
+            parts = []
+            if self.atoms_min > 0:
+                parts.append(
+                    CardEnc.atleast(cells, self.atoms_min, top_id=self.top, encoding=EncType.seqcounter)
+                )
+                self.top = max(self.top, parts[-1].nv)
+            parts.append(CardEnc.atmost(cells, self.atoms_max, top_id=self.top, encoding=EncType.seqcounter))
+        for part in parts:
+            self.hard.extend(part.clauses)
+            self.top = max(self.top, part.nv)
+
+
+def _step(cell: Cell, heading: Direction) -> Cell:
+    return cell[0] + heading[0], cell[1] + heading[1]
+
+
+# -- answers --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Count:
+    """How many placements agree: ``value`` exact, or an estimate within a factor
+    ``1 + tolerance`` of the count with probability ``confidence``."""
+
+    value: int
+    exact: bool
+    tolerance: float | None = None
+    confidence: float | None = None
+    method: str = "enumerated"
+
+    def __str__(self) -> str:
+        if self.exact:
+            return f"{self.value:,}"
+        return (
+            f"about {self.value:,} (within x{1 + (self.tolerance or 0):g}, {self.confidence:.0%} confidence)"
+        )
+
+
+@dataclass(frozen=True)
+class Solution:
+    """The solver's answer to a game (see the module).
+
+    ``backbone`` is (H, W): 1 certainly an atom, 0 certainly empty,
+    ``UNDECIDED`` otherwise.  ``placements`` lists every agreeing placement
+    (sorted cell tuples, in number order) when the count is exact by
+    enumeration, else None; ``samples`` are near-uniform placements when
+    not.  ``probabilities`` is (H, W); ``margin`` the largest half-width of a
+    cell's 95% interval when they come from samples (0 when exact).
+    """
+
+    box: Box
+    atoms_min: int
+    atoms_max: int
+    rays: tuple[tuple[int, Result], ...]
+    consistent: bool
+    core: tuple[int, ...] | None
+    backbone: np.ndarray
+    count: Count
+    placements: list[tuple[int, ...]] | None
+    samples: list[tuple[int, ...]] | None
+    probabilities: np.ndarray
+    margin: float
+    extra: dict = field(default_factory=dict, compare=False)
+
+
+def solve(
+    width: int,
+    height: int,
+    atoms_min: int,
+    atoms_max: int,
+    rays: Sequence[tuple[int, Result]],
+    *,
+    limit: int = ENUMERATION_LIMIT,
+    samples: int = SAMPLES,
+    stop: Stop | None = None,
+    seed: int = 1,
+) -> Solution:
+    """Answer a game on a ``width`` x ``height`` box with ``atoms_min``..``atoms_max`` atoms.
+
+    ``rays`` are the shown rays, one per exit pair, as ``(position, result)``.
+    Up to ``limit`` agreeing placements are listed (exact answers); past it
+    the count is estimated (ApproxMC) and the probabilities drawn from
+    ``samples`` near-uniform placements (UniGen), each in a child process
+    that ``stop`` ends.  Raises SolverCancelled once ``stop`` is set,
+    SolverMissing without the packages.
+    """
+    box = Box(width, height)
+    rays = tuple(rays)
+    if not rays:
+        return _no_ray(box, atoms_min, atoms_max)
+    encoding = Encoding(box, atoms_min, atoms_max, rays)
+    _, _, Solver = _pysat()
+    fixed = atoms_min == atoms_max
+    with Solver(name=SOLVER, bootstrap_with=encoding.hard) as sat, _Interrupter(sat, stop) as guard:
+        assumptions = list(encoding.selectors.values())
+        if not guard.solve(assumptions):
+            core = _minimal_core(guard, encoding)
+            zeros = np.zeros((height, width))
+            return Solution(
+                box, atoms_min, atoms_max, rays, False, core, zeros.astype(np.int8), Count(0, True),
+                [], None, zeros, 0.0,
+            )  # fmt: skip
+        placements, seen = _enumerate(guard, encoding, assumptions, fixed, limit)
+        if placements is not None:
+            placements.sort(key=lambda atoms: (len(atoms), atoms))
+            counts = np.zeros(box.cells)
+            for atoms in placements:
+                counts[list(atoms)] += 1
+            backbone = np.where(counts == len(placements), 1, np.where(counts == 0, 0, UNDECIDED))
+            return Solution(
+                box, atoms_min, atoms_max, rays, True, None, backbone.astype(np.int8).reshape(height, width),
+                Count(len(placements), True), placements, None,
+                (counts / len(placements)).reshape(height, width), 0.0,
+            )  # fmt: skip
+        clauses = encoding.hard + [[s] for s in assumptions]
+        count, drawn = _in_child(_count_and_sample, (clauses, box.cells, samples, seed), stop)
+        for atoms in drawn:
+            seen.append(atoms)
+        backbone = _backbone(guard, box, assumptions, seen)
+    counts = np.zeros(box.cells)
+    for atoms in drawn:
+        counts[list(atoms)] += 1
+    probabilities = counts / max(1, len(drawn))
+    # Cells the backbone settles are certain, whatever the samples say.
+    probabilities[backbone == 1], probabilities[backbone == 0] = 1.0, 0.0
+    undecided = probabilities[backbone == UNDECIDED]
+    # The half-width of a 95% interval of a proportion, at its widest over the undecided cells.
+    draws = max(1, len(drawn))
+    spread = np.maximum(undecided * (1 - undecided), 1 / draws)
+    margin = float(1.96 * np.sqrt(spread / draws).max(initial=0.0))
+    return Solution(
+        box, atoms_min, atoms_max, rays, True, None, backbone.reshape(height, width), count, None,
+        drawn, probabilities.reshape(height, width), margin,
+    )  # fmt: skip
+
+
+def next_shots(solution: Solution, unknown: Sequence[int], by: str = "remaining") -> list:
+    """The positions ``unknown`` (not shot yet), best first, as ``bbcore.shots.next_shots`` ranks them.
+
+    From the listed placements the figures are exact.  From samples, each
+    outcome's count is the estimated count times its share of the samples;
+    the expected candidates left (sum of n^2 / N) and the information (the
+    entropy of the shares) are estimated the same way.
+    """
+    from bbcore.shots import NextShot, rank_shots, shot_figures, shot_of_counts
+
+    listed = solution.placements if solution.placements is not None else solution.samples
+    if not solution.consistent or not listed or not unknown or solution.count.value <= 1:
+        return []
+    box = solution.box
+    grid = np.zeros((len(listed), box.cells), dtype=bool)
+    for row, atoms in enumerate(listed):
+        grid[row, list(atoms)] = True
+    codes = trace_many(box, grid, unknown)
+    width = box.positions + 2
+    shots = []
+    for i, position in enumerate(unknown):
+        counts = np.bincount(codes[:, i] + 2, minlength=width)
+        if solution.placements is not None:
+            shots.append(shot_of_counts(position, counts))
+            continue
+        scale = solution.count.value / len(listed)
+        remaining, information = shot_figures(counts)
+        outcomes = sorted(
+            ((result_of(code - 2), round(n * scale)) for code, n in enumerate(counts.tolist()) if n),
+            key=lambda o: -o[1],
+        )
+        shots.append(NextShot(position, tuple(outcomes), float(remaining * scale), float(information)))
+    return rank_shots(shots, by)  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """A guess judged against the hidden placement.
+
+    ``ray`` is a position whose ray tells the guess from the hidden placement,
+    with both results, when there is one (None when every ray agrees).
+    """
+
+    accepted: bool
+    rule: Rule
+    ray: tuple[int, Result, Result] | None
+    misplaced: int
+
+
+def judge(box: Box, hidden: Iterable[int], guess: Iterable[int], rule: Rule) -> Judgement:
+    """Judge ``guess`` by Emacs' rule (the exact cells) or Tatham's (the same result on every ray).
+
+    The first position (in order) whose results differ is named when there
+    is one: under Emacs' rule a guess can be refused while no ray tells it
+    apart (then ``ray`` is None and the spectrum is ambiguous).
+    """
+    hidden, guess = tuple(sorted(set(hidden))), tuple(sorted(set(guess)))
+    ray = None
+    for position in range(1, box.positions + 1):
+        truth, guessed = trace_result(box, hidden, position), trace_result(box, guess, position)
+        if truth != guessed:
+            ray = (position, truth, guessed)
+            break
+    misplaced = len(set(guess) - set(hidden))
+    accepted = hidden == guess if rule == "emacs" else ray is None
+    return Judgement(accepted, rule, ray, misplaced)
+
+
+def _no_ray(box: Box, atoms_min: int, atoms_max: int) -> Solution:
+    """No ray shown: every placement agrees, counted and weighed by formula."""
+    total = sum(comb(box.cells, n) for n in range(atoms_min, atoms_max + 1))
+    each = sum(comb(box.cells - 1, n - 1) for n in range(max(1, atoms_min), atoms_max + 1))
+    backbone = np.full(box.cells, UNDECIDED, dtype=np.int8)
+    probability = each / total if total else 0.0
+    if probability == 1.0:
+        backbone[:] = 1
+    return Solution(
+        box, atoms_min, atoms_max, (), True, None, backbone.reshape(box.height, box.width),
+        Count(total, True, method="formula"), None, None,
+        np.full((box.height, box.width), probability), 0.0,
+    )  # fmt: skip
+
+
+def _check(stop: Stop | None) -> None:
+    if stop is not None and stop.is_set():
+        raise SolverCancelled()
+
+
+class _Interrupter:
+    """Runs SAT calls that a stop event interrupts (python-sat's ``interrupt`` from a watcher thread)."""
+
+    def __init__(self, sat, stop: Stop | None) -> None:  # noqa: ANN001 - a pysat solver
+        self.sat, self.stop = sat, stop
+        self._done = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def __enter__(self) -> _Interrupter:
+        if self.stop is not None:
+            self._thread = threading.Thread(target=self._watch, daemon=True)
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._done.set()
+        if self._thread is not None:
+            self._thread.join()
+
+    def _watch(self) -> None:
+        assert self.stop is not None
+        while not self._done.wait(0.05):
+            if self.stop.is_set():
+                self.sat.interrupt()
+                return
+
+    def solve(self, assumptions: list[int]) -> bool:
+        _check(self.stop)
+        answer = self.sat.solve_limited(assumptions=assumptions, expect_interrupt=self.stop is not None)
+        if answer is None:
+            raise SolverCancelled()
+        return answer
+
+    def model(self) -> list[int]:
+        return self.sat.get_model()
+
+    def core(self) -> list[int]:
+        return self.sat.get_core() or []
+
+    def add(self, clause: list[int]) -> None:
+        self.sat.add_clause(clause)
+
+
+def _minimal_core(guard: _Interrupter, encoding: Encoding) -> tuple[int, ...]:
+    """The positions of a minimal unsatisfiable set of the shown rays (deletion-based)."""
+    position_of = {s: p for p, s in encoding.selectors.items()}
+    core = [s for s in guard.core() if s in position_of] or list(position_of)
+    i = 0
+    while i < len(core):
+        trial = core[:i] + core[i + 1 :]
+        if not guard.solve(trial):
+            smaller = set(guard.core())
+            core = [s for s in trial if s in smaller]  # the solver's core may be smaller still
+        else:
+            i += 1
+    return tuple(sorted(position_of[s] for s in core))
+
+
+def _backbone(
+    guard: _Interrupter, box: Box, assumptions: list[int], seen: list[tuple[int, ...]]
+) -> np.ndarray:
+    """Each cell: 1 an atom in every agreeing placement, 0 in none, ``UNDECIDED`` otherwise.
+
+    A cell seen both ways in the placements already found is undecided; each
+    other one is settled by one solver call that asks for the other value
+    (its model, when there is one, settles more cells at once).
+    """
+    seen_atom = np.zeros(box.cells, dtype=bool)
+    seen_empty = np.zeros(box.cells, dtype=bool)
+    for atoms in seen:
+        value = np.zeros(box.cells, dtype=bool)
+        value[list(atoms)] = True
+        seen_atom |= value
+        seen_empty |= ~value
+    backbone = np.full(box.cells, UNDECIDED, dtype=np.int8)
+    for cell in range(box.cells):
+        if seen_atom[cell] and seen_empty[cell]:
+            continue
+        lit = cell + 1 if seen_atom[cell] else -(cell + 1)
+        if guard.solve([*assumptions, -lit]):
+            other = np.array([v > 0 for v in guard.model()[: box.cells]])
+            seen_atom |= other
+            seen_empty |= ~other
+        else:
+            backbone[cell] = 1 if lit > 0 else 0
+            guard.add([lit])
+    return backbone
+
+
+def _enumerate(
+    guard: _Interrupter, encoding: Encoding, assumptions: list[int], fixed: bool, limit: int
+) -> tuple[list[tuple[int, ...]] | None, list[tuple[int, ...]]]:
+    """Every agreeing placement (blocking clauses over the cells), or None past ``limit``;
+    then the placements met so far.
+
+    The blocking clauses hang on an activation literal, turned off when the
+    listing stops past ``limit``, so that the solver is left as it was.
+    """
+    cells = encoding.box.cells
+    active = encoding._new()
+    found: list[tuple[int, ...]] = []
+    while guard.solve([*assumptions, active]):
+        model = guard.model()
+        atoms = tuple(c for c in range(cells) if model[c] > 0)
+        found.append(atoms)
+        if len(found) > limit:
+            guard.add([-active])
+            return None, found
+        # With a fixed count, "not all these atoms" blocks exactly this placement.
+        if fixed:
+            guard.add([-active, *(-(c + 1) for c in atoms)])
+        else:
+            guard.add([-active, *(-(c + 1) if model[c] > 0 else c + 1 for c in range(cells))])
+    guard.add([-active])
+    return found, found
+
+
+def _count_and_sample(
+    clauses: list[list[int]], cells: int, samples: int, seed: int
+) -> tuple[Count, list[tuple[int, ...]]]:
+    """ApproxMC's estimate, then UniGen's near-uniform samples from it, both projected on the cells."""
+    try:
+        import pyapproxmc
+        import pyunigen
+    except ImportError:
+        raise SolverMissing(
+            "too many placements to list: the estimate needs pyapproxmc and pyunigen "
+            "(pip install 'bbtui[solver]')"
+        ) from None
+    projection = list(range(1, cells + 1))
+    counter = pyapproxmc.Counter(seed=seed, epsilon=TOLERANCE, delta=1 - CONFIDENCE)
+    counter.add_clauses(clauses)
+    cell_count, hashes = counter.count(projection)
+    count = Count(cell_count * 2**hashes, False, TOLERANCE, CONFIDENCE, "ApproxMC")
+    sampler = pyunigen.Sampler(seed=seed)
+    for clause in clauses:
+        sampler.add_clause(clause)
+    _, _, drawn = sampler.sample(num=samples, sampling_set=projection, cell_hash_count=(hashes, cell_count))
+    return count, [tuple(sorted(v - 1 for v in s if 0 < v <= cells)) for s in drawn]
+
+
+def _child(pipe, function, args) -> None:  # noqa: ANN001 - a Connection and a function
+    try:
+        pipe.send((True, function(*args)))
+    except Exception as error:  # sent to the parent, raised there
+        pipe.send((False, error))
+
+
+def _in_child(function, args: tuple, stop: Stop | None):  # noqa: ANN001, ANN202
+    """``function(*args)`` in a child process that ``stop`` ends (the counters cannot be interrupted)."""
+    import multiprocessing
+
+    context = multiprocessing.get_context("spawn")
+    receive, send = context.Pipe(duplex=False)
+    child = context.Process(target=_child, args=(send, function, args), daemon=True)
+    child.start()
+    send.close()
+    try:
+        while not receive.poll(0.05):
+            if stop is not None and stop.is_set():
+                raise SolverCancelled()
+            if not child.is_alive() and not receive.poll():
+                raise RuntimeError(f"the counter's process ended with code {child.exitcode}")
+        ok, value = receive.recv()
+    finally:
+        if child.is_alive():
+            child.terminate()
+        child.join()
+        receive.close()
+    if not ok:
+        raise value
+    return value
