@@ -53,8 +53,14 @@ alone in a leaf):
   molecule), stop(S) otherwise (the value itself);
 - and for every objective the *one-step* bound: the least, over the
   splitting shots, of the shot's cost plus its children's bounds above (each
-  strategy starts with one of those shots); the set's bound is the better of
+  strategy starts with one of those shots), each child's with its own b (the
+  most outcomes of a shot over the child); the set's bound is the better of
   the two (for points: the lesser of stop(S) and the one-step bound).
+
+For rays and points the children of a shot are solved exactly (no budget),
+the shot given up once the children solved and the bounds of the others
+reach the best total; for worst a child is searched with the budget
+best - 1 (the first child that reaches it rules the shot out).
 
 Sub-problems are memoised (``Search.memo``) by the canonical form of the set
 under the 8 symmetries (the lowest of the 8 images' sorted molecule indexes,
@@ -69,7 +75,7 @@ searched again; nothing is wrong, only slower).  It persists in the store
 The spectra of every molecule are computed once by the engine (one trace of
 the whole configuration) as codes (``bbcore.strategy.codes_of_partner``);
 a candidate set is an array of molecule indexes, and the figures of every
-shot over a set come from one numba kernel (``_evaluate_kernel``).
+shot over a set come from one numba kernel (``bbcore.optimal_kernels``).
 """
 
 from __future__ import annotations
@@ -87,8 +93,9 @@ from typing import Final, Literal
 import numpy as np
 
 from bbcore.config import Config
-from bbcore.engine import _symmetry_tables, compiled, image_numbers
+from bbcore.engine import _symmetry_tables, image_numbers
 from bbcore.numbering import atoms_of_numbers, binomial_table
+from bbcore.optimal_kernels import canonical_kernel, evaluate_kernel, split_kernel
 
 OBJECTIVES: Final = ("rays", "worst", "points")
 Objective = Literal["rays", "worst", "points"]
@@ -98,6 +105,8 @@ STOP: Final = -1
 """The best 'shot' of a set where the seeker stops and guesses (``points``)."""
 LEAF: Final = -2
 """No shot: a set no ray splits."""
+UNBOUNDED: Final = 1 << 62
+"""A budget no total reaches: the set is solved exactly."""
 MEMORY_MB: Final = 1024
 """The memo's default bound, in MB (``--memory``)."""
 ENTRY_BYTES: Final = 200
@@ -171,7 +180,7 @@ class Problem:
         """The memo key of a set (its lowest image under the 8 symmetries, hashed) and the
         transform that gives that image."""
         form = np.empty(len(members), dtype=np.int32)
-        t = compiled(_canonical_kernel)(self.images, members, form)
+        t = canonical_kernel()(self.images, members, form)
         return hashlib.blake2b(form.byteswap().tobytes(), digest_size=16).digest(), int(t)
 
     def split(self, members: np.ndarray, position: int) -> list[tuple[int, np.ndarray]]:
@@ -179,7 +188,7 @@ class Problem:
         out = np.empty(len(members), dtype=np.int32)
         starts = np.empty(self.config.positions + 3, dtype=np.int64)
         outcome = np.empty(self.config.positions + 2, dtype=np.int64)
-        k = compiled(_split_kernel)(self.codes, members, position, out, starts, outcome)
+        k = split_kernel()(self.codes, members, position, out, starts, outcome)
         return [(int(outcome[i]), out[starts[i] : starts[i + 1]]) for i in range(k)]
 
     def wrong(self, members: np.ndarray) -> tuple[int, np.ndarray]:
@@ -199,247 +208,12 @@ class Problem:
 
 
 # ---------------------------------------------------------------------------
-# The kernels: a set's canonical form, a shot's children, every shot's figures
-
-
-def _canonical_kernel(images, members, form):  # pragma: no cover
-    """The lowest (lexicographically) of a set's 8 images as sorted molecule indexes,
-    into ``form``; returns its transform (the first such)."""
-    n = len(members)
-    work = np.empty(n, dtype=np.int32)
-    best = -1
-    for t in range(8):
-        for i in range(n):
-            work[i] = images[members[i], t]
-        work.sort()
-        lower = best < 0
-        if not lower:
-            for i in range(n):
-                if work[i] != form[i]:
-                    lower = work[i] < form[i]
-                    break
-        if lower:
-            form[:] = work
-            best = t
-    return best
-
-
-def _split_kernel(codes, members, position, out, starts, outcome):  # pragma: no cover
-    """The members by their outcome at ``position`` (a counting sort, in code order) into
-    ``out``; child i is out[starts[i]:starts[i + 1]] with outcome code ``outcome[i]``.
-    Returns the number of children."""
-    ncodes = codes.shape[1] + 2
-    tally = np.zeros(ncodes, dtype=np.int64)
-    for i in range(len(members)):
-        tally[codes[members[i], position]] += 1
-    offsets = np.empty(ncodes, dtype=np.int64)
-    k, total = 0, 0
-    for c in range(ncodes):
-        offsets[c] = total
-        if tally[c]:
-            starts[k] = total
-            outcome[k] = c
-            k += 1
-        total += tally[c]
-    starts[k] = total
-    for i in range(len(members)):
-        c = codes[members[i], position]
-        out[offsets[c]] = members[i]
-        offsets[c] += 1
-    return k
-
-
-RAYS, WORST, POINTS = 0, 1, 2
-
-
-def _huffman(weights, b, queue):  # pragma: no cover
-    """Least sum of weight x depth over trees of at most b children per node whose leaves
-    are the weights (b-ary Huffman with two queues); ``weights`` is sorted in place and
-    ``queue`` has room for len(weights) + b items."""
-    k = len(weights)
-    if k <= 1:
-        return 0
-    if b < 2:
-        b = 2
-    weights.sort()
-    pad = (b - 1 - (k - 1) % (b - 1)) % (b - 1)
-    total = k + pad
-    first = 0  # items 0..pad-1 are zeros, item i >= pad is weights[i - pad]
-    head, tail = 0, 0
-    cost = 0
-    remaining = total
-    while remaining > 1:
-        merged = 0
-        for _ in range(b):
-            if first < total:
-                item = weights[first - pad] if first >= pad else 0
-                if head == tail or item <= queue[head]:
-                    merged += item
-                    first += 1
-                    continue
-            merged += queue[head]
-            head += 1
-        queue[tail] = merged
-        tail += 1
-        cost += merged
-        remaining -= b - 1
-    return cost
-
-
-def _levels(k, b):  # pragma: no cover
-    """ceil(log_b k): the least depth of a tree of at most b children per node with k leaves."""
-    depth, reach = 0, 1
-    if b < 2:
-        b = 2
-    while reach < k:
-        reach *= b
-        depth += 1
-    return depth
-
-
-def _stop(atoms, members, lo, hi, order, counts, wrong_atom):  # pragma: no cover
-    """stop(S) of the members order[lo:hi]: the least sum of wrong atoms of one of them as
-    the guess, times ``wrong_atom``."""
-    n_atoms = atoms.shape[1]
-    counts[:] = 0
-    for i in range(lo, hi):
-        m = members[order[i]]
-        for a in range(n_atoms):
-            counts[atoms[m, a]] += 1
-    best = -1
-    for i in range(lo, hi):
-        m = members[order[i]]
-        shared = 0
-        for a in range(n_atoms):
-            shared += counts[atoms[m, a]]
-        if shared > best:
-            best = shared
-    return wrong_atom * (n_atoms * (hi - lo) - best)
-
-
-def _evaluate_kernel(
-    codes, group, atoms, members, objective, wrong_atom, kinds, cost, bound, child_bound, own
-):  # pragma: no cover
-    """Every shot's figures over the set ``members`` (compiled by numba).
-
-    Writes, for each position p: ``kinds[p]`` its outcomes over the set,
-    ``cost[p]`` what the shot itself costs (rays: |S|; worst: 1; points: the
-    sum of 1 or 2 a molecule), ``bound[p]`` the one-step lower bound through
-    it and ``child_bound[p, code]`` each child's own lower bound; and in
-    ``own``: [b, k (spectral groups), the set's lower bound, stop(S)].
-    """
-    n = len(members)
-    npos = codes.shape[1]
-    ncodes = npos + 2
-    ngroups = 0
-    for i in range(n):
-        if group[members[i]] + 1 > ngroups:
-            ngroups = group[members[i]] + 1
-    tally = np.zeros(ncodes, dtype=np.int64)
-    b = 1
-    for p in range(npos):
-        tally[:] = 0
-        paid = 0
-        for i in range(n):
-            c = codes[members[i], p]
-            tally[c] += 1
-            paid += 1 if c < 2 else 2
-        kinds[p] = 0
-        for c in range(ncodes):
-            if tally[c] > 0:
-                kinds[p] += 1
-        if kinds[p] > b:
-            b = kinds[p]
-        if objective == RAYS:
-            cost[p] = n
-        elif objective == WORST:
-            cost[p] = 1
-        else:
-            cost[p] = paid
-    keys = np.empty(n, dtype=np.int64)
-    weights = np.empty(n, dtype=np.int64)
-    queue = np.empty(n + npos + 2, dtype=np.int64)
-    counts = np.zeros(256, dtype=np.int64)  # a cell count per cell (13 x 13 at most)
-    # The set itself: its groups.
-    for i in range(n):
-        keys[i] = group[members[i]]
-    order = np.argsort(keys)
-    k = 0
-    i = 0
-    while i < n:
-        j = i
-        while j < n and keys[order[j]] == keys[order[i]]:
-            j += 1
-        weights[k] = j - i
-        k += 1
-        i = j
-    stop_all = _stop(atoms, members, 0, n, order, counts, wrong_atom) if objective == POINTS else 0
-    if objective == RAYS:
-        own_bound = _huffman(weights[:k], b, queue)
-    elif objective == WORST:
-        own_bound = _levels(k, b)
-    else:
-        own_bound = stop_all if k == 1 else min(stop_all, n)
-    best_step = -1
-    if k > 1:
-        for p in range(npos):
-            child_bound[p, :] = 0
-            if kinds[p] < 2:
-                bound[p] = -1
-                continue
-            for i in range(n):
-                m = members[i]
-                keys[i] = codes[m, p] * ngroups + group[m]
-            order = np.argsort(keys)
-            total = 0
-            i = 0
-            while i < n:
-                c = keys[order[i]] // ngroups
-                # the child of outcome c: members order[i:end]
-                end = i
-                kc = 0
-                while end < n and keys[order[end]] // ngroups == c:
-                    g_end = end
-                    while g_end < n and keys[order[g_end]] == keys[order[end]]:
-                        g_end += 1
-                    weights[kc] = g_end - end
-                    kc += 1
-                    end = g_end
-                size = end - i
-                if objective == RAYS:
-                    lb = _huffman(weights[:kc], b, queue)
-                elif objective == WORST:
-                    lb = _levels(kc, b)
-                else:
-                    stop_c = _stop(atoms, members, i, end, order, counts, wrong_atom)
-                    lb = stop_c if kc == 1 else min(stop_c, size)
-                child_bound[p, c] = lb
-                if objective == WORST:
-                    if lb > total:
-                        total = lb
-                else:
-                    total += lb
-                i = end
-            bound[p] = cost[p] + total
-            if best_step < 0 or bound[p] < best_step:
-                best_step = bound[p]
-        if objective == POINTS:
-            own_bound = min(stop_all, best_step)
-        elif best_step > own_bound:
-            own_bound = best_step
-    own[0] = b
-    own[1] = k
-    own[2] = own_bound
-    own[3] = stop_all
-
-
-def _kernel():
-    return compiled(_evaluate_kernel, calls={"_huffman": _huffman, "_levels": _levels, "_stop": _stop})
+# Every shot's figures over one set (the kernels: ``bbcore.optimal_kernels``)
 
 
 @dataclass
 class Figures:
-    """What ``_evaluate_kernel`` says of one set."""
+    """What the evaluation kernel says of one set."""
 
     kinds: np.ndarray
     cost: np.ndarray
@@ -458,7 +232,7 @@ def evaluate(problem: Problem, members: np.ndarray, objective: Objective) -> Fig
     bound = np.full(npos, -1, dtype=np.int64)
     child_bound = np.zeros((npos, npos + 2), dtype=np.int64)
     own = np.zeros(4, dtype=np.int64)
-    _kernel()(
+    evaluate_kernel()(
         problem.codes,
         problem.group,
         problem.atoms,
@@ -548,6 +322,8 @@ class Search:
             return 0
         if known >= beta:
             return known
+        if n == 2:
+            return self._pair(members)[0]
         key, transform = self.problem.canonical(members)
         entry = self.memo.get(key)
         if entry is not None:
@@ -581,6 +357,22 @@ class Search:
         self._remember(key, best, True, shot, n)
         return best
 
+    def _pair(self, members: np.ndarray) -> tuple[int, int]:
+        """(optimal total, best shot) of a set of two molecules, without the memo: any
+        shot that tells them apart ends the game (the cheapest one for points)."""
+        a, b = self.problem.codes[members[0]], self.problem.codes[members[1]]
+        apart = np.flatnonzero(a != b)
+        if len(apart) == 0:
+            return (self.problem.stop_cost(members) if self.objective == "points" else 0), LEAF
+        if self.objective == "rays":
+            return 2, int(apart[0])
+        if self.objective == "worst":
+            return 1, int(apart[0])
+        paid = np.where(a[apart] < 2, 1, 2) + np.where(b[apart] < 2, 1, 2)
+        shot = int(apart[np.argmin(paid)])
+        stop = self.problem.stop_cost(members)
+        return (stop, STOP) if stop <= int(paid.min()) else (int(paid.min()), shot)
+
     def _through(self, members: np.ndarray, p: int, figures: Figures, best: int) -> int:
         """The optimal total through shot p when below ``best``; else something >= best."""
         children = self.problem.split(members, p)
@@ -594,12 +386,16 @@ class Search:
                     return best
                 deepest = max(deepest, value)
             return 1 + deepest
+        # rays, points: each child solved exactly (an exact total is never searched again,
+        # where a child cut off by a budget is searched again under a larger one: on A3_B4
+        # and A3_B5 this searched 7 to 30% fewer sets); the shot is still given up as soon
+        # as the children solved and the others' bounds reach the best total.
         order = sorted(range(len(children)), key=lambda i: -len(children[i][1]))
         total = int(figures.cost[p])
         rest = int(figures.bound[p]) - total
         for i in order:
             rest -= bounds[i]
-            total += self.solve(children[i][1], best - total - rest, bounds[i])
+            total += self.solve(children[i][1], UNBOUNDED, bounds[i])
             if total + rest >= best:
                 return best
         return total
@@ -649,14 +445,15 @@ class Search:
         shot splits it), searching it again when the memo has forgotten it."""
         if len(members) <= 1:
             return LEAF
+        if len(members) == 2:
+            return self._pair(members)[1]
         key, transform = self.problem.canonical(members)
         entry = self.memo.get(key)
         if entry is None or not entry[1]:
             figures = evaluate(self.problem, members, self.objective)
             if figures.groups == 1:
                 return LEAF
-            # an upper bound: every member shot at every position that splits
-            self.solve(members, _upper_of(self.problem, members, self.objective) + 1)
+            self.solve(members, UNBOUNDED)
             entry = self.memo.get(key)
             if entry is None or not entry[1]:
                 return LEAF
@@ -667,12 +464,7 @@ class Search:
 
     def value_of(self, members: np.ndarray) -> int:
         """The optimal total of a set."""
-        return self.solve(members, _upper_of(self.problem, members, self.objective) + 1)
-
-
-def _upper_of(problem: Problem, members: np.ndarray, objective: Objective) -> int:
-    """A total the optimum never exceeds: the greedy book's over the set."""
-    return greedy_total(problem, members, objective)
+        return self.solve(members, UNBOUNDED)
 
 
 # ---------------------------------------------------------------------------

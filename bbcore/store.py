@@ -944,6 +944,7 @@ def reset_config(config: Config) -> int:
         Spectrum.delete().where(Spectrum.config == config.name).execute()
         ExploredRange.delete().where(ExploredRange.config == config.name).execute()
         Book.delete().where(Book.config == config.name).execute()
+        OptimalRun.delete().where(OptimalRun.config == config.name).execute()
         for model in (FamilyMolecules, Profile, GroupedShard, Family):
             model.delete().where(model.config == config.name).execute()
         Configuration.delete().where(Configuration.config == config.name).execute()

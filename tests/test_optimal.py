@@ -29,11 +29,11 @@ from bbcore.optimal import (
     WRONG_ATOM,
     Problem,
     Search,
-    _huffman,
     evaluate,
     lower_bound,
     solve,
 )
+from bbcore.optimal_kernels import _huffman
 from bbcore.rays import spectrum
 from bbcore.strategy import compute_book
 from tests.expect import BBCORE, ROOT
@@ -212,13 +212,14 @@ def a3_b5():
     return problem, {objective: Search(problem, objective) for objective in OBJECTIVES}
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_the_lower_bounds_are_never_above_the_exact_value_on_a3_b5(a3_b5, data):
-    """A sub-problem: the candidates after 1 to 4 shots against a molecule."""
+    """A sub-problem: the candidates after 2 to 5 shots against a molecule (the searches
+    share their memos from one example to the next)."""
     problem, searches = a3_b5
     molecule = data.draw(st.integers(0, A3_B5.nb_mol - 1), label="molecule")
-    shots = data.draw(st.lists(st.integers(0, A3_B5.positions - 1), min_size=1, max_size=4), label="shots")
+    shots = data.draw(st.lists(st.integers(0, A3_B5.positions - 1), min_size=2, max_size=5), label="shots")
     members = problem.everyone
     for p in shots:
         members = members[problem.codes[members, p] == problem.codes[molecule, p]]
