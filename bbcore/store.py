@@ -49,6 +49,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 from peewee import (
+    BigIntegerField,
     BlobField,
     BooleanField,
     CharField,
@@ -371,6 +372,28 @@ class Book(BaseModel):
         primary_key = CompositeKey("config", "by")
 
 
+class OptimalRun(BaseModel):
+    """A search of a configuration's optimal strategy under one objective (``bbcore.optimal``).
+
+    ``memo`` (numpy's npz) holds what the search proved so far, so that a
+    stopped search goes on from there; ``result`` (JSON) the finished
+    result, null while the search is not finished.
+    """
+
+    config = CharField()
+    objective = CharField()
+    proved = BooleanField(default=False)
+    seconds = FloatField()
+    nodes = BigIntegerField()
+    result = TextField(null=True)
+    memo = BlobField()
+    dh1 = TextField(default=now)
+
+    class Meta:
+        table_name = "OptimalRuns"
+        primary_key = CompositeKey("config", "objective")
+
+
 class SchemaVersion(BaseModel):
     """The layout version of a server database's tables (one row), written by its first writer.
 
@@ -391,6 +414,7 @@ MODELS = (
     Spectrum,
     ExploredRange,
     Book,
+    OptimalRun,
     FamilyMolecules,
     Profile,
     GroupedShard,
@@ -1131,6 +1155,7 @@ def reset_config(config: Config) -> int:
         Spectrum.delete().where(Spectrum.config == config.name).execute()
         ExploredRange.delete().where(ExploredRange.config == config.name).execute()
         Book.delete().where(Book.config == config.name).execute()
+        OptimalRun.delete().where(OptimalRun.config == config.name).execute()
         for model in (FamilyMolecules, Profile, GroupedShard, Family):
             model.delete().where(model.config == config.name).execute()
         Configuration.delete().where(Configuration.config == config.name).execute()

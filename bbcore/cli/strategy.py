@@ -26,6 +26,8 @@ from bbcore import store
 from bbcore.cli.common import (
     CLIError,
     MoleculesLine,
+    StatusLine,
+    WholeNumber,
     add_command,
     add_config_argument,
     add_ranking_argument,
@@ -34,6 +36,7 @@ from bbcore.cli.common import (
 )
 from bbcore.config import Config
 from bbcore.numbering import atoms_of, molecule_string
+from bbcore.optimal import CHECKPOINT_SECONDS, MEMORY_MB, OBJECTIVES, OptimalError, optimal
 from bbcore.plot import plain_chart
 from bbcore.rays import spectrum
 from bbcore.render import render_board, side_by_side
@@ -71,13 +74,46 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_ranking_argument(parser)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--recompute", action="store_true", help="play the book again even if it is stored")
+    parser.add_argument(
+        "--optimal",
+        choices=OBJECTIVES,
+        metavar="OBJECTIVE",
+        help="search the exactly optimal strategy for rays (mean rays), worst (most rays) or points "
+        "(mean points with a final guess, 5 a wrong atom), by branch and bound; stored, and resumed "
+        "when stopped",
+    )
+    parser.add_argument(
+        "--memory",
+        type=WholeNumber(16, 1_000_000),
+        default=MEMORY_MB,
+        metavar="MB",
+        help=f"with --optimal: the search's memo is kept under this many MB (default {MEMORY_MB})",
+    )
+    parser.add_argument(
+        "--seconds",
+        type=WholeNumber(1, 10**9),
+        metavar="S",
+        help="with --optimal: stop the search after S seconds and print the bounds proved so far",
+    )
+    parser.add_argument(
+        "--checkpoint",
+        type=WholeNumber(1, 10**6),
+        default=int(CHECKPOINT_SECONDS),
+        metavar="S",
+        help="with --optimal: store what the search proved every S seconds "
+        f"(default {int(CHECKPOINT_SECONDS)})",
+    )
     parser.set_defaults(handler=run_strategy)
 
 
 def run_strategy(args: argparse.Namespace) -> int:
     """``bbcore strategy CONFIG``."""
     config: Config = args.config
+    if args.optimal is None and args.seconds is not None:
+        raise CLIError("--seconds goes with --optimal")
     where = open_store(args, create=True)
+    if args.optimal is not None:
+        return run_optimal(args)
     progress = MoleculesLine(f"{config.name}: spectra")
     try:
         made = None if args.recompute else stored_book(config, args.by)
@@ -177,3 +213,115 @@ def share(count: int, total: int) -> str:
     """A percentage with two decimals; ``<0.01%`` rather than a misleading ``0.00%``."""
     percent = 100 * count / total
     return "<0.01%" if 0 < percent < 0.005 else f"{percent:.2f}%"
+
+
+class SearchLine(StatusLine):
+    """A search's progress: sets searched, the rate, the memo; on a terminal only."""
+
+    def __init__(self, what: str, stream=None) -> None:
+        super().__init__(stream, interval=0.5, erase=True)
+        self.what = what
+
+    def __call__(self, search) -> None:
+        if not self.live or not self.due():
+            return
+        self.redraw(
+            f"{self.what}: {search.nodes:,} sets searched, {search.rate:,.0f} a second, "
+            f"{len(search.memo):,} remembered (of {search.limit:,})"
+        )
+
+
+def run_optimal(args: argparse.Namespace) -> int:
+    """``bbcore strategy CONFIG --optimal OBJECTIVE``."""
+    config: Config = args.config
+    writable = not store.is_read_only()
+    if not writable:
+        print("bbcore: the database is read-only: the search is not stored", file=sys.stderr)
+    progress = SearchLine(f"{config.name}, optimal {args.optimal}")
+    try:
+        result, computed = optimal(
+            config,
+            args.optimal,
+            recompute=args.recompute,
+            memory=args.memory,
+            seconds=args.seconds,
+            checkpoint=args.checkpoint,
+            progress=progress,
+            store=writable,
+        )
+    except OptimalError as error:
+        raise CLIError(str(error)) from None
+    except KeyboardInterrupt:
+        progress.close()
+        print(
+            f"bbcore: the search of {config.name} ({args.optimal}) is paused, what it proved is "
+            "stored: run the same command again to go on",
+            file=sys.stderr,
+        )
+        return 130
+    finally:
+        progress.close()
+    if args.json:
+        print(json.dumps(result))
+    else:
+        sys.stdout.write(optimal_report(result, computed))
+    return 0
+
+
+OBJECTIVE_WORDS = {
+    "rays": "rays on average",
+    "worst": "rays at most",
+    "points": "points on average (5 a wrong atom of the final guess)",
+}
+
+
+def optimal_report(result: dict, computed: bool) -> str:
+    """The optimum as text."""
+    optimum = result["optimum"]
+    objective = optimum["objective"]
+    words = OBJECTIVE_WORDS[objective]
+    when = "searched now" if computed else "read from the database (searched earlier)"
+    head = (
+        f"{result['config']}, the optimal strategy for {objective} ({words}): {result['molecules']:,} "
+        f"molecules, {when}, {optimum['seconds']:,.1f} s, {optimum['nodes']:,} sets searched."
+    )
+    lines = [head, ""]
+    if optimum["proved"]:
+        lines.append(f"Optimum: {optimum['value']} = {decimal(optimum['value'])} {words}, proved.")
+    else:
+        lines.append(
+            f"Not proved yet: {optimum['lower']} <= optimum <= {optimum['upper']} (the gap: "
+            f"{optimum['gap']}); {decimal(optimum['lower'])} to {decimal(optimum['upper'])} {words}. "
+            "Run the same command again to go on."
+        )
+    lines.append(f"The greedy book (by remaining): {optimum['greedy']} = {decimal(optimum['greedy'])}.")
+    lines.append(
+        f"First shot: {optimum['first_shot'] or 'none'} (the greedy book's: "
+        f"{optimum['greedy_first_shot'] or 'none'})."
+    )
+    difference = optimum.get("first_difference")
+    if optimum["proved"] and difference is None:
+        lines.append("The greedy book's shots are optimal at every node looked at.")
+    elif difference is not None:
+        after = " ".join(difference["path"]) or "at the start"
+        lines.append(
+            f"The greedy book first errs after {after} ({difference['molecules']:,} candidates): it "
+            f"shoots {difference['greedy_shot']} (total {difference['greedy_total']:,}) where "
+            f"{difference['optimal_shot']} gives {difference['optimal_total']:,}."
+        )
+    if optimum["proved"]:
+        histogram = result["rays"]["histogram"]
+        rows = [(int(k), n, share(n, result["molecules"])) for k, n in histogram.items()]
+        lines += [
+            "",
+            "Molecules by rays shot (the optimal book):",
+            format_table(("rays", "molecules", "share"), rows),
+        ]
+    return "\n".join(lines) + "\n"
+
+
+def decimal(fraction: str) -> str:
+    """A fraction string as a decimal with 3 places."""
+    from fractions import Fraction
+
+    return f"{float(Fraction(fraction)):.3f}"

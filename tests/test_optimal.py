@@ -1,0 +1,349 @@
+"""The exactly optimal strategy (``bbcore.optimal``): against a plain expectimax written
+here (no pruning, no symmetry, a cache keyed by the candidate set), the book played
+molecule by molecule, the lower bounds on every sub-problem of A3_B5, the 8 symmetries,
+and a search killed with -9 then resumed.
+
+The spectra of the expectimax come from the reference tracer (``bbcore.rays``), the
+wrong atoms and the greedy book's figures from this module's own counting."""
+
+from __future__ import annotations
+
+import heapq
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+from fractions import Fraction
+from functools import cache
+from itertools import combinations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from bbcore.config import Config
+from bbcore.optimal import (
+    OBJECTIVES,
+    WRONG_ATOM,
+    Problem,
+    Search,
+    evaluate,
+    lower_bound,
+    solve,
+)
+from bbcore.optimal_kernels import _huffman
+from bbcore.rays import spectrum
+from bbcore.strategy import compute_book
+from tests.expect import BBCORE, ROOT
+from tests.proctree import wait_until
+
+SMALL = [Config(1, 3), Config(2, 3), Config(2, 4), Config(3, 4)]
+
+
+# ---------------------------------------------------------------------------
+# The plain game, from the reference tracer
+
+
+def reference_codes(config: Config) -> tuple[list[tuple[int, ...]], list[frozenset[int]]]:
+    """Every molecule's results (0 reflected, 1 absorbed, 2 + q out at q) and atoms, by the
+    reference tracer, in number order."""
+    codes, atoms = [], []
+    for cells in combinations(range(config.cells), config.atoms):
+        text = spectrum(config, cells)
+        first: dict[str, int] = {}
+        row = []
+        for p, ch in enumerate(text):
+            if ch == "@":
+                row.append(1)
+            elif ch == "&":
+                row.append(0)
+            else:
+                row.append(-1)
+                first.setdefault(ch, p)
+        for p, ch in enumerate(text):
+            if row[p] == -1:
+                partner = next(q for q, other in enumerate(text) if other == ch and q != p)
+                row[p] = partner + 2
+        codes.append(tuple(row))
+        atoms.append(frozenset(cells))
+    return codes, atoms
+
+
+def penalty(atoms: list[frozenset[int]], members) -> int:
+    """5 x the wrong atoms of the best guess among the members, summed over them."""
+    return WRONG_ATOM * min(sum(len(atoms[g] - atoms[m]) for m in members) for g in members)
+
+
+def expectimax(config: Config, objective: str):
+    """The plain game: ``value(frozenset)`` (the optimal total) and ``shots(frozenset)``
+    (every optimal first shot, 0-based; -1 for stopping), over every shot at every set."""
+    codes, atoms = reference_codes(config)
+    positions = range(config.positions)
+
+    @cache
+    def options(members: frozenset[int]) -> dict[int, int]:
+        found = {}
+        stop = penalty(atoms, members) if objective == "points" else 0
+        for p in positions:
+            children: dict[int, list[int]] = {}
+            for m in members:
+                children.setdefault(codes[m][p], []).append(m)
+            if len(children) < 2:
+                continue
+            values = {c: value(frozenset(ms)) for c, ms in children.items()}
+            if objective == "rays":
+                found[p] = len(members) + sum(values.values())
+            elif objective == "worst":
+                found[p] = 1 + max(values.values())
+            else:
+                found[p] = sum(len(ms) * (1 if c < 2 else 2) + values[c] for c, ms in children.items())
+        if objective == "points" or not found:
+            found[-1] = stop
+        return found
+
+    def value(members: frozenset[int]) -> int:
+        return min(options(members).values())
+
+    def shots(members: frozenset[int]) -> set[int]:
+        best = value(members)
+        return {p for p, v in options(members).items() if v == best}
+
+    return value, shots, codes, atoms
+
+
+@pytest.fixture(scope="module")
+def problems() -> dict[str, Problem]:
+    return {config.name: Problem.of(config) for config in SMALL}
+
+
+@pytest.mark.parametrize("objective", OBJECTIVES)
+@pytest.mark.parametrize("config", SMALL, ids=lambda c: c.name)
+def test_the_solver_agrees_with_a_plain_expectimax(config, objective, problems):
+    value, shots, _, _ = expectimax(config, objective)
+    everyone = frozenset(range(config.nb_mol))
+    optimum, _ = solve(config, objective, problem=problems[config.name], difference=False)
+    assert optimum.proved and optimum.upper == value(everyone)
+    best = shots(everyone)
+    first = optimum.first_shot - 1 if optimum.first_shot else -1
+    assert first in best  # the first shot where it is unique, one of the optimal ones otherwise
+    if len(best) == 1:
+        assert {first} == best
+
+
+def test_a2_b4_rays_is_the_issue_example(problems):
+    optimum, _ = solve(Config(2, 4), "rays", problem=problems["A2_B4"], difference=False)
+    assert optimum.summary()["value"] == "61/20"
+
+
+# ---------------------------------------------------------------------------
+# The book keeps its claim
+
+
+def played_by_hand(search: Search, codes, atoms, molecule: int) -> tuple[int, int, int]:
+    """One molecule against the optimal book: (rays, points of rays, wrong atoms x 5)."""
+    members = np.arange(len(codes), dtype=np.int32)
+    rays = points = 0
+    while True:
+        shot = search.best_shot(members)
+        if shot < 0:
+            break
+        outcome = codes[molecule][shot]
+        members = members[[codes[m][shot] == outcome for m in members]]
+        rays += 1
+        points += 1 if outcome < 2 else 2
+    guess = min(members, key=lambda g: (sum(len(atoms[g] - atoms[m]) for m in members), g))
+    return rays, points, WRONG_ATOM * len(atoms[guess] - atoms[molecule])
+
+
+@pytest.mark.parametrize("objective", OBJECTIVES)
+@pytest.mark.parametrize("config", [Config(2, 4), Config(3, 4)], ids=lambda c: c.name)
+def test_the_book_played_against_every_molecule_gives_the_claimed_value_and_beats_greedy(
+    config, objective, problems
+):
+    codes, atoms = reference_codes(config)
+    optimum, search = solve(config, objective, problem=problems[config.name], difference=False)
+    lines = [played_by_hand(search, codes, atoms, m) for m in range(config.nb_mol)]
+    if objective == "rays":
+        total = sum(r for r, _, _ in lines)
+    elif objective == "worst":
+        total = max(r for r, _, _ in lines)
+    else:
+        total = sum(p + w for _, p, w in lines)
+    assert total == optimum.upper
+    # The greedy book scored the same way: each spectral group where it ends charged its guess.
+    greedy = compute_book(config, "remaining", source="compute")
+    groups: dict[tuple[int, ...], list[int]] = {}
+    for m, row in enumerate(codes):
+        groups.setdefault(row, []).append(m)
+    charged = sum(penalty(atoms, ms) for ms in groups.values())
+    scored = {
+        "rays": int(greedy.rays.sum()),
+        "worst": int(greedy.rays.max()),
+        "points": int(greedy.points.sum()) + charged,
+    }[objective]
+    assert optimum.greedy == scored
+    assert optimum.upper <= scored
+    assert Fraction(optimum.summary()["value"]) == (
+        optimum.upper if objective == "worst" else Fraction(optimum.upper, config.nb_mol)
+    )
+
+
+def test_the_optimal_book_is_strictly_better_than_greedy_somewhere(problems):
+    """A3_B4: greedy is beaten on each objective (the reason for the search)."""
+    for objective in OBJECTIVES:
+        optimum, _ = solve(Config(3, 4), objective, problem=problems["A3_B4"])
+        assert optimum.upper < optimum.greedy
+        difference = optimum.difference
+        assert difference is not None and difference["greedy_total"] > difference["optimal_total"]
+
+
+# ---------------------------------------------------------------------------
+# Admissible bounds
+
+
+A3_B5 = Config(3, 5)
+
+
+@pytest.fixture(scope="module")
+def a3_b5():
+    problem = Problem.of(A3_B5)
+    return problem, {objective: Search(problem, objective) for objective in OBJECTIVES}
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_the_lower_bounds_are_never_above_the_exact_value_on_a3_b5(a3_b5, data):
+    """A sub-problem: the candidates after 2 to 5 shots against a molecule (the searches
+    share their memos from one example to the next)."""
+    problem, searches = a3_b5
+    molecule = data.draw(st.integers(0, A3_B5.nb_mol - 1), label="molecule")
+    shots = data.draw(st.lists(st.integers(0, A3_B5.positions - 1), min_size=2, max_size=5), label="shots")
+    members = problem.everyone
+    for p in shots:
+        members = members[problem.codes[members, p] == problem.codes[molecule, p]]
+    for objective, search in searches.items():
+        exact = search.value_of(members)
+        assert lower_bound(problem, members, objective) <= exact
+        if len(members) > 1:
+            figures = evaluate(problem, members, objective)
+            for p in np.flatnonzero(figures.kinds >= 2):
+                for code, child in problem.split(members, int(p)):
+                    assert figures.child_bound[p, code] <= search.value_of(child)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    weights=st.lists(st.integers(1, 50), min_size=1, max_size=12),
+    b=st.integers(2, 6),
+)
+def test_huffman_is_the_least_weighted_depth(weights, b):
+    """Against b-ary Huffman written with a heap (zeros padded in)."""
+    heap = [*weights, *[0] * ((b - 1 - (len(weights) - 1) % (b - 1)) % (b - 1))]
+    heapq.heapify(heap)
+    cost = 0
+    while len(heap) > 1:
+        merged = sum(heapq.heappop(heap) for _ in range(min(b, len(heap))))
+        cost += merged
+        heapq.heappush(heap, merged)
+    array = np.array(weights, dtype=np.int64)
+    assert _huffman(array, b, np.empty(len(weights) + b, dtype=np.int64)) == (cost if len(weights) > 1 else 0)
+
+
+# ---------------------------------------------------------------------------
+# Symmetry
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_a_set_and_its_8_images_have_the_same_optimum(problems, data):
+    """A3_B4: the plain expectimax (no symmetry) on each image equals the solver on the set,
+    the solver's shot on each image is one of the image's optimal shots, and the keys agree."""
+    config = Config(3, 4)
+    problem = problems[config.name]
+    objective = data.draw(st.sampled_from(OBJECTIVES), label="objective")
+    molecule = data.draw(st.integers(0, config.nb_mol - 1), label="molecule")
+    p = data.draw(st.integers(0, config.positions - 1), label="shot")
+    members = problem.everyone[problem.codes[:, p] == problem.codes[molecule, p]]
+    value, shots, _, _ = EXPECTIMAX[objective]
+    search = Search(problem, objective)
+    exact = search.value_of(members)
+    key = problem.canonical(members)[0]
+    for t in range(8):
+        image = np.sort(problem.images[members, t])
+        assert value(frozenset(image.tolist())) == exact
+        assert problem.canonical(image)[0] == key
+        fresh = Search(problem, objective)
+        assert fresh.value_of(image) == exact
+        expected, got = shots(frozenset(image.tolist())), fresh.best_shot(image)
+        if got == -2:  # no shot splits the set: the plain game can only stop
+            assert expected == {-1}
+        else:
+            assert got in expected
+
+
+EXPECTIMAX = {objective: expectimax(Config(3, 4), objective) for objective in OBJECTIVES}
+
+
+# ---------------------------------------------------------------------------
+# Resume
+
+
+def stored_memo_size(path) -> int:
+    try:
+        with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as connection:
+            row = connection.execute("SELECT length(memo) FROM OptimalRuns").fetchone()
+    except sqlite3.Error:
+        return 0
+    return row[0] if row else 0
+
+
+def test_a_search_killed_with_9_resumes_to_the_same_value(tmp_path):
+    config = Config(3, 4)
+    path = tmp_path / "db.sqlite"
+    command = [*BBCORE, "--db", str(path), "strategy", config.name, "--optimal", "points", "--json"]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    process = subprocess.Popen([*command, "--checkpoint", "1"], env=env, cwd=ROOT, start_new_session=True)
+    try:
+        wait_until(lambda: stored_memo_size(path) > 1000, 300, "the search to store its memo")
+        assert process.poll() is None, "the search ended before it was killed"
+        os.kill(process.pid, signal.SIGKILL)
+        process.wait(10)
+    finally:
+        if process.poll() is None:
+            os.kill(process.pid, signal.SIGKILL)
+    with sqlite3.connect(path) as connection:
+        (result,) = connection.execute("SELECT result FROM OptimalRuns").fetchone()
+    assert result is None  # not finished: only the memo
+    resumed = subprocess.run(command, capture_output=True, text=True, env=env, cwd=ROOT, timeout=600)
+    assert resumed.returncode == 0, resumed.stderr
+    optimum = json.loads(resumed.stdout)["optimum"]
+    value, _, _, _ = EXPECTIMAX["points"]
+    assert optimum["proved"] and optimum["value"] == str(
+        Fraction(value(frozenset(range(config.nb_mol))), config.nb_mol)
+    )
+    again = subprocess.run(command, capture_output=True, text=True, env=env, cwd=ROOT, timeout=600)
+    assert json.loads(again.stdout) == json.loads(resumed.stdout)  # stored: read back, not searched
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (("--optimal", "fastest"), ("--optimal", "fastest")),
+        (("--seconds", "3"), ("--seconds goes with --optimal",)),
+        (("--optimal", "rays", "--memory", "3"), ("--memory", ">= 16")),
+    ],
+)
+def test_bad_options_are_one_line(tmp_path, args, words):
+    result = subprocess.run(
+        [*BBCORE, "--db", str(tmp_path / "db.sqlite"), "strategy", "A2_B4", *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        cwd=ROOT,
+    )
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
+    for word in words:
+        assert word in result.stderr
