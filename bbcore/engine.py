@@ -233,15 +233,19 @@ def kernels_cached(compact: bool = False) -> bool:
     folder = Path(__file__).with_name("__pycache__")
     version = f"py{sys.version_info.major}{sys.version_info.minor}"
     module = __name__.rpartition(".")[2]
-    kernels = _every_kernel() if compact else (_trace_kernel, _enantiomer_kernel)
+    kernels = _kernels() if compact else (_trace_kernel, _enantiomer_kernel)
     names = (
         f"{module}.{kernel.__name__}-{kernel.__code__.co_firstlineno}.{version}.nbi" for kernel in kernels
     )
     return all((folder / name).exists() for name in names)
 
 
-def _every_kernel() -> list:
-    """The numba kernels of this module (``_<name>_kernel``)."""
+def _kernels() -> list:
+    """The numba kernels of this module (``_<name>_kernel``).
+
+    Its name must not match: as ``_every_kernel`` it counted itself, a kernel
+    numba never caches, so a compact run always announced "compiling the
+    engine, first run only", in every served session too."""
     return [value for name, value in globals().items() if name.startswith("_") and name.endswith("_kernel")]
 
 

@@ -175,8 +175,9 @@ class BlackBoxApp(App[None]):
             self.theme = theme
 
     def watch_theme(self, theme: str) -> None:
-        """Keep the theme chosen for the next launch (``bbtui.settings``)."""
-        if load_settings().get("theme") != theme:
+        """Keep the theme chosen for the next launch (``bbtui.settings``); a read-only session
+        (``--read-only``, a visitor of ``bbtui --serve --read-only``) keeps it to itself."""
+        if not self.read_only_asked and load_settings().get("theme") != theme:
             save_settings(theme=theme)
 
     def on_mount(self) -> None:
@@ -692,6 +693,21 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="browser sessions at once, each a process (default 4); one more tab is told so",
     )
+    web.add_argument(
+        "--allowed-host",
+        action="append",
+        default=None,
+        metavar="NAME[:PORT]",
+        help="a Host the browser may use besides the address served and localhost (a proxy's or "
+        "tunnel's name; repeatable); any other is refused, against DNS rebinding",
+    )
+    web.add_argument(
+        "--session-memory",
+        type=positive_int,
+        default=None,
+        metavar="MIB",
+        help="address space of each session's app and of its exploration workers, in MiB (default 4096)",
+    )
     return parser
 
 
@@ -702,6 +718,10 @@ def serve_main(args: argparse.Namespace) -> int:
     except ImportError as error:
         print(f"bbtui: --serve needs the [web] extra ({error}): pip install 'bbtui[web]'", file=sys.stderr)
         return 2
+    for value in args.allowed_host or ():
+        if serve.host_and_port(value) is None:
+            print(f"bbtui: --allowed-host: expected a host NAME or NAME:PORT, got {value!r}", file=sys.stderr)
+            return 2
     try:
         if args.config:
             parse_config(args.config)
@@ -719,6 +739,8 @@ def serve_main(args: argparse.Namespace) -> int:
         max_sessions=args.max_sessions or serve.DEFAULT_MAX_SESSIONS,
         config=args.config,
         cluster=args.cluster,
+        allowed=args.allowed_host,
+        session_memory=args.session_memory or serve.DEFAULT_SESSION_MEMORY,
     )
 
 
@@ -728,7 +750,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.serve:
         return serve_main(args)
-    given = [name for name in ("host", "port", "max_sessions") if getattr(args, name) is not None]
+    serving = ("host", "port", "max_sessions", "allowed_host", "session_memory")
+    given = [name for name in serving if getattr(args, name) is not None]
     if given:
         parser.error(f"--{given[0].replace('_', '-')} goes with --serve")
     if args.served_by:

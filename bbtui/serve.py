@@ -20,7 +20,22 @@ the same keys, as in a terminal.  What this module adds to textual-serve:
   (textual-serve writes ``http://HOST:PORT``, which is wrong for 0.0.0.0,
   a name, or an SSH tunnel), and websockets from another site's pages
   refused (a page on any site could otherwise drive a server on
-  127.0.0.1 from the visitor's own browser).
+  127.0.0.1 from the visitor's own browser);
+- an allowlist of Host headers (``allowed_hosts``): a page whose name an
+  attacker rebinds to 127.0.0.1 (DNS rebinding) is same-origin with its own
+  Host, so the Origin check alone lets it in; every request whose Host is
+  not the address served, the loopback or an ``--allowed-host`` is refused
+  (403), the page, its files and the websocket alike;
+- a bound on what a tab can make its app spend: the terminal size it asks
+  for is clamped to ``MAX_COLUMNS`` x ``MAX_ROWS`` (one resize to 60000 x
+  60000 took an app to 3.8 GB), a websocket message that is not
+  textual-serve's protocol ends that tab in one log line, and each app
+  runs under an address-space limit (``--session-memory``, inherited by its
+  exploration workers), so a tab's app fails alone, not the machine;
+- the sessions' apps run the code the server runs (``session_command``:
+  no module of the working directory shadows it), so they share its numba
+  cache: the engine compiled once, by the terminal app or a first run, is
+  loaded by every session.
 
 Binding to an address other than the loopback prints a one-line warning:
 there is no login, so anyone who can reach the port can use the app (and,
@@ -35,15 +50,19 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
+import json
 import logging
 import os
 import shlex
 import signal
+import site
 import sys
+from asyncio.subprocess import Process
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+import aiohttp
 import aiohttp_jinja2
 from aiohttp import WSMsgType, web
 from textual_serve.app_service import AppService
@@ -56,6 +75,13 @@ DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8000
 DEFAULT_MAX_SESSIONS = 4
 """Browser sessions at once: each is an app process (about 100 MB, more while it explores)."""
+DEFAULT_SESSION_MEMORY = 4096
+"""The address space of each session's app process, and of each of its exploration workers, in
+MiB (``--session-memory``).  An idle served app maps about 570 MiB (75 MiB resident), an A5_B7
+exploration worker about 530 MiB, a strategy book adds 300 to 600 MiB."""
+MAX_COLUMNS = 500
+MAX_ROWS = 200
+"""The largest terminal a tab may ask for (``?width=&height=`` and its ``resize`` messages)."""
 QUIT_SECONDS = 30.0
 """How long a session's app has to pause its exploration and exit once asked to quit."""
 TERM_SECONDS = 5.0
@@ -85,17 +111,93 @@ def exposure_warning(host: str, read_only: bool) -> str | None:
     )
 
 
+def allowed_hosts(host: str, port: int, extra: list[str] | None = None) -> list[tuple[str, int | None]]:
+    """The Host headers served, as (name, port) pairs; a port of None allows any port.
+
+    By default the address served and the loopback's names (``localhost``,
+    127.0.0.1, ::1), each with the port served: names no other site's page
+    can be served from.  ``extra`` are ``--allowed-host`` values
+    (``NAME`` for any port, as behind a proxy or a tunnel, or ``NAME:PORT``).
+    """
+    names = ["localhost", "127.0.0.1", "::1"]
+    if not ipaddress_unspecified(host):
+        names.insert(0, host.strip("[]").lower())
+    pairs: list[tuple[str, int | None]] = [(name, port) for name in dict.fromkeys(names)]
+    for value in extra or ():
+        parsed = host_and_port(value)
+        if parsed is None:
+            raise ValueError(f"not a host name or NAME:PORT: {value!r}")
+        pairs.append(parsed)
+    return pairs
+
+
+def ipaddress_unspecified(host: str) -> bool:
+    """Whether ``host`` is a wildcard address (0.0.0.0, ::): no browser names it."""
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_unspecified
+    except ValueError:
+        return False
+
+
+def host_and_port(value: str) -> tuple[str, int | None] | None:
+    """``NAME``, ``NAME:PORT``, ``[::1]:PORT`` as (lower-case name, port or None); None if malformed."""
+    if not value or any(character in value for character in "/?#@ \t"):
+        return None
+    try:
+        address = urlsplit(f"//{value}")
+        name, port = address.hostname, address.port
+    except ValueError:
+        return None
+    if not name or (port is not None and not 0 < port < 65536):
+        return None
+    return name, port
+
+
+def host_allowed(header: str | None, allowed: list[tuple[str, int | None]], scheme: str = "http") -> bool:
+    """Whether a request's Host header names this server (``allowed_hosts``)."""
+    parsed = host_and_port(header or "")
+    if parsed is None:
+        return False
+    name, port = parsed
+    port = port if port is not None else (443 if scheme == "https" else 80)
+    return any(name == known and known_port in (None, port) for known, known_port in allowed)
+
+
+def clamped_size(width: object, height: object) -> tuple[int, int] | None:
+    """A terminal size a tab asked for, within 1..MAX_COLUMNS x 1..MAX_ROWS; None if not numbers."""
+    if not all(isinstance(value, int) and not isinstance(value, bool) for value in (width, height)):
+        return None
+    return min(max(width, 1), MAX_COLUMNS), min(max(height, 1), MAX_ROWS)
+
+
+def package_root() -> Path:
+    """The folder that holds the ``bbtui`` and ``bbcore`` packages this server runs."""
+    return Path(__file__).resolve().parent.parent
+
+
 def session_command(
-    db_path: Path, *, read_only: bool, config: str | None = None, cluster: str | None = None
+    db_path: Path,
+    *,
+    read_only: bool,
+    config: str | None = None,
+    cluster: str | None = None,
+    memory_mib: int = DEFAULT_SESSION_MEMORY,
 ) -> str:
     """The shell command that runs one session's app: this bbtui, on this database.
 
-    ``exec`` replaces the shell by the app, so the process the server
-    started, signals and waits for is the app itself; ``--served-by`` has
-    it quit (pausing its run) if the server is killed without a word.
+    ``ulimit -v`` caps the app's address space (``memory_mib``), and its
+    exploration workers inherit the cap.  ``exec`` replaces the shell by
+    the app, so the process the server started, signals and waits for is
+    the app itself; ``--served-by`` has it quit (pausing its run) if the
+    server is killed without a word.  ``-P`` keeps the working directory
+    off the app's ``sys.path``: with ``-m`` alone, a ``bbcore`` folder there
+    (a source checkout the server was started in) would be imported
+    instead of the server's own, with a numba cache of its own, so every
+    session compiled the engine again (``serve`` puts the server's own
+    packages first on ``$PYTHONPATH``).
     """
     # A server's URL goes by $BBTUI_DB (serve): never a password on a command line.
-    argv = [sys.executable, "-m", "bbtui.app"] + ([] if is_server(db_path) else ["--db", str(db_path)])
+    argv = [sys.executable, "-P", "-m", "bbtui.app"] + ([] if is_server(db_path) else ["--db", str(db_path)])
     argv += ["--served-by", str(os.getpid())]
     if read_only:
         argv.append("--read-only")
@@ -103,7 +205,7 @@ def session_command(
         argv += ["--cluster", cluster]
     if config:
         argv.append(config)
-    return "exec " + shlex.join(argv)
+    return f"ulimit -v {memory_mib * 1024} && exec " + shlex.join(argv)
 
 
 def full_message(max_sessions: int) -> bytes:
@@ -126,12 +228,22 @@ class Session(AppService):
 
     ending: asyncio.Task[None] | None = None
     """The one ending of this session: its tab's handler and the server's stop both ask for it."""
+    ended_process: Process | None = None
+    """The app process that ending was for: None for a session stopped while it was starting."""
 
     async def end(self) -> None:
-        """End the app (``quit``), once, even if the handler that asked is cancelled meanwhile."""
-        if self.ending is None:
+        """End the app (``quit``), once, even if the handler that asked is cancelled meanwhile;
+        again if its app started after an ending that found none (the server stopping meanwhile)."""
+        if self.ending is None or (self.ending.done() and self.ended_process is not self._process):
+            self.ended_process = self._process
             self.ending = asyncio.create_task(self.quit())
         await asyncio.shield(self.ending)
+
+    async def run(self) -> None:
+        """textual-serve's (the app's output to the tab, until it ends), then the tab closed: an
+        app that failed (at its memory limit, say) sends no exit, and its tab would hang."""
+        await super().run()
+        await self.remote_close()
 
     async def quit(self) -> None:
         """Ask the app to quit (it pauses a run first); terminate, then kill, one that hangs."""
@@ -159,11 +271,24 @@ class Session(AppService):
 class BbtuiServer(Server):
     """textual-serve's Server with a session limit, same-origin websockets and a clean stop."""
 
-    def __init__(self, command: str, *, host: str, port: int, max_sessions: int, banner: str) -> None:
-        """Serve ``command`` (``session_command``) on ``host:port``, ``max_sessions`` at once."""
+    def __init__(
+        self,
+        command: str,
+        *,
+        host: str,
+        port: int,
+        max_sessions: int,
+        banner: str,
+        allowed: list[tuple[str, int | None]] | None = None,
+    ) -> None:
+        """Serve ``command`` (``session_command``) on ``host:port``, ``max_sessions`` at once,
+        to requests whose Host is ``allowed`` (``allowed_hosts``)."""
         super().__init__(command, host=host, port=port, title="bbtui")
         self.max_sessions = max_sessions
         self.banner = banner
+        self.allowed = allowed if allowed is not None else allowed_hosts(host, port)
+        self.refused_hosts: set[str] = set()
+        """The Host headers refused so far, each logged once (a rebinding page retries)."""
         self.sessions: set[Session] = set()
         """The sessions started, until their app's output is read to the end."""
         self.websockets: set[web.WebSocketResponse] = set()
@@ -197,6 +322,23 @@ class BbtuiServer(Server):
             loop=loop,
             print=lambda _: print(self.banner, flush=True),
         )
+
+    async def _make_app(self) -> web.Application:
+        """textual-serve's application, every request of it behind the Host check."""
+        app = await super()._make_app()
+        app.middlewares.append(self.check_host)
+        return app
+
+    @web.middleware
+    async def check_host(self, request: web.Request, handler) -> web.StreamResponse:
+        """Refuse (403) a request whose Host header is not this server's (DNS rebinding)."""
+        header = request.headers.get("Host")
+        if not host_allowed(header, self.allowed, request.scheme):
+            if header not in self.refused_hosts:
+                self.refused_hosts.add(str(header))
+                log.warning("refused a request for Host %r: not an allowed host (--allowed-host)", header)
+            raise web.HTTPForbidden(text=f"bbtui: Host {header!r} is not served here (--allowed-host)\n")
+        return await handler(request)
 
     async def on_startup(self, app: web.Application) -> None:
         """Nothing: the banner says where the app is served, once it is (``serve``)."""
@@ -252,25 +394,75 @@ class BbtuiServer(Server):
         )
         self.sessions.add(session)
         try:
-            await session.start(
+            size = clamped_size(
                 to_int(request.query.get("width", "80"), 80), to_int(request.query.get("height", "24"), 24)
             )
-            await self._process_messages(websocket, session)
+            await session.start(*(size or (80, 24)))
+            if not self.stopping:  # else the stop found it starting: it ends at once (finally)
+                await self._process_messages(websocket, session)
         except asyncio.CancelledError:
             await websocket.close()
-        except Exception as error:
-            log.exception(error)
+        except Exception as error:  # one line: a tab's trouble is no traceback in the server's log
+            log.error("session ended by an error: %s: %s", type(error).__name__, error)
         finally:
             await session.end()  # the tab closed: the app quits as with ctrl+q
             self.sessions.discard(session)
+
+    async def _process_messages(self, websocket: web.WebSocketResponse, session: AppService) -> None:
+        """Pass a tab's keys, sizes (clamped), focus and pings to its app, until the tab goes.
+
+        textual-serve's own raised on a message that is not its protocol
+        (a traceback in the log) and passed any size on.  Here a malformed
+        message ends its tab with one log line (``malformed``), and a size
+        is clamped to ``MAX_COLUMNS`` x ``MAX_ROWS``.
+        """
+        async for message in websocket:
+            if message.type != WSMsgType.TEXT:
+                continue
+            envelope = envelope_of(message.data)
+            kind, data = envelope if envelope is not None else (None, None)
+            size = clamped_size(data.get("width"), data.get("height")) if isinstance(data, dict) else None
+            if kind == "stdin" and isinstance(data, str):
+                await session.send_bytes(data.encode("utf-8"))
+            elif kind == "resize" and size is not None:
+                await session.set_terminal_size(*size)
+            elif kind == "ping":
+                await websocket.send_json(["pong", data])
+            elif kind == "blur":
+                await session.blur()
+            elif kind == "focus":
+                await session.focus()
+            else:
+                await self.malformed(websocket, message.data)
+                return
+
+    async def malformed(self, websocket: web.WebSocketResponse, text: str) -> None:
+        """End a tab that sent something other than textual-serve's protocol: one log line."""
+        log.warning("a tab sent a malformed message (%d characters): its session ends", len(text))
+        await websocket.close(code=aiohttp.WSCloseCode.INVALID_TEXT, message=b"malformed message")
 
     async def wait_closed(self, websocket: web.WebSocketResponse) -> None:
         """Keep a tab over the limit showing its message, answering its pings, until it goes."""
         async for message in websocket:
             if message.type == WSMsgType.TEXT:
-                envelope = message.json()
-                if isinstance(envelope, list) and envelope and envelope[0] == "ping":
+                envelope = envelope_of(message.data)
+                if envelope is None:
+                    await self.malformed(websocket, message.data)
+                    return
+                if envelope[0] == "ping":
                     await websocket.send_json(["pong", envelope[1]])
+
+
+def envelope_of(text: str) -> tuple[str, Any] | None:
+    """A websocket message of textual-serve's protocol, ``["kind", data]``, as (kind, data);
+    None if it is not JSON, or not a list whose first item is a string."""
+    try:
+        envelope = json.loads(text)
+    except (ValueError, RecursionError):  # RecursionError: "[[[[...]]]]" nested deep
+        return None
+    if not isinstance(envelope, list) or not envelope or not isinstance(envelope[0], str):
+        return None
+    return envelope[0], envelope[1] if len(envelope) > 1 else None
 
 
 def serve(
@@ -282,11 +474,15 @@ def serve(
     max_sessions: int = DEFAULT_MAX_SESSIONS,
     config: str | None = None,
     cluster: str | None = None,
+    allowed: list[str] | None = None,
+    session_memory: int = DEFAULT_SESSION_MEMORY,
 ) -> int:
     """Serve bbtui on ``host:port`` until Ctrl-C or SIGTERM; the exit status.
 
     ``db_path`` is the database every session opens (already checked by
-    the caller); ``config`` is selected in every session.
+    the caller); ``config`` is selected in every session.  ``allowed`` are
+    the ``--allowed-host`` values (checked by the caller, ``host_and_port``),
+    ``session_memory`` each session's address space in MiB.
     """
     warning = exposure_warning(host, read_only)
     if warning:
@@ -300,8 +496,23 @@ def serve(
         os.environ["BBTUI_DB"] = db_path.conninfo
     else:
         db_path = db_path.resolve()
-    command = session_command(db_path, read_only=read_only, config=config, cluster=cluster)
-    server = BbtuiServer(command, host=host, port=port, max_sessions=max_sessions, banner=banner)
+    # The sessions' apps import this server's packages, whatever folder it was started in
+    # (an installed package is found without: -P only keeps the working directory out).
+    root = str(package_root())
+    if root not in (*site.getsitepackages(), site.getusersitepackages()):
+        paths = [entry for entry in os.environ.get("PYTHONPATH", "").split(os.pathsep) if entry]
+        os.environ["PYTHONPATH"] = os.pathsep.join([root, *paths])
+    command = session_command(
+        db_path, read_only=read_only, config=config, cluster=cluster, memory_mib=session_memory
+    )
+    server = BbtuiServer(
+        command,
+        host=host,
+        port=port,
+        max_sessions=max_sessions,
+        banner=banner,
+        allowed=allowed_hosts(host, port, allowed),
+    )
     try:
         server.serve()
     except OSError as error:  # the port is taken, the address is not this machine's

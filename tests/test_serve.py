@@ -133,17 +133,23 @@ class Served:
 
 
 @contextmanager
-def serving(db: Path, *options: str) -> Iterator[Served]:
-    """``bbtui --serve --db DB OPTIONS`` on a free port of 127.0.0.1; everything of it ended after."""
+def serving(
+    db: Path, *options: str, env: dict[str, str] | None = None, cwd: Path = ROOT, python: tuple[str, ...] = ()
+) -> Iterator[Served]:
+    """``bbtui --serve --db DB OPTIONS`` on a free port of 127.0.0.1; everything of it ended after.
+
+    ``env`` is added to the environment, ``cwd`` is the server's working
+    folder, ``python`` options go to its interpreter (``-P``)."""
     port = free_port()
     output = db.with_suffix(".log")
+    command = [sys.executable, *python, "-m", "bbtui.app", "--serve", "--db", str(db), "--port", str(port)]
     with output.open("w") as log:
         process = subprocess.Popen(
-            [sys.executable, "-m", "bbtui.app", "--serve", "--db", str(db), "--port", str(port), *options],
+            [*command, *options],
             stdout=log,
             stderr=subprocess.STDOUT,
-            env={**os.environ, "PYTHONPATH": str(ROOT)},
-            cwd=ROOT,
+            env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})},
+            cwd=cwd,
             start_new_session=True,
         )
     try:

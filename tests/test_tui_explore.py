@@ -363,6 +363,14 @@ def test_the_engine_knows_whether_a_run_will_compile_it(
     assert not kernels_cached() and not kernels_cached(compact=True)
 
 
+def test_after_a_compact_run_the_next_one_loads_the_engine(tmp_path: Path) -> None:
+    """A compact run compiles (or loads) every kernel, and the next one is told it loads them:
+    a helper named like a kernel (``_every_kernel``) was asked for too, never cached, so every
+    compact run said "compiling the engine, first run only", in every served session too."""
+    explore_module.explore(parse_config("A3_B4"), tmp_path / "compact.sqlite", store="compact", workers=1)
+    assert kernels_cached(compact=True)
+
+
 def test_a_full_run_needs_only_the_kernels_it_calls(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """A cache holding the full store's kernels (tracing, enantiomer groups) but not the compact
     store's says a full run loads and a compact one compiles: before, every kernel was asked
