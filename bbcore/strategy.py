@@ -560,8 +560,10 @@ class StrategyBook:
     depth_leaves: np.ndarray
     _children: dict[int, list[int]] = field(default_factory=dict, repr=False)
     _expanded: set[int] = field(default_factory=set, repr=False)
-    _rebuilding: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
-    """Held while a node is rebuilt (``children``): two threads never rebuild one node twice."""
+    _rebuilding: threading.RLock = field(default_factory=threading.RLock, repr=False, compare=False)
+    """Held while a node is rebuilt (``children``), which reorders its molecules in ``order``,
+    and while ``leaf_of`` searches the whole of ``order``: two threads never rebuild one node
+    twice, nor search molecules being moved."""
 
     def __post_init__(self) -> None:
         """The recorded nodes' children, indexed once, where the book is made (a worker)."""
@@ -736,16 +738,17 @@ class StrategyBook:
 
     def leaf_of(self, number: int) -> int:
         """The leaf holding molecule ``number`` (rebuilding the nodes on its way)."""
-        where = int(np.flatnonzero(self.order == number - 1)[0])
-        index = 0
-        while int(self.nodes.shot[index]) >= 0:
-            index = next(
-                c
-                for c in self.children(index)
-                if self.nodes.start[c] <= where < self.nodes.start[c] + self.nodes.count[c]
-            )
+        with self._rebuilding:
             where = int(np.flatnonzero(self.order == number - 1)[0])
-        return index
+            index = 0
+            while int(self.nodes.shot[index]) >= 0:
+                index = next(
+                    c
+                    for c in self.children(index)
+                    if self.nodes.start[c] <= where < self.nodes.start[c] + self.nodes.count[c]
+                )
+                where = int(np.flatnonzero(self.order == number - 1)[0])
+            return index
 
     def path(self, index: int) -> list[int]:
         """The nodes from the root down to ``index``."""
