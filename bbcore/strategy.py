@@ -559,9 +559,12 @@ class StrategyBook:
     depth_nodes: np.ndarray
     depth_leaves: np.ndarray
     _children: dict[int, list[int]] = field(default_factory=dict, repr=False)
+    _hardest: list[int] | None = field(default=None, repr=False)
     _expanded: set[int] = field(default_factory=set, repr=False)
-    _rebuilding: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
-    """Held while a node is rebuilt (``children``): two threads never rebuild one node twice."""
+    _rebuilding: threading.RLock = field(default_factory=threading.RLock, repr=False, compare=False)
+    """Held while a node is rebuilt (``children``), which reorders its molecules in ``order``,
+    and while ``leaf_of`` searches the whole of ``order``: two threads never rebuild one node
+    twice, nor search molecules being moved."""
 
     def __post_init__(self) -> None:
         """The recorded nodes' children, indexed once, where the book is made (a worker)."""
@@ -588,9 +591,15 @@ class StrategyBook:
         return int(getattr(self, what).max())
 
     def hardest(self, limit: int = HARDEST) -> list[int]:
-        """Numbers of the molecules needing the most rays, then the most points, then by number."""
-        index = np.lexsort((np.arange(self.molecules), -self.points.astype(np.int64), -self.rays))
-        return [int(i) + 1 for i in index[:limit]]
+        """Numbers of the molecules needing the most rays, then the most points, then by number
+        (the first ``HARDEST`` kept: sorting every molecule takes a second for A5_B8, so a
+        worker asks first and a screen's later call is free)."""
+        if limit > HARDEST or self._hardest is None:
+            index = np.lexsort((np.arange(self.molecules), -self.points.astype(np.int64), -self.rays))
+            self._hardest = [int(i) + 1 for i in index[:HARDEST]]
+            if limit > HARDEST:
+                return [int(i) + 1 for i in index[:limit]]
+        return self._hardest[:limit]
 
     def hardest_count(self) -> int:
         """How many molecules need the most rays."""
@@ -736,16 +745,17 @@ class StrategyBook:
 
     def leaf_of(self, number: int) -> int:
         """The leaf holding molecule ``number`` (rebuilding the nodes on its way)."""
-        where = int(np.flatnonzero(self.order == number - 1)[0])
-        index = 0
-        while int(self.nodes.shot[index]) >= 0:
-            index = next(
-                c
-                for c in self.children(index)
-                if self.nodes.start[c] <= where < self.nodes.start[c] + self.nodes.count[c]
-            )
+        with self._rebuilding:
             where = int(np.flatnonzero(self.order == number - 1)[0])
-        return index
+            index = 0
+            while int(self.nodes.shot[index]) >= 0:
+                index = next(
+                    c
+                    for c in self.children(index)
+                    if self.nodes.start[c] <= where < self.nodes.start[c] + self.nodes.count[c]
+                )
+                where = int(np.flatnonzero(self.order == number - 1)[0])
+            return index
 
     def path(self, index: int) -> list[int]:
         """The nodes from the root down to ``index``."""

@@ -156,7 +156,11 @@ async def strategy_screen(app: BlackBoxApp, pilot: Pilot) -> None:
     screen = app.screen
     assert isinstance(screen, StrategyScreen)
     await wait_for(pilot, lambda: screen.book is not None, timeout=300)
+    root = screen.tree.root  # opened in a thread, as every node
+    await wait_for(pilot, lambda: root.children and root.children[0].data is not None, timeout=300)
     await pilot.press("down", "enter")  # the first outcome of the first shot, opened
+    first = root.children[0]
+    await wait_for(pilot, lambda: first.children and first.children[0].data is not None, timeout=300)
     await app.workers.wait_for_complete()
     await pilot.pause(0.5)
 

@@ -338,3 +338,15 @@ def test_known_children_never_rebuild_and_children_do():
     assert kids and made.known_children(deep) == kids
     leaf = next(i for i in range(len(made.nodes)) if made.nodes.shot[i] < 0)
     assert made.known_children(leaf) == []
+
+
+def test_the_hardest_molecules_kept_are_the_first_of_the_whole_order():
+    """``hardest`` keeps the first ``HARDEST`` once sorted; any limit reads the same order,
+    which is the most rays, then the most points, then the lowest number."""
+    made = compute_book(A3_B4, source="compute")
+    rank = sorted(
+        range(1, A3_B4.nb_mol + 1), key=lambda n: (-int(made.rays[n - 1]), -int(made.points[n - 1]), n)
+    )
+    assert made.hardest(5) == rank[:5]
+    assert made.hardest() == rank[:20] and made.hardest(7) == rank[:7]
+    assert made.hardest(45) == rank[:45]

@@ -5,8 +5,8 @@
   key's latency is recorded (``record_property``, and printed with ``-s``),
   and the test asserts that the key was handled while the work was still
   running, not a time.
-- Leaving the screen cancels the book's computation mid-way: nothing is kept
-  or stored.
+- Leaving the screen, or quitting, cancels the book's computation mid-way
+  (the worker's thread ends with DecodeCancelled): nothing is kept or stored.
 - The app keeps the last ``BOOKS_KEPT`` books only.
 - A read-only session (``--read-only``, or a reader role on a server) with no
   stored book says plainly that there is none and why, on the message line,
@@ -50,6 +50,22 @@ class ProbedApp(BlackBoxApp):
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.probes: list[tuple[float, bool]] = []
+        self.book_ended = threading.Event()
+        self.book_outcome: str | None = None
+        """How the book's computation ended, in the worker's thread: "finished" or the
+        exception's name."""
+
+    def strategy_book(self, *args, **kwargs):
+        try:
+            made = super().strategy_book(*args, **kwargs)
+        except BaseException as error:
+            self.book_outcome = type(error).__name__
+            raise
+        else:
+            self.book_outcome = "finished"
+            return made
+        finally:
+            self.book_ended.set()
 
     def action_probe(self) -> None:
         """Note the time, and whether the strategy book's worker was running."""
@@ -85,6 +101,8 @@ async def test_keys_are_handled_while_a_book_is_played_and_leaving_cancels_it(tm
         assert all(running for _, running in app.probes), "a key waited for the book"
         assert app.screen.book is None
         app.post_message(events.Key("escape", None))  # leaving the screen cancels the book
+        await wait_for(pilot, app.book_ended.is_set)
+        assert app.book_outcome == "DecodeCancelled"
         await wait_for(pilot, lambda: worker.is_finished)
         assert worker.state == WorkerState.CANCELLED
         assert (A4_B8, "remaining") not in app.books
@@ -129,9 +147,18 @@ async def test_keys_are_handled_while_a_node_is_rebuilt(tmp_path, record_propert
         # The node to rebuild is open, and its rebuilding held (as a large node's
         # tracing would hold it for seconds): keys move the cursor meanwhile.
         assert book.known_children(path[-1]) is None
-        book._rebuilding.acquire()
-        release = threading.Timer(20, book._rebuilding.release)  # a broken screen must not hang the run
-        release.start()
+        held, done = threading.Event(), threading.Event()
+
+        def hold() -> None:
+            """Hold the book's rebuilding until the test is done (20 s at most: a screen
+            that waited for it on its event loop must not hang the run)."""
+            with book._rebuilding:
+                held.set()
+                done.wait(timeout=20)
+
+        holder = threading.Thread(target=hold)
+        holder.start()
+        held.wait()
         try:
             await wait_for(
                 pilot, lambda: any(w.group == "strategy-nodes" and w.is_running for w in app.workers)
@@ -148,8 +175,8 @@ async def test_keys_are_handled_while_a_node_is_rebuilt(tmp_path, record_propert
             assert rebuilding(app)
             assert [str(c.label) for c in node.children] == ["opening..."]
         finally:
-            release.cancel()
-            book._rebuilding.release()
+            done.set()
+            holder.join()
         await wait_for(pilot, lambda: node.children and node.children[0].data is not None)
         fresh = compute_book(A3_B4, source="compute")
         assert [str(c.label) for c in node.children] == [
@@ -214,3 +241,21 @@ async def test_a_read_only_session_with_no_stored_book_says_so(explored):
 
 async def test_a_reader_role_computes_no_book_and_says_why(reader_url):
     await assert_no_book_is_said(BlackBoxApp(reader_url, Config(2, 4)), "read-only here")
+
+
+async def test_quitting_while_a_book_is_played_stops_it_at_once(tmp_path):
+    """ctrl+q while the A4_B8 book is played: the app quits, and the computation stops
+    mid-way (the app would otherwise wait for it: 35 s for a reader's A6_B7 book)."""
+    db = tmp_path / "quit.sqlite"
+    app = ProbedApp(db, A4_B8)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("escape", "b")
+        await wait_for(pilot, lambda: plot_note(app).startswith("playing the book:"))
+        await pilot.press("ctrl+q")
+    assert app.book_ended.wait(timeout=60)
+    assert app.book_outcome == "DecodeCancelled"
+    store.open_database(db)
+    try:
+        assert stored_book(A4_B8) is None
+    finally:
+        store.close_database()

@@ -455,6 +455,7 @@ class PlayScreen(Screen):
             return
         except DecodeCancelled:
             return
+        made.hardest()  # sorted here, not on the event loop when a hard game is drawn
         self.post_message(BookReady(config, "remaining", made))
 
     async def on_book_ready(self, message: BookReady) -> None:
