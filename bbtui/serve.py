@@ -194,7 +194,7 @@ def session_command(
     (a source checkout the server was started in) would be imported
     instead of the server's own, with a numba cache of its own, so every
     session compiled the engine again (``serve`` puts the server's own
-    packages first on ``$PYTHONPATH``).
+    packages first on ``$PYTHONPATH`` when they are not installed).
     """
     # A server's URL goes by $BBTUI_DB (serve): never a password on a command line.
     argv = [sys.executable, "-P", "-m", "bbtui.app"] + ([] if is_server(db_path) else ["--db", str(db_path)])

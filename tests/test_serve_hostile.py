@@ -260,7 +260,10 @@ def test_a_malformed_message_ends_only_its_tab_with_one_log_line(tmp_path):
                 await tab.until(lambda tab=tab: APP_READY in tab.text(), 90, "the tab's app")
                 [app] = [pid for pid in served.apps() if pid != kept]
                 await tab.send(message)
-                assert await tab.closed_by_server(30) == aiohttp.WSCloseCode.INVALID_TEXT, message
+                code = await tab.closed_by_server(30)
+                log = served.output.read_text()
+                assert "Traceback" not in log, log
+                assert code == aiohttp.WSCloseCode.INVALID_TEXT, message
                 ended = lambda app=app: not Path(f"/proc/{app}").exists()  # noqa: E731
                 await eventually(ended, 60, "that tab's app to end")
                 log = served.output.read_text()
