@@ -403,3 +403,13 @@ def test_a_served_session_loads_the_engine_the_terminal_compiled(tmp_path):
         assert served.stop() == []
     assert phase == "A3_B4: loading the engine"
     assert not list(folder.rglob("*.nbi")), "a session compiled the checkout's engine"
+
+
+def test_serving_on_a_wildcard_address_says_which_browsers_are_refused():
+    """On 0.0.0.0 no browser names the address served: the warning says to name the one used."""
+    from bbtui.serve import exposure_warning
+
+    assert "--allowed-host" in exposure_warning("0.0.0.0", read_only=True)
+    assert "--allowed-host" in exposure_warning("::", read_only=True)
+    assert "--allowed-host" not in exposure_warning("0.0.0.0", read_only=True, allowed=["bbtui.lan"])
+    assert "--allowed-host" not in exposure_warning("192.0.2.1", read_only=True)  # served: allowed
