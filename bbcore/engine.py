@@ -24,6 +24,8 @@ How it goes fast:
 
 from __future__ import annotations
 
+import hashlib
+import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -219,34 +221,44 @@ _COMPILED: dict[tuple[str, str], object] = {}
 
 
 def kernels_cached(compact: bool = False) -> bool:
-    """Whether a run will load its kernels from numba's cache beside the module (about a
-    second) rather than compile them (a first run after installing: up to a minute).
+    """Whether a run will load its kernels from numba's cache (about a second) rather than
+    compile them (a first run after installing: up to a minute).
 
     A full run calls the tracing and enantiomer kernels only; a compact run
-    (``compact``) calls every kernel of this module.  Asking for every kernel
-    made a user who had only ever run full explorations see "compiling" on
-    every start.  numba names a cached kernel
-    ``<module>.<function>-<line>.py<version>.nbi``; a cache elsewhere (a
-    read-only install) counts as not cached, so the answer errs on the side
-    of announcing a compilation.
+    (``compact``) the tracing, canonical, keys, profile and families ones.
+    Asking for every kernel made a user who had only ever run one kind of
+    exploration see "compiling" on every start (and a helper named like a
+    kernel, never cached, was asked for too).  numba names a cached kernel
+    ``<module>.<function>-<line>.py<version>.nbi``, in one of the folders of
+    ``numba_cache_folders``.
     """
-    folder = Path(__file__).with_name("__pycache__")
     version = f"py{sys.version_info.major}{sys.version_info.minor}"
     module = __name__.rpartition(".")[2]
-    kernels = _kernels() if compact else (_trace_kernel, _enantiomer_kernel)
-    names = (
+    if compact:
+        kernels = (_trace_kernel, _canonical_kernel, _keys_kernel, _profile_kernel, _families_kernel)
+    else:
+        kernels = (_trace_kernel, _enantiomer_kernel)
+    names = [
         f"{module}.{kernel.__name__}-{kernel.__code__.co_firstlineno}.{version}.nbi" for kernel in kernels
-    )
-    return all((folder / name).exists() for name in names)
+    ]
+    return any(all((folder / name).exists() for name in names) for folder in numba_cache_folders())
 
 
-def _kernels() -> list:
-    """The numba kernels of this module (``_<name>_kernel``).
+def numba_cache_folders() -> list[Path]:
+    """Where numba caches this module's kernels, in its order (``numba.core.caching``'s
+    locators): ``$NUMBA_CACHE_DIR`` when set, else beside the module, else (a read-only
+    install) the user's cache folder.  The last two are named after the module's folder.
 
-    Its name must not match: as ``_every_kernel`` it counted itself, a kernel
-    numba never caches, so a compact run always announced "compiling the
-    engine, first run only", in every served session too."""
-    return [value for name, value in globals().items() if name.startswith("_") and name.endswith("_kernel")]
+    Only the folder beside the module was looked in: a cache elsewhere
+    (``$NUMBA_CACHE_DIR``, a read-only install) said "compiling the engine"
+    at every run, in every served session too.
+    """
+    source = Path(os.path.abspath(__file__))  # numba's own: not resolved
+    named = f"{source.parent.name}_{hashlib.sha1(str(source.parent).encode()).hexdigest()}"
+    if os.environ.get("NUMBA_CACHE_DIR"):
+        return [Path(os.environ["NUMBA_CACHE_DIR"]) / named]
+    user = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "numba"
+    return [source.with_name("__pycache__"), user / named]
 
 
 def _trace_kernel(

@@ -100,14 +100,21 @@ def is_loopback(host: str) -> bool:
         return False  # a name, which may resolve to any address
 
 
-def exposure_warning(host: str, read_only: bool) -> str | None:
-    """The one line said when the server is reachable from other machines, else None."""
+def exposure_warning(host: str, read_only: bool, allowed: list[str] | None = None) -> str | None:
+    """The one line said when the server is reachable from other machines, else None; on a
+    wildcard address with no ``--allowed-host``, that browsers elsewhere are refused until one
+    names the address they use (``allowed_hosts``)."""
     if is_loopback(host):
         return None
     can = "browse the database" if read_only else "explore and reset configurations in the database"
+    names = (
+        "; browsers on other machines need the name or address they use given with --allowed-host"
+        if ipaddress_unspecified(host) and not allowed
+        else ""
+    )
     return (
         f"bbtui: warning: serving on {host}, not the loopback: anyone who can reach this port "
-        f"can use the app, with no login, and {can}"
+        f"can use the app, with no login, and {can}{names}"
     )
 
 
@@ -194,7 +201,7 @@ def session_command(
     (a source checkout the server was started in) would be imported
     instead of the server's own, with a numba cache of its own, so every
     session compiled the engine again (``serve`` puts the server's own
-    packages first on ``$PYTHONPATH``).
+    packages first on ``$PYTHONPATH`` when they are not installed).
     """
     # A server's URL goes by $BBTUI_DB (serve): never a password on a command line.
     argv = [sys.executable, "-P", "-m", "bbtui.app"] + ([] if is_server(db_path) else ["--db", str(db_path)])
@@ -484,7 +491,7 @@ def serve(
     the ``--allowed-host`` values (checked by the caller, ``host_and_port``),
     ``session_memory`` each session's address space in MiB.
     """
-    warning = exposure_warning(host, read_only)
+    warning = exposure_warning(host, read_only, allowed)
     if warning:
         print(warning, file=sys.stderr)
     url_host = f"[{host}]" if ":" in host else host

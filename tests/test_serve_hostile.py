@@ -260,7 +260,10 @@ def test_a_malformed_message_ends_only_its_tab_with_one_log_line(tmp_path):
                 await tab.until(lambda tab=tab: APP_READY in tab.text(), 90, "the tab's app")
                 [app] = [pid for pid in served.apps() if pid != kept]
                 await tab.send(message)
-                assert await tab.closed_by_server(30) == aiohttp.WSCloseCode.INVALID_TEXT, message
+                code = await tab.closed_by_server(30)
+                log = served.output.read_text()
+                assert "Traceback" not in log, log
+                assert code == aiohttp.WSCloseCode.INVALID_TEXT, message
                 ended = lambda app=app: not Path(f"/proc/{app}").exists()  # noqa: E731
                 await eventually(ended, 60, "that tab's app to end")
                 log = served.output.read_text()
@@ -400,3 +403,13 @@ def test_a_served_session_loads_the_engine_the_terminal_compiled(tmp_path):
         assert served.stop() == []
     assert phase == "A3_B4: loading the engine"
     assert not list(folder.rglob("*.nbi")), "a session compiled the checkout's engine"
+
+
+def test_serving_on_a_wildcard_address_says_which_browsers_are_refused():
+    """On 0.0.0.0 no browser names the address served: the warning says to name the one used."""
+    from bbtui.serve import exposure_warning
+
+    assert "--allowed-host" in exposure_warning("0.0.0.0", read_only=True)
+    assert "--allowed-host" in exposure_warning("::", read_only=True)
+    assert "--allowed-host" not in exposure_warning("0.0.0.0", read_only=True, allowed=["bbtui.lan"])
+    assert "--allowed-host" not in exposure_warning("192.0.2.1", read_only=True)  # served: allowed

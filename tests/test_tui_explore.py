@@ -6,7 +6,10 @@ temporary file so that the user's default database is never touched.
 
 from __future__ import annotations
 
+import os
 import sqlite3
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -30,6 +33,8 @@ from bbtui.screens.groups import GroupsScreen
 from bbtui.screens.help import HelpScreen
 from bbtui.settings import load_settings, resume_target
 from bbtui.widgets.progress import RateMeter, progress_figures
+
+ROOT = Path(__file__).resolve().parent.parent
 
 SMALL_RANGES = 64
 """Range size for the pause tests: A3_B5 (2,300 molecules) in 36 ranges."""
@@ -363,12 +368,58 @@ def test_the_engine_knows_whether_a_run_will_compile_it(
     assert not kernels_cached() and not kernels_cached(compact=True)
 
 
-def test_after_a_compact_run_the_next_one_loads_the_engine(tmp_path: Path) -> None:
-    """A compact run compiles (or loads) every kernel, and the next one is told it loads them:
-    a helper named like a kernel (``_every_kernel``) was asked for too, never cached, so every
-    compact run said "compiling the engine, first run only", in every served session too."""
-    explore_module.explore(parse_config("A3_B4"), tmp_path / "compact.sqlite", store="compact", workers=1)
+@pytest.mark.parametrize("where", ["NUMBA_CACHE_DIR", "XDG_CACHE_HOME"])
+def test_a_cache_outside_the_module_counts_too(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, where: str
+) -> None:
+    """numba caches in $NUMBA_CACHE_DIR when set, and in the user's cache folder when the module's
+    own is not writable (a read-only install): kernels cached there are loaded, and the run says
+    so (only the module's folder was looked in: "compiling the engine" at every run).  The
+    folder is numba's own locator's, given the module's path."""
+    from numba.core import caching, config
+
+    a3_b5 = parse_config("A3_B5")  # 2,300 molecules: batches above engine.PLAIN_AT_MOST
+    engine.explore_range(a3_b5, 1, a3_b5.nb_mol + 1)  # a full run's kernels compiled, cached here
+    real = Path(engine.__file__).with_name("__pycache__")
+    module = tmp_path / "install" / "engine.py"
+    monkeypatch.setattr(engine, "__file__", str(module))
+    monkeypatch.setenv(where, str(tmp_path / "cache"))
+    if where == "NUMBA_CACHE_DIR":
+        monkeypatch.setattr(config, "CACHE_DIR", str(tmp_path / "cache"))
+        locator = caching.UserProvidedCacheLocator(engine._trace_kernel, str(module))
+    else:
+        monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)
+        locator = caching.UserWideCacheLocator(engine._trace_kernel, str(module))
+    folder = Path(locator.get_cache_path())
+    assert folder.is_relative_to(tmp_path / "cache")
+    assert not kernels_cached()
+    folder.mkdir(parents=True)
+    for kernel in ("_trace_kernel", "_enantiomer_kernel"):
+        for cached in real.glob(f"engine.{kernel}-*.nbi"):
+            (folder / cached.name).write_bytes(cached.read_bytes())
+    assert kernels_cached()
+
+
+def test_after_a_compact_run_the_next_one_loads_the_engine(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A compact run compiles (or loads) its kernels, and the next one is told it loads them:
+    the enantiomer kernel (a full run's) and a helper named like a kernel (never cached) were
+    asked for too, so every compact run said "compiling the engine, first run only", in every
+    served session too."""
+    cache = tmp_path / "numba"  # a cache of its own: what this run compiled, nothing else
+    run = subprocess.run(
+        [sys.executable, "-m", "bbcore", "--db", str(tmp_path / "compact.sqlite"), "explore", "A3_B4"]
+        + ["--store", "compact"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "NUMBA_CACHE_DIR": str(cache), "PYTHONPATH": str(ROOT)},
+        timeout=900,
+    )
+    assert run.returncode == 0, run.stderr
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(cache))
     assert kernels_cached(compact=True)
+    assert not kernels_cached()  # a full run's enantiomer kernel was not compiled by it
 
 
 def test_a_full_run_needs_only_the_kernels_it_calls(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
