@@ -777,9 +777,7 @@ def _computed_groups(config: Config) -> Iterator[tuple[str, int, str, int]]:
     The first molecule of a spectrum is its smallest (canonical_number,
     number): ``bbcore.spectra.computed_spectrums``'s rule, one spectrum at a time.
     """
-    statement = sql.ambiguous_molecules_by_spectrum(config)
-    if is_server(opened.path):  # SQLite's plan streams them in order; a server's planner needs asking
-        statement += ' ORDER BY m.spectrum COLLATE "C"'
+    statement = sql.ambiguous_molecules_by_spectrum(config)  # a server's has its ORDER BY
     molecules = (row for rows in rows_in_blocks(statement) for row in rows)
     last = ""
     for spectrum, group in groupby(molecules, key=lambda row: row[0]):

@@ -60,6 +60,14 @@ def _stale(url: str) -> None:
         connection.execute('ANALYZE "Molecules"')
 
 
+def _analyzed(url: str):
+    """When the statistics of Molecules were last taken by an ANALYZE statement."""
+    with psycopg.connect(url) as connection:
+        return connection.execute(
+            "SELECT last_analyze FROM pg_stat_user_tables WHERE relname = 'Molecules'"
+        ).fetchone()[0]
+
+
 def _spectrums(url: str, config: Config) -> list[tuple]:
     with psycopg.connect(url) as connection:
         return connection.execute(
@@ -85,8 +93,10 @@ def test_a_new_configuration_beside_stale_statistics_finishes_as_in_a_file(pg_ur
     first = bbcore(pg_url, "explore", BESIDE.name, "--store", "full", home=tmp_path)
     assert first.returncode == 0, first.stderr
     _stale(pg_url)
+    before = _analyzed(pg_url)
     run = _explore(pg_url, tmp_path, NEW)
     assert run.returncode == 0, run.stderr
+    assert _analyzed(pg_url) > before  # the run refreshed them itself (autovacuum is off)
     lite = tmp_path / "same.sqlite"
     in_file = _explore(str(lite), tmp_path, NEW)
     assert in_file.returncode == 0, in_file.stderr
