@@ -12,8 +12,9 @@ This module holds:
   parsed as libpq parses it (``parse``), whose ``str()`` is made from the
   parsed parameters with the password masked, so that whatever prints a
   database's name (errors, ``status``, the TUI's header, progress lines,
-  the ``--serve`` banner) can never show it, whatever characters it holds.  The password may also come from
-  ``PGPASSWORD`` or ``~/.pgpass``: libpq reads them when the URL has none.
+  the ``--serve`` banner) can never show it, whatever characters it
+  holds.  The password may also come from ``PGPASSWORD`` or
+  ``~/.pgpass``: libpq reads them when the URL has none.
 - ``ServerDatabase``: peewee's database with 64-bit integers (molecule
   numbers pass 2^31) whose connections are read-only when the store is.
 - the one-line errors of a server (``error_line``): unreachable,
@@ -142,7 +143,8 @@ def _unquoted(message: str) -> str:
 
     libpq quotes what it read (``missing "=" after "xyz"``, ``invalid URI
     query parameter: "..."``), and that may be the password or a part of
-    it: everything from the first double quote to the last is dropped.
+    it: everything from the first double quote to the last is dropped,
+    but for the words libpq quotes of its own (``LIBPQ_TOKENS``).
     """
     line = " ".join(message.split())
     for number, token in enumerate(LIBPQ_TOKENS):  # libpq's own quoted words stay
