@@ -22,6 +22,7 @@ from textual.widgets import Input
 from bbcore import decoder as decoder_module
 from bbcore.config import parse_config
 from bbcore.queries import group_at
+from bbtui import app as app_module
 from bbtui.app import BlackBoxApp
 from bbtui.screens.decode import DecodeScreen
 from bbtui.screens.groups import GroupsScreen
@@ -268,3 +269,28 @@ async def test_a_read_only_session_never_says_enter_explores_and_never_stacks_a_
         await pilot.press("r", "s")
         await pilot.pause()
         assert len(notes(app)) == 1 and "read-only" in notes(app)[0]
+
+
+async def test_the_footer_drops_pause_once_the_run_is_complete(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The run is complete, but it has not ended yet (its workers close): it waits at a gate.
+    gate = threading.Event()
+    explore = app_module.explore
+
+    def gated(*args, **kwargs):
+        outcome = explore(*args, **kwargs)
+        gate.wait(60)
+        return outcome
+
+    monkeypatch.setattr(app_module, "explore", gated)
+    app = BlackBoxApp(tmp_path / "bb.sqlite", range_size=SMALL_RANGES)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press(*"A2_B4", "enter")
+        await wait_for(pilot, lambda: app.exploring is not None)
+        await wait_for(pilot, lambda: app.progress is not None and app.progress.phase == "complete")
+        await pilot.pause()
+        assert app.exploring is not None  # still under way, as the trial saw it
+        assert "p" not in footer_keys(app)
+        gate.set()
+        await wait_for(pilot, lambda: app.exploring is None)

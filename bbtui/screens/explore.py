@@ -320,8 +320,11 @@ class ExploreScreen(Screen):
         if self.bb_app.read_only and action in ("start", "pause", "restart"):
             return None  # shown dimmed: off (the header says why)
         exploring = self.bb_app.exploring
-        if action == "pause":
-            return exploring is not None
+        if action == "pause":  # not once the run reported complete (it only closes its workers)
+            progress = self.bb_app.progress
+            return exploring is not None and not (
+                progress is not None and progress.phase == "complete" and progress.config == exploring.name
+            )
         selected = self.selected
         state = self.states.get(selected.name) if selected is not None else None
         if action == "start":
@@ -379,6 +382,8 @@ class ExploreScreen(Screen):
         self.tick()
         if progress is None:
             return
+        if progress.phase == "complete":
+            self.refresh_bindings()  # nothing left to pause: p goes from the footer
         if progress.config not in {key.value for key in self.table.rows}:
             self.refresh_table()
             exploring = self.bb_app.exploring
