@@ -221,7 +221,8 @@ class BlackBoxApp(App[None]):
                 if self.read_only_asked
                 else read_only_message(self.db_path)
             )
-            self.notify(why, title="Read-only", severity="error", timeout=10)
+            if not any(note.message == why for note in self._notifications):  # never stacked
+                self.notify(why, title="Read-only", severity="error", timeout=10)
         return self.read_only
 
     def strategy_book(
@@ -581,15 +582,18 @@ class BlackBoxApp(App[None]):
                 timeout=15,
             )
         elif message.outcome == "paused":
-            self.notify(f"{config} paused: press {resume} to resume.", title="Exploration")
+            if not isinstance(self.screen, ExploreScreen):  # there its panel says so (a toast hid it)
+                self.notify(f"{config} paused: press {resume} to resume.", title="Exploration")
         else:
-            self.offer_groups(config)
+            self.offer_groups(config, toast=not isinstance(self.screen, ExploreScreen))
 
-    def offer_groups(self, config: Config) -> None:
+    def offer_groups(self, config: Config, *, toast: bool = True) -> None:
         """Say that ``config`` is explored and that ``g`` opens its spectral groups.
 
-        In a toast and on the Explore screen's panel, never in a dialog: a
-        dialog would catch the next key the user meant for something else.
+        In a toast (unless ``toast`` is False: a run that ends on the Explore
+        screen, whose panel says it and which a toast covered for seconds) and on
+        the Explore screen's panel, never in a dialog: a dialog would catch the
+        next key the user meant for something else.
         """
         state = config_state(config)
         if state.ambiguous == 0:
@@ -600,7 +604,8 @@ class BlackBoxApp(App[None]):
                 f"in {plural(state.families, 'family', 'families')}; g opens them."
             )
         self.explored_note = note
-        self.notify(note, title="Exploration")
+        if toast:
+            self.notify(note, title="Exploration")
 
     def on_exit_app(self, message: ExitApp) -> None:
         """A quit from outside (the browser tab of ``bbtui --serve`` closed, the server

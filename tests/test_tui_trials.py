@@ -11,15 +11,18 @@ import threading
 from pathlib import Path
 
 import pytest
-from pilot import text_of, wait_for
+from pilot import RangeGate, text_of, wait_for
 from test_tui_decode import board_text
-from test_tui_newcomer import footer_keys, open_decode
+from test_tui_explore import SMALL_RANGES
+from test_tui_newcomer import footer_keys, notes, open_decode
 from test_tui_paging import PAGE, expected_rows, groups_of_page, rows, summary_rows
 from test_tui_play import open_play, play_board
+from textual.widgets import Input
 
 from bbcore import decoder as decoder_module
 from bbcore.config import parse_config
 from bbcore.queries import group_at
+from bbtui import app as app_module
 from bbtui.app import BlackBoxApp
 from bbtui.screens.decode import DecodeScreen
 from bbtui.screens.groups import GroupsScreen
@@ -212,3 +215,82 @@ async def test_play_coach_says_where_to_shoot_and_the_first_enter_says_what_it_d
         assert text_of(app, "#play-message") == "Position 1 picked: Enter shoots it; the arrows pick another."
         await pilot.press("enter")
         assert screen.match.shots == [1]
+
+
+# -- Explore: the toasts and the panel, read-only sessions -------------------------------------
+
+
+def toasts_over(app: BlackBoxApp, selector: str) -> list[str]:
+    """The toasts on screen that cover part of the widget ``selector``."""
+    region = app.screen.query_one(selector).region
+    return [str(toast.render()) for toast in app.screen.query("Toast") if toast.region.overlaps(region)]
+
+
+async def test_the_end_of_a_run_never_covers_the_exploration_panel(tmp_path: Path, gate: RangeGate) -> None:
+    app = BlackBoxApp(tmp_path / "bb.sqlite", range_size=SMALL_RANGES)
+    async with app.run_test(size=(80, 24), notifications=True) as pilot:  # toasts drawn
+        await pilot.press(*"A3_B4", "enter")  # to completion
+        await wait_for(pilot, lambda: "g opens them" in text_of(app, "#phase"))
+        await pilot.pause()
+        assert toasts_over(app, "ExplorationPanel") == []
+        gate.armed = True
+        await pilot.press("n", *"A3_B5", "enter")  # paused mid-way
+        await wait_for(pilot, lambda: app.progress is not None and app.progress.done > 0)
+        await pilot.press("p")
+        gate.open()
+        await wait_for(pilot, lambda: "A3_B5: paused, s resumes" in text_of(app, "#phase"))
+        await pilot.pause()
+        assert toasts_over(app, "ExplorationPanel") == []
+        gate.opened.clear()  # the gate holds the run again
+        gate.calls = 0
+        await pilot.press("s")  # resumed, then paused from another screen: the toast says it there
+        await wait_for(pilot, lambda: app.exploring is not None and gate.calls > 1)
+        await pilot.press("d")
+        app.pause_exploration()
+        gate.open()
+        await wait_for(pilot, lambda: app.exploring is None)
+        assert "A3_B5 paused: press s on the Explore screen (e) to resume." in notes(app)
+        await wait_for(pilot, lambda: app.screen.query("Toast"))  # drawn, here, in this test
+
+
+async def test_a_read_only_session_never_says_enter_explores_and_never_stacks_a_toast(explored: Path) -> None:
+    app = BlackBoxApp(explored, read_only=True)
+    async with app.run_test(size=(80, 24)) as pilot:
+        new_config = app.screen.query_one("#new-config", Input)
+        assert "explores" not in new_config.placeholder
+        await pilot.press("n", *"A4_B4")  # explored: Enter selects it
+        assert text_of(app, "#config-message").endswith("Enter selects it, g opens its groups.")
+        await pilot.press(*["backspace"] * 5, *"A3_B5")  # not explored, and it cannot be here
+        assert text_of(app, "#config-message").endswith("Read-only: it is not explored here.")
+        await pilot.press(*["backspace"] * 5)
+        assert "explores" not in text_of(app, "#config-message")
+        await pilot.press("escape", "r")
+        await wait_for(pilot, lambda: notes(app))
+        await pilot.press("r", "s")
+        await pilot.pause()
+        assert len(notes(app)) == 1 and "read-only" in notes(app)[0]
+
+
+async def test_the_footer_drops_pause_once_the_run_is_complete(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The run is complete, but it has not ended yet (its workers close): it waits at a gate.
+    gate = threading.Event()
+    explore = app_module.explore
+
+    def gated(*args, **kwargs):
+        outcome = explore(*args, **kwargs)
+        gate.wait(60)
+        return outcome
+
+    monkeypatch.setattr(app_module, "explore", gated)
+    app = BlackBoxApp(tmp_path / "bb.sqlite", range_size=SMALL_RANGES)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press(*"A2_B4", "enter")
+        await wait_for(pilot, lambda: app.exploring is not None)
+        await wait_for(pilot, lambda: app.progress is not None and app.progress.phase == "complete")
+        await pilot.pause()
+        assert app.exploring is not None  # still under way, as the trial saw it
+        assert "p" not in footer_keys(app)
+        gate.set()
+        await wait_for(pilot, lambda: app.exploring is None)

@@ -59,6 +59,12 @@ INPUT_HINT = (
 )
 
 
+READ_ONLY_HINT = (
+    "Read-only: type an explored AN_BW, Enter selects it; escape: the table. "
+    "Then g groups, d decode, t statistics, P play, b book, ? every key."
+)
+
+
 class ExploreScreen(Screen):
     """Configurations, and the exploration: start, pause, resume, restart."""
 
@@ -125,6 +131,9 @@ class ExploreScreen(Screen):
         new_config = self.query_one("#new-config", Input)
         if config is not None and not self.select(config):
             new_config.value = config.name
+        if self.bb_app.read_only:  # nothing is explored: Enter selects an explored one
+            new_config.placeholder = "Configuration, e.g. A4_B8 (Enter selects it)"
+            self.query_one("#config-message", Label).update(READ_ONLY_HINT)
         self.clock = self.set_interval(0.5, self.tick, pause=True)
         self.watch(self.app, "progress", self.progress_changed)
         self.watch(self.app, "exploring", self.exploring_changed)
@@ -222,7 +231,7 @@ class ExploreScreen(Screen):
         message = self.query_one("#config-message", Label)
         result = event.validation_result
         if not event.value.strip():
-            message.update(INPUT_HINT)
+            message.update(READ_ONLY_HINT if self.bb_app.read_only else INPUT_HINT)
         elif result is not None and not result.is_valid:
             message.update(result.failure_descriptions[0])
         else:
@@ -234,9 +243,15 @@ class ExploreScreen(Screen):
                 message.add_class("error")
                 return
             known = f" ({state.label})" if state.done or state.complete else ""
+            if state.complete:
+                enter = "Enter selects it, g opens its groups"
+            elif self.bb_app.read_only:
+                enter = "Read-only: it is not explored here"
+            else:
+                enter = "Enter explores it"
             message.update(
                 f"{config}{known}: {config.nb_mol:,} molecules, {config.atoms} atoms in "
-                f"{article(f'{config.width} x {config.width} box')}. Enter explores it."
+                f"{article(f'{config.width} x {config.width} box')}. {enter}."
             )
         message.set_class(result is not None and not result.is_valid, "error")
 
@@ -316,8 +331,11 @@ class ExploreScreen(Screen):
         if self.bb_app.read_only and action in ("start", "pause", "restart"):
             return None  # shown dimmed: off (the header says why)
         exploring = self.bb_app.exploring
-        if action == "pause":
-            return exploring is not None
+        if action == "pause":  # not once the run reported complete (it only closes its workers)
+            progress = self.bb_app.progress
+            return exploring is not None and not (
+                progress is not None and progress.phase == "complete" and progress.config == exploring.name
+            )
         selected = self.selected
         state = self.states.get(selected.name) if selected is not None else None
         if action == "start":
@@ -375,6 +393,8 @@ class ExploreScreen(Screen):
         self.tick()
         if progress is None:
             return
+        if progress.phase == "complete":
+            self.refresh_bindings()  # nothing left to pause: p goes from the footer
         if progress.config not in {key.value for key in self.table.rows}:
             self.refresh_table()
             exploring = self.bb_app.exploring
