@@ -81,7 +81,7 @@ class PlayScreen(Screen):
         Binding("r", "reveal", "Reveal"),
         Binding("c", "coach", "Coach"),
         Binding("n", "new_game", "New"),
-        Binding("v", "next_rules", "Rules"),
+        Binding("v", "next_rules", "Rules", show=False),  # the score panel names it
         # Kept out of the footer (80 columns); the score panel and ? name them.
         Binding("h", "hard_game", "Hard", show=False),
         Binding("slash", "choose", "Number", key_display="/", show=False),
