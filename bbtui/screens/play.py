@@ -200,6 +200,10 @@ class PlayScreen(Screen):
             self.say("Choose a configuration first.", error=True)
             return
         text = event.value.strip()
+        if text.lower() in PRESETS:  # a program's board: as if typed in the configuration input
+            event.input.value = ""
+            self.query_one("#play-config", Input).value = text.lower()
+            return
         try:
             if text.lower() == "hard":
                 self.action_hard_game()
