@@ -831,6 +831,8 @@ def compute_book(
     hundredths of a second apart (DecodeCancelled).  StrategyError when the
     configuration is too large.
     """
+    if not config.fixed_count:  # one molecule number per count: a book is of one count
+        raise StrategyError(f"{config.name} is a range of atom counts: a book is made for one count")
     if config.nb_mol > BOOK_LIMIT:
         raise StrategyError(
             f"{config.name} has {config.nb_mol:,} molecules: too many for a book in memory "

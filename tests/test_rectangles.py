@@ -38,6 +38,7 @@ from bbcore.geometry import (
 from bbcore.numbering import atoms_of, molecule_batches, molecule_string, number_of
 from bbcore.queries import computed_record
 from bbcore.render import config_positions_figure, render_board
+from bbcore.strategy import StrategyError, compute_book
 
 # -- the brute force, from the rules alone ----------------------------------------------
 
@@ -432,3 +433,9 @@ def test_show_and_decode_a_rectangle(tmp_path):
     answer = json.loads(decoded.stdout)
     assert answer["count"] == 1 and answer["molecules"][0]["number"] == 77
     assert len(answer["probabilities"]) == 3 and len(answer["probabilities"][0]) == 5
+
+
+def test_a_book_is_of_one_count():
+    """The strategy book refuses a range in one line, rather than numbering its least count."""
+    with pytest.raises(StrategyError, match="range of atom counts"):
+        compute_book(Config(1, 3, 2, 2))

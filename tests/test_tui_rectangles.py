@@ -178,3 +178,28 @@ async def test_a_30_by_30_box_scrolls_to_follow_the_cursor(tmp_path: Path) -> No
             await pilot.press(key)
         await pilot.pause()
         assert board.cell == 899 and in_view(board, body, 30, 30)
+
+
+async def test_rules_cycle_and_a_range_preset_hides_its_count(tmp_path: Path) -> None:
+    """``v`` goes through bbtui's, Tatham's, KBlackBox's and Emacs' rules, each named; Tatham's
+    8x8 with 3 to 6 balls, typed in the new-game input, does not show the count drawn."""
+    app = BlackBoxApp(tmp_path / "play.sqlite", parse_config("A2_B4"))
+    async with app.run_test(size=SMALL) as pilot:
+        await pilot.press("escape", "P")
+        screen = app.screen
+        assert isinstance(screen, PlayScreen)
+        await wait_for(pilot, lambda: screen.match is not None)
+        seen = []
+        for _ in range(4):
+            await pilot.press("v")
+            await wait_for(pilot, lambda: screen.match.rules is screen.rules)
+            seen.append(screen.match.rules.name)
+            assert f"rules: {screen.rules.title}" in text_of(app, "#play-status")
+        assert seen == ["tatham", "kblackbox", "emacs", "bbtui"]
+        await pilot.press("slash", *"tatham-8x8-3-6", "enter")
+        await wait_for(pilot, lambda: screen.match.config == parse_config("A3-6_B8"))
+        match = screen.match
+        assert match.rules.name == "tatham" and match.count in range(3, 7)
+        status = text_of(app, "#play-status")
+        assert "3 to 6 atoms hidden" in status and f"of {match.count}" not in status
+        assert "rays 0" in status and "points" not in status

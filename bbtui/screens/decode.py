@@ -201,6 +201,9 @@ class DecodeScreen(Screen):
         slot = self.query_one("#decode-game", Vertical)
         await slot.remove_children()
         await slot.mount(GameBoard(config))
+        # Room for the board with two-digit labels and a narrow side: a box too wide for the
+        # screen (30 x 30 at 80 columns) scrolls sideways rather than being cut.
+        self.query_one("#decode-top").styles.min_width = (config.width + 2) * 3 + 3 + DECODE_SIDE
         # The game input mirrors the board: a game written for another box goes.
         text = self.spectrum_input.value
         if text.strip() and self.spectrum_input.is_valid:
@@ -683,6 +686,10 @@ class DecodeScreen(Screen):
 
 
 # -- text ----------------------------------------------------------------------------------
+
+
+DECODE_SIDE = 30
+"""Columns kept beside the game board for the count and the next shots."""
 
 
 def page_heading(count: int, page: int, drawn: bool) -> str:

@@ -82,7 +82,7 @@ class PlayScreen(Screen):
         Binding("r", "reveal", "Reveal"),
         Binding("c", "coach", "Coach"),
         Binding("n", "new_game", "New"),
-        Binding("v", "next_rules", "Rules"),
+        Binding("v", "next_rules", "Rules", show=False),  # the score panel names it
         # Kept out of the footer (80 columns); the score panel and ? name them.
         Binding("h", "hard_game", "Hard", show=False),
         Binding("slash", "choose", "Number", key_display="/", show=False),
@@ -202,6 +202,10 @@ class PlayScreen(Screen):
             self.say("Choose a configuration first.", error=True)
             return
         text = event.value.strip()
+        if text.lower() in PRESETS:  # a program's board: as if typed in the configuration input
+            event.input.value = ""
+            self.query_one("#play-config", Input).value = text.lower()
+            return
         try:
             if text.lower() == "hard":
                 self.action_hard_game()
