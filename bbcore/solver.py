@@ -54,6 +54,7 @@ their budgets.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from math import comb
@@ -74,6 +75,10 @@ SOLVER: Final = "cadical195"
 
 ENUMERATION_LIMIT: Final = 2_000
 """The most agreeing placements listed one by one (an exact count, exact probabilities)."""
+
+ENUMERATION_SECONDS: Final = 10.0
+"""How long the listing may run before the count is estimated instead (each placement is one
+solver call: a few milliseconds on a full spectrum, tens on a partial game of a large box)."""
 
 SAMPLES: Final = 400
 """Near-uniform samples drawn for the probabilities and next shots when the placements are not listed."""
@@ -494,6 +499,7 @@ def solve(
     rays: Sequence[tuple[int, Result]],
     *,
     limit: int = ENUMERATION_LIMIT,
+    seconds: float | None = ENUMERATION_SECONDS,
     samples: int = SAMPLES,
     stop: Stop | None = None,
     seed: int = 1,
@@ -501,10 +507,11 @@ def solve(
     """Answer a game on a ``width`` x ``height`` box with ``atoms_min``..``atoms_max`` atoms.
 
     ``rays`` are the shown rays, one per exit pair, as ``(position, result)``.
-    Up to ``limit`` agreeing placements are listed (exact answers); past it
-    the count is estimated (ApproxMC) and the probabilities drawn from
-    ``samples`` near-uniform placements (UniGen), each in a child process
-    that ``stop`` ends.  Raises SolverCancelled once ``stop`` is set,
+    Up to ``limit`` agreeing placements are listed (exact answers), for at
+    most ``seconds`` (None: no time limit); past either, the count is
+    estimated (ApproxMC) and the probabilities drawn from ``samples``
+    near-uniform placements (UniGen), both in a child process that ``stop``
+    ends.  Raises SolverCancelled once ``stop`` is set,
     SolverMissing without the packages.
     """
     box = Box(width, height)
@@ -523,7 +530,7 @@ def solve(
                 box, atoms_min, atoms_max, rays, False, core, zeros.astype(np.int8), Count(0, True),
                 [], None, zeros, 0.0,
             )  # fmt: skip
-        placements, seen = _enumerate(guard, encoding, assumptions, fixed, limit)
+        placements, seen = _enumerate(guard, encoding, assumptions, fixed, limit, seconds)
         if placements is not None:
             placements.sort(key=lambda atoms: (len(atoms), atoms))
             counts = np.zeros(box.cells)
@@ -735,10 +742,15 @@ def _backbone(
 
 
 def _enumerate(
-    guard: _Interrupter, encoding: Encoding, assumptions: list[int], fixed: bool, limit: int
+    guard: _Interrupter,
+    encoding: Encoding,
+    assumptions: list[int],
+    fixed: bool,
+    limit: int,
+    seconds: float | None,
 ) -> tuple[list[tuple[int, ...]] | None, list[tuple[int, ...]]]:
-    """Every agreeing placement (blocking clauses over the cells), or None past ``limit``;
-    then the placements met so far.
+    """Every agreeing placement (blocking clauses over the cells), or None past ``limit``
+    placements or ``seconds``; then the placements met so far.
 
     The blocking clauses hang on an activation literal, turned off when the
     listing stops past ``limit``, so that the solver is left as it was.
@@ -746,11 +758,12 @@ def _enumerate(
     cells = encoding.box.cells
     active = encoding._new()
     found: list[tuple[int, ...]] = []
+    deadline = None if seconds is None else time.monotonic() + seconds
     while guard.solve([*assumptions, active]):
         model = guard.model()
         atoms = tuple(c for c in range(cells) if model[c] > 0)
         found.append(atoms)
-        if len(found) > limit:
+        if len(found) > limit or (deadline is not None and time.monotonic() > deadline):
             guard.add([-active])
             return None, found
         # With a fixed count, "not all these atoms" blocks exactly this placement.
