@@ -10,11 +10,13 @@ computation.
 from __future__ import annotations
 
 import itertools
+import json
 import random
 import threading
 
 import numpy as np
 import pytest
+from expect import bbcore
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -317,3 +319,60 @@ def test_a_stop_set_cancels_the_solve():
     stop.set()
     with pytest.raises(SolverCancelled):
         solve(6, 6, 3, 3, [(1, REFLECTED)], stop=stop)
+
+
+# -- decode --json, through the real command ------------------------------------------
+
+
+def tokens(width: int, height: int, atoms, mistyped: int | None = None) -> list[str]:
+    """The full game of ``atoms`` as tokens (``H``, ``R``, a number at both ends of an exit);
+    the ray from ``mistyped`` (and its other end) written as absorbed."""
+    out = ["."] * (2 * (width + height))
+    label = 0
+    for position in range(1, len(out) + 1):
+        result = plain_trace(width, height, atoms, position)
+        if out[position - 1] != ".":
+            continue
+        if mistyped is not None and position == mistyped or result == "@":
+            out[position - 1] = "H"
+            if isinstance(result, int):
+                out[result - 1] = "H"
+        elif result == "&":
+            out[position - 1] = "R"
+        else:
+            label += 1
+            out[position - 1] = out[result - 1] = str(label)
+    return out
+
+
+@pytest.mark.slow
+def test_decode_json_past_the_engine_keeps_its_fields(tmp_path):
+    hidden = (4, 17, 23, 38, 45, 52, 61, 70, 86, 99)
+    run = bbcore(
+        "--db", str(tmp_path / "none.sqlite"), "decode", "A10_B10", *tokens(10, 10, hidden), "--json"
+    )
+    assert run.returncode == 0, run.stderr
+    report = json.loads(run.stdout)
+    brute_hidden = "".join("O" if c in hidden else "-" for c in range(100))
+    assert report["source"] == "solver" and report["exact"] is True and report["core"] is None
+    assert report["count"] == len(report["molecules"]) and brute_hidden in [
+        m["molecule"] for m in report["molecules"]
+    ]
+    assert len(report["probabilities"]) == 10 and all(len(row) == 10 for row in report["probabilities"])
+    assert all(report["backbone"][c // 10][c % 10] in "O?" for c in hidden)
+    assert report["next_shots"] == []
+
+
+def test_decode_json_names_the_core_when_nothing_agrees(tmp_path):
+    hidden = (5, 18, 27)
+    game = tokens(6, 6, hidden)
+    position = next(p for p, t in enumerate(game, 1) if t.isdigit())
+    run = bbcore(
+        "--db", str(tmp_path / "none.sqlite"), "decode", "A3_B6", *tokens(6, 6, hidden, position), "--json"
+    )
+    assert run.returncode == 0, run.stderr
+    report = json.loads(run.stdout)
+    assert report["count"] == 0 and report["exact"] is True and report["core"]
+    other_end = game.index(game[position - 1], position) + 1
+    mistyped = {position, other_end}
+    assert mistyped & set(report["core"])
