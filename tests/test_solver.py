@@ -255,9 +255,9 @@ def test_past_the_listing_the_count_is_estimated_within_its_tolerance_and_the_ba
     hidden = (2, 13, 22, 31)
     shown = shown_rays(width, width, hidden, [1, 7, 15])
     found = candidates(Config(n, width), as_game(width, shown), source="compute")
-    solution = solve(width, width, n, n, shown, limit=50, samples=200)
+    solution = solve(width, width, n, n, shown, limit=50, samples=30, sampling=None)
     count = solution.count
-    assert not count.exact and solution.placements is None and len(solution.samples) >= 100
+    assert not count.exact and solution.placements is None and len(solution.samples) == 30
     assert found.count / (1 + count.tolerance) <= count.value <= found.count * (1 + count.tolerance)
     listed = {tuple(int(c) for c in a) for a in found.atoms}
     assert all(sample in listed for sample in solution.samples)
@@ -265,7 +265,7 @@ def test_past_the_listing_the_count_is_estimated_within_its_tolerance_and_the_ba
     backbone = solution.backbone.ravel()
     assert ((backbone == 1) == (counts == found.count)).all()
     assert ((backbone == 0) == (counts == 0)).all()
-    assert 0 < solution.margin < 0.2
+    assert 0 < solution.margin < 0.5
     shots = next_shots(solution, [p for p in range(1, 4 * width + 1) if p not in {1, 7, 15}])
     assert shots and all(sum(k for _, k in shot.outcomes) > 0 for shot in shots)
 
