@@ -95,6 +95,9 @@ TOLERANCE: Final = 0.8
 CONFIDENCE: Final = 0.8
 """... with this probability (1 - delta)."""
 
+BOTH_ENDS = True
+"""Whether a ray that came out is encoded from both of its ends (see bench/solver.py)."""
+
 Direction = tuple[int, int]
 Cell = tuple[int, int]
 EAST: Final = (0, 1)
@@ -337,7 +340,11 @@ class Encoding:
         self.hard: list[list[int]] = []
         self.selectors: dict[int, int] = {}
         for position, result in self.rays:
-            self._ray(position, result)
+            self.selectors[position] = self._new()
+            self._ray(position, result, self.selectors[position])
+            if BOTH_ENDS and isinstance(result, int) and result != position:
+                # The same ray from its other end: its path is then forced from both ends.
+                self._ray(result, position, self.selectors[position])
         self._cardinality()
 
     def _new(self) -> int:
@@ -348,7 +355,7 @@ class Encoding:
         """The variable of a cell, None outside the box (never an atom)."""
         return self.box.index(cell) + 1 if self.box.inside(cell) else None
 
-    def _ray(self, position: int, result: Result) -> None:
+    def _ray(self, position: int, result: Result, selector: int) -> None:
         box = self.box
         states: dict[tuple[Cell, Direction], int] = {}
         ends: dict[Result, int] = {}
@@ -418,8 +425,6 @@ class Encoding:
             if 0 in preds:
                 continue  # reached from the entry: its own conditions
             self.hard.append([-var, *sorted(set(preds))])
-        selector = self._new()
-        self.selectors[position] = selector
         shown = result if isinstance(result, str) else int(result)
         if shown not in ends:
             self.hard.append([-selector])  # a result this ray can never give
