@@ -98,6 +98,7 @@ class Answer:
     skipped: str | None
     explored: bool
     solution: solver.Solution | None = None
+    config: Config | None = None
 
     def ranked(self, by: Ranking) -> Answer:
         """The same answer, its next shots ranked ``by`` the other figure or the same."""
@@ -208,7 +209,7 @@ class Decoder:
         solution = None
         if found.count == 0 and game.shown:
             solution = self._solution(game, cancelled)  # the core: which rays cannot all hold
-        return self._keep(Answer(game, found, shots, skipped, explored, solution))
+        return self._keep(Answer(game, found, shots, skipped, explored, solution, self.config))
 
     def _keep(self, answer: Answer) -> Answer:
         with self._lock:
@@ -238,9 +239,9 @@ class Decoder:
             order = np.argsort(numbers)
             found = Candidates(self.config, numbers[order], atoms[order], "solver")
             shots, skipped = ranked_shots(self.config, game, found, by=by, stop=cancelled)
-            return Answer(game, found, shots, skipped, False, solution)
+            return Answer(game, found, shots, skipped, False, solution, self.config)
         shots = solver.next_shots(solution, game.unknown, by)
-        return Answer(game, None, shots, None, False, solution)
+        return Answer(game, None, shots, None, False, solution, self.config)
 
     def _by_counts(
         self, game: Game, by: Ranking, progress: MoleculesDone | None, cancelled: Stop | None
@@ -279,7 +280,7 @@ class Decoder:
         skipped = None
         if total > 1 and game.unknown and not shots:
             skipped = f"next shots not ranked: {total:,} candidates is too many rays to trace"
-        return Answer(game, None, shots, skipped, False, solution)
+        return Answer(game, None, shots, skipped, False, solution, self.config)
 
     def forget(self) -> None:
         """Drop the kept answers (the store changed)."""

@@ -54,6 +54,7 @@ their budgets.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from math import comb
@@ -75,14 +76,27 @@ SOLVER: Final = "cadical195"
 ENUMERATION_LIMIT: Final = 2_000
 """The most agreeing placements listed one by one (an exact count, exact probabilities)."""
 
+ENUMERATION_SECONDS: Final = 10.0
+"""How long the listing may run before the count is estimated instead (each placement is one
+solver call: a few milliseconds on a full spectrum, tens on a partial game of a large box)."""
+
 SAMPLES: Final = 400
 """Near-uniform samples drawn for the probabilities and next shots when the placements are not listed."""
+
+SAMPLE_BATCH: Final = 10
+"""Samples UniGen draws at a time (each batch sent to the parent at once)."""
+
+SAMPLING_SECONDS: Final = 20.0
+"""How long the samples are drawn after the estimate (one batch at least): the margin says how many."""
 
 TOLERANCE: Final = 0.8
 """ApproxMC's tolerance (epsilon): the estimate is within a factor 1 + epsilon of the count..."""
 
 CONFIDENCE: Final = 0.8
 """... with this probability (1 - delta)."""
+
+BOTH_ENDS = True
+"""Whether a ray that came out is encoded from both of its ends (see bench/solver.py)."""
 
 Direction = tuple[int, int]
 Cell = tuple[int, int]
@@ -326,7 +340,11 @@ class Encoding:
         self.hard: list[list[int]] = []
         self.selectors: dict[int, int] = {}
         for position, result in self.rays:
-            self._ray(position, result)
+            self.selectors[position] = self._new()
+            self._ray(position, result, self.selectors[position])
+            if BOTH_ENDS and isinstance(result, int) and result != position:
+                # The same ray from its other end: its path is then forced from both ends.
+                self._ray(result, position, self.selectors[position])
         self._cardinality()
 
     def _new(self) -> int:
@@ -337,7 +355,7 @@ class Encoding:
         """The variable of a cell, None outside the box (never an atom)."""
         return self.box.index(cell) + 1 if self.box.inside(cell) else None
 
-    def _ray(self, position: int, result: Result) -> None:
+    def _ray(self, position: int, result: Result, selector: int) -> None:
         box = self.box
         states: dict[tuple[Cell, Direction], int] = {}
         ends: dict[Result, int] = {}
@@ -407,8 +425,6 @@ class Encoding:
             if 0 in preds:
                 continue  # reached from the entry: its own conditions
             self.hard.append([-var, *sorted(set(preds))])
-        selector = self._new()
-        self.selectors[position] = selector
         shown = result if isinstance(result, str) else int(result)
         if shown not in ends:
             self.hard.append([-selector])  # a result this ray can never give
@@ -494,17 +510,20 @@ def solve(
     rays: Sequence[tuple[int, Result]],
     *,
     limit: int = ENUMERATION_LIMIT,
+    seconds: float | None = ENUMERATION_SECONDS,
     samples: int = SAMPLES,
+    sampling: float | None = SAMPLING_SECONDS,
     stop: Stop | None = None,
     seed: int = 1,
 ) -> Solution:
     """Answer a game on a ``width`` x ``height`` box with ``atoms_min``..``atoms_max`` atoms.
 
     ``rays`` are the shown rays, one per exit pair, as ``(position, result)``.
-    Up to ``limit`` agreeing placements are listed (exact answers); past it
-    the count is estimated (ApproxMC) and the probabilities drawn from
-    ``samples`` near-uniform placements (UniGen), each in a child process
-    that ``stop`` ends.  Raises SolverCancelled once ``stop`` is set,
+    Up to ``limit`` agreeing placements are listed (exact answers), for at
+    most ``seconds`` (None: no time limit); past either, the count is
+    estimated (ApproxMC) and the probabilities drawn from ``samples``
+    near-uniform placements (UniGen), or those drawn in ``sampling``
+    seconds, both in a child process that ``stop`` ends.  Raises SolverCancelled once ``stop`` is set,
     SolverMissing without the packages.
     """
     box = Box(width, height)
@@ -523,7 +542,7 @@ def solve(
                 box, atoms_min, atoms_max, rays, False, core, zeros.astype(np.int8), Count(0, True),
                 [], None, zeros, 0.0,
             )  # fmt: skip
-        placements, seen = _enumerate(guard, encoding, assumptions, fixed, limit)
+        placements, seen = _enumerate(guard, encoding, assumptions, fixed, limit, seconds)
         if placements is not None:
             placements.sort(key=lambda atoms: (len(atoms), atoms))
             counts = np.zeros(box.cells)
@@ -536,7 +555,7 @@ def solve(
                 (counts / len(placements)).reshape(height, width), 0.0,
             )  # fmt: skip
         clauses = encoding.hard + [[s] for s in assumptions]
-        count, drawn = _in_child(_count_and_sample, (clauses, box.cells, samples, seed), stop)
+        count, drawn = _count_and_samples(clauses, box.cells, samples, seed, sampling, stop)
         for atoms in drawn:
             seen.append(atoms)
         backbone = _backbone(guard, box, assumptions, seen)
@@ -735,10 +754,15 @@ def _backbone(
 
 
 def _enumerate(
-    guard: _Interrupter, encoding: Encoding, assumptions: list[int], fixed: bool, limit: int
+    guard: _Interrupter,
+    encoding: Encoding,
+    assumptions: list[int],
+    fixed: bool,
+    limit: int,
+    seconds: float | None,
 ) -> tuple[list[tuple[int, ...]] | None, list[tuple[int, ...]]]:
-    """Every agreeing placement (blocking clauses over the cells), or None past ``limit``;
-    then the placements met so far.
+    """Every agreeing placement (blocking clauses over the cells), or None past ``limit``
+    placements or ``seconds``; then the placements met so far.
 
     The blocking clauses hang on an activation literal, turned off when the
     listing stops past ``limit``, so that the solver is left as it was.
@@ -746,11 +770,12 @@ def _enumerate(
     cells = encoding.box.cells
     active = encoding._new()
     found: list[tuple[int, ...]] = []
+    deadline = None if seconds is None else time.monotonic() + seconds
     while guard.solve([*assumptions, active]):
         model = guard.model()
         atoms = tuple(c for c in range(cells) if model[c] > 0)
         found.append(atoms)
-        if len(found) > limit:
+        if len(found) > limit or (deadline is not None and time.monotonic() > deadline):
             guard.add([-active])
             return None, found
         # With a fixed count, "not all these atoms" blocks exactly this placement.
@@ -762,58 +787,75 @@ def _enumerate(
     return found, found
 
 
-def _count_and_sample(
-    clauses: list[list[int]], cells: int, samples: int, seed: int
-) -> tuple[Count, list[tuple[int, ...]]]:
-    """ApproxMC's estimate, then UniGen's near-uniform samples from it, both projected on the cells."""
+def _count_and_sample(pipe, clauses: list[list[int]], cells: int, samples: int, seed: int) -> None:  # noqa: ANN001
+    """In the child: ApproxMC's estimate, then UniGen's near-uniform samples in batches of
+    ``SAMPLE_BATCH``, each sent through ``pipe`` as soon as drawn (both projected on the cells)."""
     try:
         import pyapproxmc
         import pyunigen
     except ImportError:
-        raise SolverMissing(
-            "too many placements to list: the estimate needs pyapproxmc and pyunigen "
-            "(pip install 'bbtui[solver]')"
-        ) from None
+        pipe.send(
+            SolverMissing(
+                "too many placements to list: the estimate needs pyapproxmc and pyunigen "
+                "(pip install 'bbtui[solver]')"
+            )
+        )
+        return
     projection = list(range(1, cells + 1))
     counter = pyapproxmc.Counter(seed=seed, epsilon=TOLERANCE, delta=1 - CONFIDENCE)
     counter.add_clauses(clauses)
     cell_count, hashes = counter.count(projection)
-    count = Count(cell_count * 2**hashes, False, TOLERANCE, CONFIDENCE, "ApproxMC")
-    sampler = pyunigen.Sampler(seed=seed)
-    for clause in clauses:
-        sampler.add_clause(clause)
-    _, _, drawn = sampler.sample(num=samples, sampling_set=projection, cell_hash_count=(hashes, cell_count))
-    return count, [tuple(sorted(v - 1 for v in s if 0 < v <= cells)) for s in drawn]
+    pipe.send(Count(cell_count * 2**hashes, False, TOLERANCE, CONFIDENCE, "ApproxMC"))
+    drawn = 0
+    while drawn < samples:
+        sampler = pyunigen.Sampler(seed=seed + drawn)
+        for clause in clauses:
+            sampler.add_clause(clause)
+        batch = min(SAMPLE_BATCH, samples - drawn)
+        _, _, found = sampler.sample(num=batch, sampling_set=projection, cell_hash_count=(hashes, cell_count))
+        pipe.send([tuple(sorted(v - 1 for v in s if 0 < v <= cells)) for s in found])
+        drawn += batch
+    pipe.send(None)
 
 
-def _child(pipe, function, args) -> None:  # noqa: ANN001 - a Connection and a function
-    try:
-        pipe.send((True, function(*args)))
-    except Exception as error:  # sent to the parent, raised there
-        pipe.send((False, error))
-
-
-def _in_child(function, args: tuple, stop: Stop | None):  # noqa: ANN001, ANN202
-    """``function(*args)`` in a child process that ``stop`` ends (the counters cannot be interrupted)."""
+def _count_and_samples(
+    clauses: list[list[int]], cells: int, samples: int, seed: int, seconds: float | None, stop: Stop | None
+) -> tuple[Count, list[tuple[int, ...]]]:
+    """The estimate and the samples drawn in a child process that ``stop`` ends: every sample
+    up to ``samples``, or those drawn within ``seconds`` of the estimate (one batch at least)."""
     import multiprocessing
 
     context = multiprocessing.get_context("spawn")
     receive, send = context.Pipe(duplex=False)
-    child = context.Process(target=_child, args=(send, function, args), daemon=True)
+    child = context.Process(target=_count_and_sample, args=(send, clauses, cells, samples, seed), daemon=True)
     child.start()
     send.close()
+    count: Count | None = None
+    drawn: list[tuple[int, ...]] = []
+    deadline = None
     try:
-        while not receive.poll(0.05):
-            if stop is not None and stop.is_set():
+        while True:
+            if receive.poll(0.05):
+                message = receive.recv()
+                if isinstance(message, Exception):
+                    raise message
+                if message is None:
+                    break
+                if isinstance(message, Count):
+                    count = message
+                    deadline = None if seconds is None else time.monotonic() + seconds
+                else:
+                    drawn.extend(message)
+                    if deadline is not None and time.monotonic() > deadline:
+                        break
+            elif stop is not None and stop.is_set():
                 raise SolverCancelled()
-            if not child.is_alive() and not receive.poll():
+            elif not child.is_alive() and not receive.poll():
                 raise RuntimeError(f"the counter's process ended with code {child.exitcode}")
-        ok, value = receive.recv()
     finally:
         if child.is_alive():
             child.terminate()
         child.join()
         receive.close()
-    if not ok:
-        raise value
-    return value
+    assert count is not None
+    return count, drawn

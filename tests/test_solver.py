@@ -10,11 +10,13 @@ computation.
 from __future__ import annotations
 
 import itertools
+import json
 import random
 import threading
 
 import numpy as np
 import pytest
+from expect import bbcore
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -154,7 +156,7 @@ def test_the_solver_gives_the_engines_candidates_backbone_count_and_probabilitie
     config = Config(n, width)
     game = as_game(width, shown)
     found = candidates(config, game, source="compute")
-    solution = solve(width, width, n, n, shown, limit=10**6)
+    solution = solve(width, width, n, n, shown, limit=10**6, seconds=None)
     assert solution.count.exact and solution.count.value == found.count
     assert sorted(solution.placements) == sorted(tuple(int(c) for c in a) for a in found.atoms)
     assert atoms in solution.placements
@@ -203,7 +205,7 @@ def rectangle_games(draw):
 def test_rectangles_and_ranges_agree_with_the_brute_force(drawn):
     width, height, least, most, atoms, shown = drawn
     brute = brute_force(width, height, least, most, shown)
-    solution = solve(width, height, least, most, shown, limit=10**6)
+    solution = solve(width, height, least, most, shown, limit=10**6, seconds=None)
     assert solution.count.exact and solution.count.value == len(brute)
     assert solution.placements == sorted(brute, key=lambda a: (len(a), a))
     assert atoms in solution.placements
@@ -218,7 +220,7 @@ def test_a_range_of_two_to_four_atoms_on_a_six_by_six_box_agrees_with_the_brute_
     hidden = (7, 15, 28)
     shown = shown_rays(6, 6, hidden, [1, 2, 4, 8, 11, 16, 19, 22])
     brute = brute_force(6, 6, 2, 4, shown)
-    solution = solve(6, 6, 2, 4, shown, limit=10**6)
+    solution = solve(6, 6, 2, 4, shown, limit=10**6, seconds=None)
     assert solution.count.value == len(brute) and solution.placements == brute
     # The Decoder's way for a range on a square (the engine once per count) gives the same.
     config = Config(2, 6)
@@ -237,7 +239,7 @@ def test_a_random_placement_is_among_the_solutions_and_the_backbone_holds(width,
     rng = random.Random(width * 100 + height)
     hidden = tuple(sorted(rng.sample(range(width * height), n)))
     shown = shown_rays(width, height, hidden, range(1, 2 * (width + height) + 1))
-    solution = solve(width, height, n, n, shown)
+    solution = solve(width, height, n, n, shown, seconds=None)
     assert solution.consistent and solution.count.exact
     assert hidden in solution.placements
     backbone = solution.backbone.ravel()
@@ -253,9 +255,9 @@ def test_past_the_listing_the_count_is_estimated_within_its_tolerance_and_the_ba
     hidden = (2, 13, 22, 31)
     shown = shown_rays(width, width, hidden, [1, 7, 15])
     found = candidates(Config(n, width), as_game(width, shown), source="compute")
-    solution = solve(width, width, n, n, shown, limit=50, samples=200)
+    solution = solve(width, width, n, n, shown, limit=50, samples=30, sampling=None)
     count = solution.count
-    assert not count.exact and solution.placements is None and len(solution.samples) >= 100
+    assert not count.exact and solution.placements is None and len(solution.samples) == 30
     assert found.count / (1 + count.tolerance) <= count.value <= found.count * (1 + count.tolerance)
     listed = {tuple(int(c) for c in a) for a in found.atoms}
     assert all(sample in listed for sample in solution.samples)
@@ -263,7 +265,7 @@ def test_past_the_listing_the_count_is_estimated_within_its_tolerance_and_the_ba
     backbone = solution.backbone.ravel()
     assert ((backbone == 1) == (counts == found.count)).all()
     assert ((backbone == 0) == (counts == 0)).all()
-    assert 0 < solution.margin < 0.2
+    assert 0 < solution.margin < 0.5
     shots = next_shots(solution, [p for p in range(1, 4 * width + 1) if p not in {1, 7, 15}])
     assert shots and all(sum(k for _, k in shot.outcomes) > 0 for shot in shots)
 
@@ -317,3 +319,60 @@ def test_a_stop_set_cancels_the_solve():
     stop.set()
     with pytest.raises(SolverCancelled):
         solve(6, 6, 3, 3, [(1, REFLECTED)], stop=stop)
+
+
+# -- decode --json, through the real command ------------------------------------------
+
+
+def tokens(width: int, height: int, atoms, mistyped: int | None = None) -> list[str]:
+    """The full game of ``atoms`` as tokens (``H``, ``R``, a number at both ends of an exit);
+    the ray from ``mistyped`` (and its other end) written as absorbed."""
+    out = ["."] * (2 * (width + height))
+    label = 0
+    for position in range(1, len(out) + 1):
+        result = plain_trace(width, height, atoms, position)
+        if out[position - 1] != ".":
+            continue
+        if mistyped is not None and position == mistyped or result == "@":
+            out[position - 1] = "H"
+            if isinstance(result, int):
+                out[result - 1] = "H"
+        elif result == "&":
+            out[position - 1] = "R"
+        else:
+            label += 1
+            out[position - 1] = out[result - 1] = str(label)
+    return out
+
+
+@pytest.mark.slow
+def test_decode_json_past_the_engine_keeps_its_fields(tmp_path):
+    hidden = (4, 17, 23, 38, 45, 52, 61, 70, 86, 99)
+    run = bbcore(
+        "--db", str(tmp_path / "none.sqlite"), "decode", "A10_B10", *tokens(10, 10, hidden), "--json"
+    )
+    assert run.returncode == 0, run.stderr
+    report = json.loads(run.stdout)
+    brute_hidden = "".join("O" if c in hidden else "-" for c in range(100))
+    assert report["source"] == "solver" and report["exact"] is True and report["core"] is None
+    assert report["count"] == len(report["molecules"]) and brute_hidden in [
+        m["molecule"] for m in report["molecules"]
+    ]
+    assert len(report["probabilities"]) == 10 and all(len(row) == 10 for row in report["probabilities"])
+    assert all(report["backbone"][c // 10][c % 10] in "O?" for c in hidden)
+    assert report["next_shots"] == []
+
+
+def test_decode_json_names_the_core_when_nothing_agrees(tmp_path):
+    hidden = (5, 18, 27)
+    game = tokens(6, 6, hidden)
+    position = next(p for p, t in enumerate(game, 1) if t.isdigit())
+    run = bbcore(
+        "--db", str(tmp_path / "none.sqlite"), "decode", "A3_B6", *tokens(6, 6, hidden, position), "--json"
+    )
+    assert run.returncode == 0, run.stderr
+    report = json.loads(run.stdout)
+    assert report["count"] == 0 and report["exact"] is True and report["core"]
+    other_end = game.index(game[position - 1], position) + 1
+    mistyped = {position, other_end}
+    assert mistyped & set(report["core"])

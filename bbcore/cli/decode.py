@@ -21,6 +21,8 @@ import json
 import shutil
 import sys
 
+import numpy as np
+
 from bbcore import decode
 from bbcore.cli.common import (
     CLIError,
@@ -46,7 +48,7 @@ from bbcore.game import ABSORBED, REFLECTED, DecodeError, Game, Result, parse_ga
 from bbcore.geometry import cell_of
 from bbcore.render import diagram_grid, render_board, side_by_side
 from bbcore.runner import keep_freed_memory
-from bbcore.shots import Ranking, ambiguity, atom_counts, doubtful_cells, heat_token, probabilities
+from bbcore.shots import Ranking, ambiguity, atom_counts, doubtful_cells, heat_token
 from bbcore.store import default_path, exists
 from bbcore.strategy import StrategyBook, stored_book
 from bbcore.words import plural
@@ -143,7 +145,7 @@ def run_decode(args: argparse.Namespace) -> int:
 
 
 def judge_guess(
-    config: Config, game: Game, guess: tuple[int, ...] | None, cands: Candidates
+    config: Config, game: Game, guess: tuple[int, ...] | None, cands: Candidates | None
 ) -> tuple[Verdict | None, str | None]:
     """The verdict on the guess (``--guess`` or atoms drawn in the diagram), or why none."""
     if guess is None and game.guess is not None:
@@ -158,13 +160,13 @@ def judge_guess(
     return decode.check_guess(config, game, guess, cands), None
 
 
-def heat_map(config: Config, game: Game, cands: Candidates) -> str:
+def heat_map(config: Config, game: Game, answer: Answer) -> str:
     """The atom probabilities as a board of percentages, the game's labels around it."""
-    counts = atom_counts(cands).ravel()
+    counts, total = answer.heat()
     rows = diagram_grid(config.width, "-" * config.cells, game.labels, height=config.height)
-    for index, count in enumerate(counts.tolist()):
+    for index, count in enumerate(counts.ravel().tolist()):
         line, column = cell_of(config.width, index)
-        rows[line][column] = heat_token(count, cands.count)
+        rows[line][column] = heat_token(count, total)
     size = max(len(token) for row in rows for token in row)
     return "\n".join(" ".join(token.rjust(size) for token in row).rstrip() for row in rows)
 
@@ -179,6 +181,8 @@ def text_report(
 ) -> str:
     """The whole text output of ``bbcore decode``; ``book`` the stored strategy book, if any."""
     game, cands, shots, skipped = answer.game, answer.found, answer.shots, answer.skipped
+    if cands is None:
+        return solved_report(answer, verdict, guess_note, by)
     config = cands.config
     count = cands.count
     if cands.every_molecule:
@@ -201,7 +205,7 @@ def text_report(
             "",
             f"Atom probabilities, % of the {plural(count, 'candidate')} "
             f"(O: an atom in every one, -: in none):",
-            heat_map(config, game, cands),
+            heat_map(config, game, answer),
         ]
     if shots:
         out += ["", shots_title(by)] + shot_table(shots, TOP_SHOTS, OUTCOMES_SHOWN)
@@ -219,6 +223,38 @@ def text_report(
     return "\n".join(out) + "\n"
 
 
+def solved_report(answer: Answer, verdict: Verdict | None, guess_note: str | None, by: Ranking) -> str:
+    """The text of a decode the solver answered without listing the molecules."""
+    game, solution = answer.game, answer.solution
+    assert solution is not None
+    config = solution_config(answer)
+    out = [f"{config}: {shown_phrase(game)}; {source_phrase(answer)}.", count_sentence(answer)]
+    if solution.consistent and answer.count > 1:
+        how = (
+            "exact"
+            if solution.margin == 0
+            else f"from {len(solution.samples or ()):,} near-uniform samples, within "
+            f"{100 * solution.margin:.0f} points at 95%"
+        )
+        out += ["", f"Atom probabilities, % ({how}; O: certainly an atom, -: certainly empty):"]
+        out.append(heat_map(config, game, answer))
+    if answer.shots:
+        estimated = "" if answer.exact else " (estimated from the samples)"
+        out += ["", shots_title(by) + estimated] + shot_table(answer.shots, TOP_SHOTS, OUTCOMES_SHOWN)
+    if answer.skipped:
+        out += ["", answer.skipped + "."]
+    if verdict is not None:
+        out += ["", f"Guess: {verdict.message}."]
+    if guess_note:
+        out += ["", guess_note + "."]
+    return "\n".join(out) + "\n"
+
+
+def solution_config(answer: Answer) -> Config:
+    """The configuration of an answer, whether the engine or the solver gave it."""
+    return answer.found.config if answer.found is not None else answer.config
+
+
 def result_json(result: Result) -> dict:
     """A result for JSON: ``{"result": "absorbed"}`` or ``{"result": "out", "exit": 7}``."""
     if result == ABSORBED:
@@ -231,20 +267,36 @@ def result_json(result: Result) -> dict:
 def json_report(answer: Answer, verdict: Verdict | None, guess_note: str | None, limit: int | None) -> dict:
     """The ``--json`` object."""
     game, cands, shots, skipped = answer.game, answer.found, answer.shots, answer.skipped
-    config = cands.config
-    listed = [] if cands.every_molecule else cands.molecules(limit)
-    counts = atom_counts(cands)
-    ambiguous = ambiguity(cands, shots, skipped) is not None
+    config = solution_config(answer)
+    solution = answer.solution
+    listed = [] if cands is None or cands.every_molecule else cands.molecules(limit)
+    ambiguous = cands is not None and ambiguity(cands, shots, skipped) is not None
+    estimate = None if solution is None or solution.count.exact else solution.count
+    if cands is not None:
+        counts = atom_counts(cands)
+        backbone = np.where(counts == cands.count, 1, np.where(counts == 0, 0, -1)) if cands.count else None
+    else:
+        assert solution is not None
+        # Exact counts (listed, or the engine once per count) give each cell's atom count.
+        counts = None if estimate is not None else np.rint(solution.probabilities * answer.count).astype(int)
+        backbone = solution.backbone if solution.consistent else None
     return {
         "config": config.name,
         "game": game.pattern(),
         "shown": list(game.shown),
-        "source": cands.source,
-        "count": cands.count,
-        "every_molecule": cands.every_molecule,
+        "source": cands.source if cands is not None else "solver",
+        "count": answer.count,
+        "exact": answer.exact,
+        "tolerance": None if estimate is None else estimate.tolerance,
+        "confidence": None if estimate is None else estimate.confidence,
+        "core": None if answer.core is None else list(answer.core),
+        "every_molecule": cands.every_molecule if cands is not None else not game.shown,
         "molecules": [{"number": n, "molecule": m} for n, m in listed],
-        "atom_counts": counts.tolist(),
-        "probabilities": probabilities(cands).tolist(),
+        "atom_counts": None if counts is None else counts.tolist(),
+        "probabilities": answer.probabilities.tolist(),
+        "probability_margin": 0.0 if solution is None or cands is not None else solution.margin,
+        # Each cell: O certainly an atom, - certainly empty, ? undecided (-1 picks the last).
+        "backbone": None if backbone is None else [["-O?"[v] for v in row] for row in backbone.tolist()],
         "next_shots": [
             {
                 "position": s.position,
@@ -257,7 +309,7 @@ def json_report(answer: Answer, verdict: Verdict | None, guess_note: str | None,
         "next_shots_skipped": skipped,
         "ambiguous": ambiguous,
         "doubtful_cells": (
-            [list(cell_of(config.width, c)) for c in doubtful_cells(cands)] if ambiguous else []
+            [list(cell_of(config.width, c)) for c in doubtful_cells(cands)] if cands and ambiguous else []
         ),
         "guess": None
         if verdict is None

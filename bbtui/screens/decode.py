@@ -48,7 +48,7 @@ from bbcore.decode import BATCH, Candidates, DecodeCancelled, check_guess
 from bbcore.decoder import Answer, Decoder, count_sentence, source_phrase
 from bbcore.game import DecodeError, Game, labels_text, parse_game, parse_guess
 from bbcore.queries import molecule_record
-from bbcore.shots import Ranking, ambiguity, atom_counts, doubtful_cells
+from bbcore.shots import Ranking, ambiguity, doubtful_cells
 from bbcore.words import plural
 from bbtui.host import Host, host
 from bbtui.messages import DecodeFinished, DecodeProgress
@@ -457,7 +457,7 @@ class DecodeScreen(Screen):
         game, found = self.answer.game, self.answer.found
         board = self.game_board
         if board is not None:
-            board.show_heat(atom_counts(found), found.count)
+            board.show_heat(*self.answer.heat())  # the solver's answers list no candidates
             board.show_shots(self.answer.shots)
         self.query_one("#decode-result", Label).update(count_sentence(self.answer))
         self.show_shots()
@@ -468,7 +468,7 @@ class DecodeScreen(Screen):
             # A game typed with an error while this one was decoded (the first, as the
             # screen loads): its error stays said.
             self.check_spectrum(typed)
-        elif found.every_molecule:
+        elif found is not None and found.every_molecule:
             self.say(
                 f"{self.config}: no ray shot yet. On the board, the arrows pick a position; "
                 f"type H, R or a label for what its ray did."
@@ -476,7 +476,7 @@ class DecodeScreen(Screen):
         else:
             # The player's own labels, as on the board (not renamed in order of appearance).
             shown = labels_text(game.labels)
-            self.say(f"{shown}: {plural(found.count, 'molecule')} ({source_phrase(self.answer)}).")
+            self.say(f"{shown}: {plural(self.answer.count, 'molecule')} ({source_phrase(self.answer)}).")
         self.update_bindings()
 
     def show_shots(self) -> None:
@@ -490,11 +490,11 @@ class DecodeScreen(Screen):
         lines = []
         answer = self.answer
         if answer is not None:
-            doubt = ambiguity(answer.found, answer.shots, answer.skipped)
+            doubt = answer.found and ambiguity(answer.found, answer.shots, answer.skipped)
             if doubt:
                 lines.append(doubt)
-            if self.guess is not None:
-                verdict = check_guess(answer.found.config, answer.game, self.guess, answer.found)
+            if self.guess is not None and self.config is not None:
+                verdict = check_guess(self.config, answer.game, self.guess, answer.found)
                 lines.append(f"Guess: {verdict.message}.")
         self.query_one("#decode-verdict", Label).update("\n".join(lines))
 

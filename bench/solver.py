@@ -1,0 +1,149 @@
+"""Benchmark: the solver decoder on the boards people play (issue 30's targets).
+
+    python bench/solver.py                 # every case, 3 runs each
+    python bench/solver.py --runs 5 --cases 10x10-full 20x12-full
+
+Each case draws its hidden placements with a fixed seed (one per run), traces
+the shown rays with the solver's tracer and times the answer:
+
+- ``10x10-full``, ``20x12-full``: the full spectrum of 10 atoms in 10 x 10,
+  of 15 in 20 x 12: the count and the backbone (``bbcore.solver.solve``);
+- ``10x10-partial``, ``20x12-partial``: 12 rays shot at random positions:
+  the backbone, the count (exact or estimated) and the next shots;
+- ``8x8-range``: 3 to 6 atoms in 8 x 8, 8 rays shown: the exact count over
+  every count, through the Decoder (the engine once per count);
+- ``engine``: A4_B8 games of 3 rays through the Decoder against
+  ``bbcore.decode.candidates`` and ``ranked_shots`` called directly (today's
+  path), alternating, in the same run: their ratio says whether the engine
+  path got slower.
+
+It prints each case's median and slowest seconds, the count and how it was
+had, the peak memory of the process and of its children (the counters run in
+a child process), and the load average before and after (the machine is
+shared and noisy).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import resource
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bbcore import decode  # noqa: E402
+from bbcore.config import Config  # noqa: E402
+from bbcore.decoder import Decoder  # noqa: E402
+from bbcore.game import Game  # noqa: E402
+from bbcore.shots import ranked_shots  # noqa: E402
+from bbcore.solver import Box, next_shots, solve, trace_result  # noqa: E402
+
+CASES = ("10x10-full", "10x10-partial", "20x12-full", "20x12-partial", "8x8-range", "engine")
+
+
+def shown(box: Box, atoms, positions) -> tuple[list[tuple[int, object]], list[int]]:
+    """The rays from ``positions`` (an exit pair once) and the positions not shot."""
+    results = {p: trace_result(box, atoms, p) for p in positions}
+    for p, r in list(results.items()):
+        if isinstance(r, int):
+            results[r] = p
+    rays = [(p, r) for p, r in sorted(results.items()) if not (isinstance(r, int) and r < p)]
+    return rays, [p for p in range(1, box.positions + 1) if p not in results]
+
+
+def square_game(width: int, rays) -> Game:
+    game = Game.empty(width)
+    for position, result in rays:
+        game = game.with_result(position, result)
+    return game
+
+
+def solver_case(width: int, height: int, atoms: int, shots: int | None, seed: int) -> tuple[float, str]:
+    rng = random.Random(seed)
+    box = Box(width, height)
+    hidden = rng.sample(range(box.cells), atoms)
+    positions = (
+        range(1, box.positions + 1) if shots is None else rng.sample(range(1, box.positions + 1), shots)
+    )
+    rays, unknown = shown(box, hidden, positions)
+    start = time.perf_counter()
+    solution = solve(width, height, atoms, atoms, rays)
+    ranked = next_shots(solution, unknown)
+    took = time.perf_counter() - start
+    undecided = int((solution.backbone == -1).sum())
+    best = f", best shot {ranked[0].position}" if ranked else ""
+    return took, f"{solution.count} ({solution.count.method}), {undecided} cells undecided{best}"
+
+
+def range_case(seed: int) -> tuple[float, str]:
+    rng = random.Random(seed)
+    box = Box(8, 8)
+    hidden = rng.sample(range(64), rng.randint(3, 6))
+    rays, _ = shown(box, hidden, rng.sample(range(1, 33), 8))
+    config = Config(3, 8)
+    object.__setattr__(config, "atoms_max", 6)  # until configurations carry a range (issue 30 section 1)
+    start = time.perf_counter()
+    answer = Decoder(config, source="compute").decode(square_game(8, rays))
+    return time.perf_counter() - start, f"{answer.count:,} exact={answer.exact}"
+
+
+def engine_case(seed: int) -> tuple[float, str]:
+    """Seconds of the Decoder over seconds of today's calls, on the same A4_B8 game."""
+    rng = random.Random(seed)
+    config = Config(4, 8)
+    hidden = rng.sample(range(64), 4)
+    rays, _ = shown(Box(8, 8), hidden, rng.sample(range(1, 33), 3))
+    game = square_game(8, rays)
+    start = time.perf_counter()
+    found = decode.candidates(config, game, source="compute")
+    ranked_shots(config, game, found)
+    today = time.perf_counter() - start
+    start = time.perf_counter()
+    answer = Decoder(config, source="compute").decode(game)
+    now = time.perf_counter() - start
+    assert answer.found is not None and answer.found.count == found.count
+    return now, f"today {today:.3f} s, ratio {now / today:.2f}"
+
+
+def run(case: str, seed: int) -> tuple[float, str]:
+    if case == "10x10-full":
+        return solver_case(10, 10, 10, None, seed)
+    if case == "10x10-partial":
+        return solver_case(10, 10, 10, 12, seed)
+    if case == "20x12-full":
+        return solver_case(20, 12, 15, None, seed)
+    if case == "20x12-partial":
+        return solver_case(20, 12, 15, 12, seed)
+    if case == "8x8-range":
+        return range_case(seed)
+    return engine_case(seed)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--cases", nargs="*", choices=CASES, default=list(CASES))
+    args = parser.parse_args()
+    print(f"load before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    run("engine", 0)  # numba's kernels loaded before any timing
+    for case in args.cases:
+        times = []
+        for seed in range(1, args.runs + 1):
+            took, what = run(case, seed)
+            times.append(took)
+            print(f"  {case} seed {seed}: {took:.2f} s, {what}", flush=True)
+        print(f"{case}: median {statistics.median(times):.2f} s, slowest {max(times):.2f} s", flush=True)
+    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    print(f"peak memory: {own:.0f} MB (this process), {children:.0f} MB (the counters' processes)")
+    print(f"load after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+
+
+if __name__ == "__main__":
+    main()
