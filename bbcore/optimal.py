@@ -290,6 +290,8 @@ class Search:
     _first_nodes: int = 0
     every: float = CHECKPOINT_SECONDS
     """Seconds between two calls of ``checkpoint``."""
+    upper_found: int | None = None
+    """The best total of a strategy the search completed at the root (a proved upper bound)."""
 
     @property
     def limit(self) -> int:
@@ -350,6 +352,8 @@ class Search:
             total = self._through(members, p, figures, best)
             if total < best:
                 best, best_shot = total, p
+                if n == self.problem.config.nb_mol:
+                    self.upper_found = total
         if best_shot is None:
             self._remember(key, beta, False, LEAF, n)
             return beta
@@ -802,16 +806,61 @@ def optimal(
 
 
 def bounds_now(search: Search, greedy: int) -> tuple[int, int]:
-    """(lower, upper) of the root's total from what a stopped search knows."""
+    """(lower, upper) of the root's total from what a stopped search knows.
+
+    The lower bound is the set's own, raised by what the memo proved two levels
+    down (one past 20,000 molecules, where the grandchildren are many): for each
+    splitting shot at the root, its cost plus, for each child, the best of the
+    child's bound, its memo entry (exact or a proved lower bound) and the child's
+    own one-step figure from what the memo knows of the grandchildren; the least
+    over the root's shots (for points, the lesser of that and stop(S)).  The upper
+    bound is the best strategy known: the greedy book's, or a better one the
+    search completed at the root.
+    """
     problem = search.problem
-    key, _ = problem.canonical(problem.everyone)
+    everyone = problem.everyone
+    key, _ = problem.canonical(everyone)
     entry = search.memo.get(key)
-    lower = lower_bound(problem, problem.everyone, search.objective)
+    if entry is not None and entry[1]:
+        return entry[0], entry[0]
+    lower = _known_lower(search, everyone, 2 if len(everyone) <= 20_000 else 1)
     if entry is not None:
-        if entry[1]:
-            return entry[0], entry[0]
         lower = max(lower, entry[0])
-    return lower, greedy
+    return lower, min(greedy, search.upper_found) if search.upper_found is not None else greedy
+
+
+def _known_lower(search: Search, members: np.ndarray, depth: int) -> int:
+    """A lower bound of a set's total from its bound and the memo, ``depth`` levels down."""
+    problem, objective = search.problem, search.objective
+    if len(members) <= 1:
+        return 0
+    if len(members) == 2:
+        return search._pair(members)[0]
+    key, _ = problem.canonical(members)
+    entry = search.memo.get(key)
+    if entry is not None and entry[1]:
+        return entry[0]
+    figures = evaluate(problem, members, objective)
+    if figures.groups == 1:
+        return figures.stop if objective == "points" else 0
+    lower = figures.lower
+    if entry is not None:
+        lower = max(lower, entry[0])
+    if depth == 0:
+        return lower
+    step = None
+    for p in np.flatnonzero(figures.kinds >= 2).tolist():
+        children = [
+            max(int(figures.child_bound[p, code]), _known_lower(search, child, depth - 1))
+            for code, child in problem.split(members, p)
+        ]
+        through = int(figures.cost[p]) + (max(children) if objective == "worst" else sum(children))
+        step = through if step is None else min(step, through)
+    if step is None:
+        return lower
+    if objective == "points":
+        return max(lower, min(figures.stop, step))
+    return max(lower, step)
 
 
 # ---------------------------------------------------------------------------

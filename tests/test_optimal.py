@@ -255,17 +255,20 @@ def test_huffman_is_the_least_weighted_depth(weights, b):
 # Symmetry
 
 
-@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_a_set_and_its_8_images_have_the_same_optimum(problems, data):
-    """A3_B4: the plain expectimax (no symmetry) on each image equals the solver on the set,
-    the solver's shot on each image is one of the image's optimal shots, and the keys agree."""
+    """A3_B4, the candidates after 2 or 3 shots: the plain expectimax (no symmetry) on each
+    image equals the solver on the set, the solver's shot on each image (a fresh search)
+    is one of the image's optimal shots, and the keys agree."""
     config = Config(3, 4)
     problem = problems[config.name]
     objective = data.draw(st.sampled_from(OBJECTIVES), label="objective")
     molecule = data.draw(st.integers(0, config.nb_mol - 1), label="molecule")
-    p = data.draw(st.integers(0, config.positions - 1), label="shot")
-    members = problem.everyone[problem.codes[:, p] == problem.codes[molecule, p]]
+    shots = data.draw(st.lists(st.integers(0, config.positions - 1), min_size=2, max_size=3), label="shots")
+    members = problem.everyone
+    for p in shots:
+        members = members[problem.codes[members, p] == problem.codes[molecule, p]]
     value, shots, _, _ = EXPECTIMAX[objective]
     search = Search(problem, objective)
     exact = search.value_of(members)
@@ -325,6 +328,44 @@ def test_a_search_killed_with_9_resumes_to_the_same_value(tmp_path):
     )
     again = subprocess.run(command, capture_output=True, text=True, env=env, cwd=ROOT, timeout=600)
     assert json.loads(again.stdout) == json.loads(resumed.stdout)  # stored: read back, not searched
+
+
+def test_ctrl_c_pauses_the_search_and_stores_what_it_proved(tmp_path):
+    path = tmp_path / "db.sqlite"
+    command = [*BBCORE, "--db", str(path), "strategy", "A3_B4", "--optimal", "points", "--checkpoint", "1"]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    process = subprocess.Popen(
+        command, env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        wait_until(lambda: stored_memo_size(path) > 1000, 300, "the search to store its memo")
+        before = stored_memo_size(path)
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=120)
+    finally:
+        if process.poll() is None:
+            os.kill(process.pid, signal.SIGKILL)
+    assert process.returncode == 130, err
+    assert out == "" and err.count("\n") == 1 and "paused" in err and "Traceback" not in err, err
+    assert stored_memo_size(path) >= before
+
+
+def test_a_search_stopped_by_seconds_gives_bounds_around_the_optimum(tmp_path):
+    config = Config(3, 4)
+    path = tmp_path / "db.sqlite"
+    command = [*BBCORE, "--db", str(path), "strategy", config.name, "--optimal", "rays", "--json"]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    stopped = subprocess.run([*command, "--seconds", "1"], capture_output=True, text=True, env=env, cwd=ROOT)
+    assert stopped.returncode == 0, stopped.stderr
+    optimum = json.loads(stopped.stdout)["optimum"]
+    assert not optimum["proved"] and optimum["value"] is None
+    value, _, _, _ = EXPECTIMAX["rays"]
+    exact = Fraction(value(frozenset(range(config.nb_mol))), config.nb_mol)
+    assert Fraction(optimum["lower"]) <= exact <= Fraction(optimum["upper"])
+    assert Fraction(optimum["gap"]) == Fraction(optimum["upper"]) - Fraction(optimum["lower"])
+    text = subprocess.run(command[:-1], capture_output=True, text=True, env=env, cwd=ROOT)
+    assert text.returncode == 0, text.stderr
+    assert f"Optimum: {exact} = {float(exact):.3f} rays on average, proved." in text.stdout
 
 
 @pytest.mark.parametrize(

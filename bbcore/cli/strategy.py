@@ -295,10 +295,8 @@ def optimal_report(result: dict, computed: bool) -> str:
             "Run the same command again to go on."
         )
     lines.append(f"The greedy book (by remaining): {optimum['greedy']} = {decimal(optimum['greedy'])}.")
-    lines.append(
-        f"First shot: {optimum['first_shot'] or 'none'} (the greedy book's: "
-        f"{optimum['greedy_first_shot'] or 'none'})."
-    )
+    first = optimum["first_shot"] or "none" if optimum["proved"] else "not known yet"
+    lines.append(f"First shot: {first} (the greedy book's: {optimum['greedy_first_shot'] or 'none'}).")
     difference = optimum.get("first_difference")
     if optimum["proved"] and difference is None:
         lines.append("The greedy book's shots are optimal at every node looked at.")
