@@ -36,9 +36,11 @@ from textual import work
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.cache import LRUCache
+from textual.content import Content
 from textual.messages import ExitApp
 from textual.reactive import reactive
 from textual.screen import Screen
+from textual.widgets import Header, Static
 
 from bbcore import __version__
 from bbcore.cli.common import database_arg, positive_int
@@ -86,6 +88,9 @@ from bbtui.widgets.progress import RateMeter
 
 BOOKS_KEPT = 2
 """Strategy books the app keeps (``BlackBoxApp.books``): both policies of one configuration."""
+
+HEADER_SIDES = 8 + 10
+"""Columns of the header's icon (left) and of its clock's room (right), beside its title."""
 
 
 class BlackBoxApp(App[None]):
@@ -179,6 +184,20 @@ class BlackBoxApp(App[None]):
         (``--read-only``, a visitor of ``bbtui --serve --read-only``) keeps it to itself."""
         if not self.read_only_asked and load_settings().get("theme") != theme:
             save_settings(theme=theme)
+
+    def format_title(self, title: str, sub_title: str) -> Content:
+        """The header's line, fitted between its icon and its clock's room (``HEADER_SIDES``):
+        a long file path loses its middle (``…``), never its end, which the header cut."""
+        room = self.size.width - HEADER_SIDES - len(title) - len(" — ")
+        if len(sub_title) > room > 8:
+            tail = (room - 1) * 2 // 3
+            sub_title = f"{sub_title[: room - 1 - tail]}…{sub_title[-tail:]}"
+        return super().format_title(title, sub_title)
+
+    def on_resize(self) -> None:
+        """The header's line is fitted again (Textual formats it only when a title changes)."""
+        for header in self.screen.query(Header):
+            header.query_one("HeaderTitle", Static).update(header.format_title())
 
     def on_mount(self) -> None:
         """Resume the run under way when the app was last quit on this database."""

@@ -11,22 +11,26 @@ Strategy), and every widget in view is checked:
   in an ellipsis, which says so);
 - an input's placeholder is longer than the input's room;
 - a tree or a table is wider than its region (its rows cut at the edge);
-- a footer key is not wholly shown (``test_tui_keys.footer_problems``).
+- a footer key is not wholly shown (``test_tui_keys.footer_problems``);
+- the header's title (the screen, the database's path) is longer than the room
+  between the header's icon and its right edge.
 """
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
 from rich.console import Console
+from rich.measure import Measurement
 from rich.text import Text
 from test_tui_keys import SCREENS, footer_problems, settle, show
 from textual.app import App
 from textual.pilot import Pilot
 from textual.screen import Screen
 from textual.widget import Widget
-from textual.widgets import DataTable, Input, Label, Static, Tree
+from textual.widgets import DataTable, Header, Input, Label, Static, Tree
 
 from bbcore.config import parse_config
 from bbtui.app import BlackBoxApp
@@ -62,6 +66,12 @@ def cut_off(screen: Screen) -> list[str]:
                 problems.append(f"{widget!r} reaches column {region.right}, past {container!r}")
                 break
         width = widget.content_region.width
+        if isinstance(widget, Static) and not isinstance(widget.render(), Text | str) and width:
+            # a rich renderable (a table of statistics): its columns squeezed to fit are cut
+            console = Console(width=width)
+            needed = Measurement.get(console, console.options, widget.render()).maximum
+            if needed > width:
+                problems.append(f"{widget!r} needs {needed} columns, has {width}")
         if isinstance(widget, Label | Static) and not isinstance(widget, Input):
             ellipsis = widget.styles.text_overflow == "ellipsis"
             for line in label_lines(widget, width):
@@ -71,6 +81,10 @@ def cut_off(screen: Screen) -> list[str]:
             problems.append(f"{widget!r}: placeholder {widget.placeholder!r} is cut at {width}")
         if isinstance(widget, Tree | DataTable) and widget.virtual_size.width > width:
             problems.append(f"{widget!r} is {widget.virtual_size.width} columns wide in {width}")
+    for header in screen.query(Header):  # the title between the header's icon and clock
+        title, room = header.format_title(), header.query_one("HeaderTitle").content_region.width
+        if title.cell_length > room:
+            problems.append(f"the header's {title.plain!r} is cut at {room} columns")
     return problems + footer_problems(app)  # type: ignore[arg-type]
 
 
@@ -99,9 +113,13 @@ async def problems_at(app: App, pilot: Pilot, size: tuple[int, int]) -> list[str
 
 
 @pytest.mark.parametrize("name", list(SCREENS))
-async def test_no_text_is_cut_off_at_80_by_24(explored: Path, name: str) -> None:
+async def test_no_text_is_cut_off_at_80_by_24(explored: Path, tmp_path: Path, name: str) -> None:
     kind, opener = SCREENS[name]
-    app = BlackBoxApp(explored, A4_B4)
+    # A database deep in folders: the header's path is longer than its room at 80 columns.
+    path = tmp_path / "a-folder-of-databases-with-a-long-name" / "and-another-one-inside" / "small.sqlite"
+    path.parent.mkdir(parents=True)
+    shutil.copy(explored, path)
+    app = BlackBoxApp(path, A4_B4)
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await show(pilot, kind, opener)
         await fullest(pilot, screen)

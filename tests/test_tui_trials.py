@@ -17,6 +17,7 @@ from test_tui_explore import SMALL_RANGES
 from test_tui_newcomer import footer_keys, notes, open_decode
 from test_tui_paging import PAGE, expected_rows, groups_of_page, rows, summary_rows
 from test_tui_play import open_play, play_board
+from textual.containers import VerticalScroll
 from textual.widgets import Input
 
 from bbcore import decoder as decoder_module
@@ -25,9 +26,10 @@ from bbcore.queries import group_at
 from bbtui import app as app_module
 from bbtui.app import BlackBoxApp
 from bbtui.screens.decode import DecodeScreen
+from bbtui.screens.group import GroupScreen
 from bbtui.screens.groups import GroupsScreen
 from bbtui.screens.help import HelpScreen
-from bbtui.widgets.game_board import GameBoard
+from bbtui.widgets.game_board import GameBoard, fit_row
 
 A3_B4 = parse_config("A3_B4")
 A4_B4 = parse_config("A4_B4")
@@ -294,3 +296,33 @@ async def test_the_footer_drops_pause_once_the_run_is_complete(
         assert "p" not in footer_keys(app)
         gate.set()
         await wait_for(pilot, lambda: app.exploring is None)
+
+
+async def test_a_group_says_when_more_is_below(explored: Path) -> None:
+    app = BlackBoxApp(explored, A4_B4)
+    async with app.run_test(size=(80, 20)) as pilot:
+        await pilot.press("escape", "g")
+        await wait_for(pilot, lambda: isinstance(app.screen, GroupsScreen) and app.screen.count)
+        await pilot.press(*["down"] * 6, "enter")  # group 7: 3 molecules, then their statistics
+        await wait_for(pilot, lambda: isinstance(app.screen, GroupScreen) and app.screen.members)
+        screen = app.screen
+        more = screen.query_one("#group-more")
+        body = screen.query_one("#group-body", VerticalScroll)
+        await wait_for(pilot, lambda: body.max_scroll_y > 0 and more.display)
+        assert text_of(app, "#group-more").startswith("More below: pagedown")
+        body.scroll_end(animate=False)
+        await wait_for(pilot, lambda: not more.display)  # the bottom: nothing more below
+        await pilot.resize_terminal(120, 50)  # all of it in view
+        await wait_for(pilot, lambda: body.max_scroll_y == 0)
+        await pilot.pause()
+        assert not more.display
+
+
+def test_a_next_shot_row_is_cut_between_results_never_inside_one() -> None:
+    row = "   5      326.68   2.013    6: H 513, R 13,024, 3 98, 7 55, ..."
+    assert fit_row(row, len(row)) == row
+    for width in range(len("   5      326.68   2.013    6: H 513, ..."), len(row)):
+        fitted = fit_row(row, width)
+        assert len(fitted) <= width and fitted.endswith(", ...")
+        assert row.startswith(fitted[: -len(", ...")] + ", ")  # whole results, then the mark
+    assert fit_row(row, 20) == row  # not even the first result fits: left to the label's ellipsis

@@ -461,6 +461,7 @@ class DecodeScreen(Screen):
             board.show_shots(self.answer.shots)
         self.query_one("#decode-result", Label).update(count_sentence(self.answer))
         self.show_shots()
+        self.call_after_refresh(self.show_shots)  # once the board is drawn, the room is known
         self.show_verdict()
         await self.show_page()
         typed = self.spectrum_input.value
@@ -483,7 +484,8 @@ class DecodeScreen(Screen):
         """The top next shots with their figures, or why there are none."""
         label = self.query_one("#decode-shots", Label)
         answer = self.answer
-        label.update(shots_text(answer.shots, answer.skipped, self.ranking) if answer else "")
+        width = label.content_region.width or None
+        label.update(shots_text(answer.shots, answer.skipped, self.ranking, width) if answer else "")
 
     def show_verdict(self) -> None:
         """Whether the game is ambiguous, and what the guess is worth."""
@@ -669,6 +671,10 @@ class DecodeScreen(Screen):
         """Leave the screen (its decode cancelled)."""
         self.workers.cancel_group(self, "decode")
         self.app.pop_screen()
+
+    def on_resize(self) -> None:
+        """The next shots' rows are fitted to the room again."""
+        self.call_after_refresh(self.show_shots)
 
     def on_screen_suspend(self) -> None:
         """Left for the help (or any screen): back here, the focus is where it was, even

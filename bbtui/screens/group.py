@@ -94,12 +94,24 @@ class GroupScreen(Screen):
             yield BoardGrid(id="boards")
             yield Label("Statistics (values that differ are highlighted, in board order)", classes="heading")
             yield StatsTable(id="group-stats")
+        yield Label("More below: pagedown (or down past the last board).", id="group-more", classes="message")
         yield Footer(compact=True)
 
     async def on_mount(self) -> None:
         """Show the group."""
         self.title = f"Spectral group of {self.config}"
+        self.watch(self.query_one("#group-body"), "scroll_y", self.show_more, init=False)
         await self.show_group(self.index)
+
+    def on_resize(self) -> None:
+        """The room changed: is there more below?"""
+        self.call_after_refresh(self.show_more)
+
+    def show_more(self, *_: object) -> None:
+        """Say that boards or statistics are below the screen's edge, while they are (at 80 x
+        24, a group's second row of boards and its statistics are)."""
+        body = self.query_one("#group-body", VerticalScroll)
+        self.query_one("#group-more").display = body.scroll_y < body.max_scroll_y
 
     async def show_group(self, index: int) -> None:
         """Read group ``index`` (or the spectrum's group) and its molecules, and draw them.
@@ -139,6 +151,7 @@ class GroupScreen(Screen):
         self.query_one("#group-stats", StatsTable).show(members)
         self.index, self.spectrum, self.members = index, spectrum, members
         self.refresh_bindings()
+        self.call_after_refresh(self.show_more)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Next/previous only along a list."""

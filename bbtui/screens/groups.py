@@ -77,6 +77,7 @@ class GroupsScreen(Screen):
         self.page_size = 10
         self.count = 0
         self.summary_lines: int | None = None  # the summary's height (``reserve_summary``)
+        self.waits = 0  # refreshes waited for the layout before reading a page (``fit_page``)
         self.refits = 0  # pages fitted again since the last fit because the rows in view changed
 
     @property
@@ -147,11 +148,16 @@ class GroupsScreen(Screen):
             self.refits = 0
         groups = self.groups
         self.count = group_count(self.config, all_rows=groups.all_rows, size=groups.size)
-        if not self.table.size.height or self.reserve_summary():
+        if (not self.table.size.height or self.reserve_summary()) and self.waits < 5:
             # Not laid out yet, or the summary's room changed: no page is read before the
-            # table's height is final (a page count read before jumps: 1/479, then 1/504).
+            # table's height is final (a page count read before jumps: 1/479, then 1/504);
+            # a few refreshes at most (then the page is read, and check_fit corrects it).
             if self.is_current:
-                self.call_after_refresh(self.fit_page)
+                self.waits += 1
+                self.call_after_refresh(self.fit_page, refit=refit)
+            return
+        self.waits = 0
+        if not self.table.size.height:
             return
         self.page_size = max(1, self.rows_in_view())
         cursor = self.first + max(self.table.cursor_row, 0)

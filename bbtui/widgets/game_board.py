@@ -364,8 +364,23 @@ TOP_SHOTS = 5
 OUTCOMES_SHOWN = 4
 
 
-def shots_text(shots: Sequence[NextShot], skipped: str | None, ranking: Ranking) -> Text:
-    """The top next shots as a small table (marked ``*`` on the board), or why there is none."""
+def fit_row(row: str, width: int) -> str:
+    """A next shot's row in ``width`` columns: its results cut after the last one that fits,
+    with ``, ...`` (never in the middle of one, ``R 13,0...``)."""
+    if len(row) <= width:
+        return row
+    count_end = row.find(": ")
+    cut = row.rfind(", ", 0, width - len(", ...") + len(", "))  # the cut, then ", ...", fit
+    if count_end < 0 or cut <= count_end:
+        return row  # not even one result fits: the label's ellipsis cuts it
+    return row[:cut] + ", ..."
+
+
+def shots_text(
+    shots: Sequence[NextShot], skipped: str | None, ranking: Ranking, width: int | None = None
+) -> Text:
+    """The top next shots as a small table (marked ``*`` on the board), or why there is none;
+    each row fitted to ``width`` columns when given (``fit_row``)."""
     if skipped:
         return Text(skipped[0].upper() + skipped[1:] + ".")
     if not shots:
@@ -376,5 +391,5 @@ def shots_text(shots: Sequence[NextShot], skipped: str | None, ranking: Ranking)
     text.append(shots_title(ranking, marked=True).replace(", by ", "\nby ") + "\n", style="bold")
     text.append(header, style="dim")
     for row in rows:
-        text.append("\n" + row)
+        text.append("\n" + (fit_row(row, width) if width else row))
     return text

@@ -17,7 +17,8 @@ from textual.widgets import Static
 from bbcore.queries import MoleculeRecord
 
 COLUMNS = ("number", "edge", "deep", "max_length", "max_turns", "tot_length", "tot_turns")
-HEADINGS = ("rays", "edge", "deep", "max len", "max turns", "tot len", "tot turns")
+HEADINGS = ("rays", "edge", "deep", "max\nlen", "max\nturns", "tot\nlen", "tot\nturns")
+"""On two lines: the columns as narrow as their figures (at 80 columns a group's "tot turns" was cut)."""
 CLASSES = (("absorbed", "absorbed"), ("reflected", "reflected"), ("out", "out pairs"))
 
 
