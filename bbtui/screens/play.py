@@ -38,7 +38,6 @@ from bbcore.decoder import Decoder, count_sentence
 from bbcore.game import DecodeError, Game
 from bbcore.numbering import molecule_string
 from bbcore.play import Match, PlayError, chosen_match, hard_match, random_match
-from bbcore.shots import atom_counts
 from bbcore.strategy import StrategyBook, line_text
 from bbtui.host import Host, host
 from bbtui.messages import BookReady, CoachAnswer
@@ -460,7 +459,7 @@ class PlayScreen(Screen):
         if coach:
             board = coach.first()
             board.set_draft(self.match.marks)
-            board.show_heat(atom_counts(answer.found), answer.found.count)
+            board.show_heat(*answer.heat())  # the solver's answers list no candidates
             board.show_shots(answer.shots)
         text = shots_text(answer.shots, answer.skipped, "remaining")
         text.append("\n" + count_sentence(answer))
