@@ -170,17 +170,21 @@ def test_the_solver_gives_the_engines_candidates_backbone_count_and_probabilitie
         assert next_shots(solution, game.unknown) == engine_shots
 
 
-def test_the_decoder_beyond_the_engine_answers_as_the_engine_where_both_run(monkeypatch):
-    config = Config(4, 6)
-    hidden = (3, 14, 20, 33)
-    game = as_game(6, shown_rays(6, 6, hidden, [1, 5, 9, 14, 20]))
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(square_games())
+def test_the_decoder_beyond_the_engine_answers_as_the_engine_where_both_run(drawn):
+    width, n, _, shown = drawn
+    config = Config(n, width)
+    game = as_game(width, shown)
     engine = Decoder(config, source="compute").decode(game)
-    monkeypatch.setattr("bbcore.decoder.DIRECT_LIMIT", 0)  # every game is past the engine's limit
-    solved = Decoder(config, source="compute").decode(game)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("bbcore.decoder.DIRECT_LIMIT", 0)  # every game is past the engine's limit
+        solved = Decoder(config, source="compute").decode(game)
     assert solved.solution is not None and solved.found is not None and solved.found.source == "solver"
     assert solved.found.numbers.tolist() == engine.found.numbers.tolist()
-    assert solved.shots == engine.shots
+    assert solved.shots == engine.shots and solved.skipped == engine.skipped
     assert np.array_equal(solved.probabilities, engine.probabilities)
+    assert solved.count == engine.count and solved.exact
 
 
 # -- rectangles and ranges against the brute force ------------------------------------

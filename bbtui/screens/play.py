@@ -54,7 +54,6 @@ from bbcore.play import (
     random_match,
 )
 from bbcore.rays import Ray
-from bbcore.shots import atom_counts
 from bbcore.strategy import StrategyBook, line_text
 from bbtui.host import Host, host
 from bbtui.messages import BookReady, BookVerdict, CoachAnswer
@@ -561,7 +560,7 @@ class PlayScreen(Screen):
         if coach:
             board = coach.first()
             board.set_draft(self.match.marks)
-            board.show_heat(atom_counts(answer.found), answer.found.count)
+            board.show_heat(*answer.heat())  # the solver's answers list no candidates
             board.show_shots(answer.shots)
         text = shots_text(answer.shots, answer.skipped, "remaining")
         text.append("\n" + count_sentence(answer))
