@@ -757,11 +757,12 @@ def optimal(
     nothing) and its memo is stored every ``CHECKPOINT_SECONDS``, when it ends,
     when it is stopped after ``seconds`` (then the object gives the proved
     bounds and the greedy book's figures) and when it is interrupted
-    (KeyboardInterrupt is raised again once the memo is stored).
+    (KeyboardInterrupt is raised again once the memo is stored).  ``store``
+    False (a read-only database) reads what is stored and writes nothing.
     """
     if objective not in OBJECTIVES:
         raise OptimalError(f"unknown objective {objective!r}: expected rays, worst or points")
-    stored = None if not store else stored_run(config, objective)
+    stored = stored_run(config, objective)
     if stored is not None and stored[0] is not None and not recompute:
         return stored[0], False
     problem = problem or Problem.of(config)
