@@ -44,11 +44,11 @@ placements or the samples as ``bbcore.shots`` does; ``judge`` checks a guess
 by Emacs' rule (the exact cells) or Tatham's (the same result on every ray).
 
 The solver is CaDiCaL 1.9.5 through python-sat, chosen by measurement
-(bench/solver.py, docs/decode-solver.md): Glucose 4 and CaDiCaL 1.5.3 were
-slower on the backbone of the large boards.  Cancellation: ``stop`` is
-checked between solver calls; each call of the SAT solver is bounded by the
-solver's own interrupt (a watcher thread), the counters and the sampler by
-their budgets.
+(docs/decode-solver.md): Glucose 4 and MiniSat were a little quicker on the
+first call and slower on the backbone's many calls.  Cancellation: ``stop``
+is checked between solver calls and interrupts a running call (python-sat's
+``interrupt``, from a watcher thread); ApproxMC and UniGen, which cannot be
+interrupted, run in a child process that is ended.
 """
 
 from __future__ import annotations
