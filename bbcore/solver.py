@@ -17,15 +17,15 @@ The encoding (one per shown ray, a ray that came out counted once):
 - a variable per cell, true for an atom: these alone decide everything
   (the *projection*: counts and samples are taken over them only);
 - per ray, a variable per *state* (the ray has just moved into cell (l, c)
-  heading d), a variable per *end* (absorbed, reflected, out at q) and a
-  variable per *edge* (a state and the atoms around it that send the ray to
-  the next state or end: ahead, then both front diagonals, then one, then
-  none, exactly the rules of ``bbcore.rays.trace``);
-- an edge is true exactly when its state is and its atoms are as it says;
-  an edge's state or end is then true (the ray's path is forced, from the
-  entry on); a state or end is true only when one of its edges is (the
-  path is supported).  So the cells decide the true path; what else could be
-  true is a cycle of states no entry reaches, which the ends do not see;
+  heading d) and per *end* (absorbed, reflected, out at q); a state and the
+  atoms around it (ahead, then both front diagonals, then one, then none,
+  exactly the rules of ``bbcore.rays.trace``) force the next state or end,
+  so that the cells force the ray's true path from its entry on; a state or
+  an end is true only when a state before it is.  What else could be true is
+  a cycle of states that no entry reaches, which the ends do not see.  A
+  ray's clauses are built once per box and position (``_ray_template``); a
+  ray that came out is encoded from both of its ends (``BOTH_ENDS``), its
+  path then forced from both;
 - the shown result: every other end of the ray false, the shown one true,
   under a *selector* literal of the ray (an assumption), so that an
   unsatisfiable game names the rays it cannot satisfy (the core);
@@ -44,11 +44,11 @@ placements or the samples as ``bbcore.shots`` does; ``judge`` checks a guess
 by Emacs' rule (the exact cells) or Tatham's (the same result on every ray).
 
 The solver is CaDiCaL 1.9.5 through python-sat, chosen by measurement
-(bench/solver.py, docs/decode-solver.md): Glucose 4 and CaDiCaL 1.5.3 were
-slower on the backbone of the large boards.  Cancellation: ``stop`` is
-checked between solver calls; each call of the SAT solver is bounded by the
-solver's own interrupt (a watcher thread), the counters and the sampler by
-their budgets.
+(docs/decode-solver.md): Glucose 4 and MiniSat were a little quicker on the
+first call and slower on the backbone's many calls.  Cancellation: ``stop``
+is checked between solver calls and interrupts a running call (python-sat's
+``interrupt``, from a watcher thread); ApproxMC and UniGen, which cannot be
+interrupted, run in a child process that is ended.
 """
 
 from __future__ import annotations
@@ -57,6 +57,7 @@ import threading
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from math import comb
 from typing import Final, Literal, Protocol
 
@@ -351,80 +352,16 @@ class Encoding:
         self.top += 1
         return self.top
 
-    def atom(self, cell: Cell) -> int | None:
-        """The variable of a cell, None outside the box (never an atom)."""
-        return self.box.index(cell) + 1 if self.box.inside(cell) else None
-
     def _ray(self, position: int, result: Result, selector: int) -> None:
-        box = self.box
-        states: dict[tuple[Cell, Direction], int] = {}
-        ends: dict[Result, int] = {}
-        incoming: dict[int, list[int]] = {}
-        todo: list[tuple[Cell, Direction]] = []
-
-        def state(cell: Cell, heading: Direction) -> int:
-            if not box.inside(cell):
-                return end(box.position_at(cell))
-            key = (cell, heading)
-            if key not in states:
-                states[key] = self._new()
-                todo.append(key)
-            return states[key]
-
-        def end(key: Result) -> int:
-            if key not in ends:
-                ends[key] = self._new()
-            return ends[key]
-
-        def edge(source: int | None, atoms: Iterable[tuple[int | None, bool]], target: int) -> None:
-            # Literals of the cells the edge reads; a cell outside the box is never an atom.
-            lits = []
-            for var, full in atoms:
-                if var is None:
-                    if full:
-                        return  # needs an atom outside the box: never taken
-                    continue
-                lits.append(var if full else -var)
-            if source is not None:
-                lits.append(source)
-            if not self.edges:
-                # Forward only: the state and its atoms force the target; the target
-                # needs one of its predecessor states.
-                self.hard.append([*(-lit for lit in lits), target])
-                if source is not None:
-                    incoming.setdefault(target, []).append(source)
-                else:
-                    incoming.setdefault(target, []).append(0)
-                return
-            e = self._new()
-            self.hard.extend([-e, lit] for lit in lits)
-            self.hard.append([e, *(-lit for lit in lits)])
-            self.hard.append([-e, target])
-            incoming.setdefault(target, []).append(e)
-
-        start, heading = box.entry(position)
-        ahead, left, right, _ = _ahead(start, heading)
-        a, lv, rv = self.atom(ahead), self.atom(left), self.atom(right)
-        edge(None, [(a, True)], end(ABSORBED))
-        edge(None, [(a, False), (lv, True)], end(REFLECTED))
-        edge(None, [(a, False), (lv, False), (rv, True)], end(REFLECTED))
-        edge(None, [(a, False), (lv, False), (rv, False)], state(ahead, heading))
-        while todo:
-            cell, heading = todo.pop()
-            source = states[(cell, heading)]
-            ahead, left, right, perp = _ahead(cell, heading)
-            a, lv, rv = self.atom(ahead), self.atom(left), self.atom(right)
-            edge(source, [(a, True)], end(ABSORBED))
-            edge(source, [(a, False), (lv, True), (rv, True)], end(REFLECTED))
-            back = (-perp[0], -perp[1])
-            edge(source, [(a, False), (lv, True), (rv, False)], state(_step(cell, back), back))
-            edge(source, [(a, False), (lv, False), (rv, True)], state(_step(cell, perp), perp))
-            edge(source, [(a, False), (lv, False), (rv, False)], state(_step(cell, heading), heading))
-        for var in (*states.values(), *ends.values()):
-            preds = incoming.get(var, [])
-            if 0 in preds:
-                continue  # reached from the entry: its own conditions
-            self.hard.append([-var, *sorted(set(preds))])
+        cells = self.box.cells
+        template = _ray_template(self.box.width, self.box.height, position)
+        base = self.top - cells  # a template's variable cells + k is this ray's top + k
+        flat = template.literals
+        shifted = np.where(np.abs(flat) > cells, flat + np.sign(flat) * base, flat).tolist()
+        bounds = template.bounds
+        self.hard.extend(shifted[bounds[i] : bounds[i + 1]] for i in range(len(bounds) - 1))
+        self.top += template.variables
+        ends = {key: var + base for key, var in template.ends.items()}
         shown = result if isinstance(result, str) else int(result)
         if shown not in ends:
             self.hard.append([-selector])  # a result this ray can never give
@@ -447,6 +384,92 @@ class Encoding:
         for part in parts:
             self.hard.extend(part.clauses)
             self.top = max(self.top, part.nv)
+
+
+@dataclass(frozen=True)
+class _Template:
+    """A ray's clauses from one position, the shown result left out: variables 1..W*H are the
+    cells, ``W*H + k`` the ray's k-th own variable (a state or an end)."""
+
+    literals: np.ndarray
+    bounds: list[int]
+    variables: int
+    ends: dict[Result, int]
+
+
+@lru_cache(maxsize=240)
+def _ray_template(width: int, height: int, position: int) -> _Template:
+    """The clauses of the ray from ``position`` (see the module), built once per box and position."""
+    box = Box(width, height)
+    cells = box.cells
+    states: dict[tuple[Cell, Direction], int] = {}
+    ends: dict[Result, int] = {}
+    incoming: dict[int, set[int]] = {}
+    clauses: list[list[int]] = []
+    todo: list[tuple[Cell, Direction]] = []
+
+    def new() -> int:
+        return cells + len(states) + len(ends) + 1
+
+    def state(cell: Cell, heading: Direction) -> int:
+        if not box.inside(cell):
+            return end(box.position_at(cell))
+        key = (cell, heading)
+        if key not in states:
+            states[key] = new()
+            todo.append(key)
+        return states[key]
+
+    def end(key: Result) -> int:
+        if key not in ends:
+            ends[key] = new()
+        return ends[key]
+
+    def atom(cell: Cell) -> int | None:
+        return box.index(cell) + 1 if box.inside(cell) else None
+
+    def edge(source: int | None, atoms: Iterable[tuple[int | None, bool]], target: int) -> None:
+        # The state and its atoms force the target; a cell outside the box is never an atom.
+        lits = []
+        for var, full in atoms:
+            if var is None:
+                if full:
+                    return  # needs an atom outside the box: never taken
+                continue
+            lits.append(-var if full else var)
+        if source is not None:
+            lits.append(-source)
+        clauses.append([*lits, target])
+        incoming.setdefault(target, set()).add(0 if source is None else source)
+
+    start, heading = box.entry(position)
+    ahead, left, right, _ = _ahead(start, heading)
+    a, lv, rv = atom(ahead), atom(left), atom(right)
+    edge(None, [(a, True)], end(ABSORBED))
+    edge(None, [(a, False), (lv, True)], end(REFLECTED))
+    edge(None, [(a, False), (lv, False), (rv, True)], end(REFLECTED))
+    edge(None, [(a, False), (lv, False), (rv, False)], state(ahead, heading))
+    while todo:
+        cell, heading = todo.pop()
+        source = states[(cell, heading)]
+        ahead, left, right, perp = _ahead(cell, heading)
+        a, lv, rv = atom(ahead), atom(left), atom(right)
+        edge(source, [(a, True)], end(ABSORBED))
+        edge(source, [(a, False), (lv, True), (rv, True)], end(REFLECTED))
+        back = (-perp[0], -perp[1])
+        edge(source, [(a, False), (lv, True), (rv, False)], state(_step(cell, back), back))
+        edge(source, [(a, False), (lv, False), (rv, True)], state(_step(cell, perp), perp))
+        edge(source, [(a, False), (lv, False), (rv, False)], state(_step(cell, heading), heading))
+    # A state or an end is true only when a state before it is (the entry's need no support).
+    for var in (*states.values(), *ends.values()):
+        before = incoming.get(var, set())
+        if 0 not in before:
+            clauses.append([-var, *sorted(before)])
+    bounds = [0]
+    for clause in clauses:
+        bounds.append(bounds[-1] + len(clause))
+    literals = np.fromiter((lit for clause in clauses for lit in clause), dtype=np.int64, count=bounds[-1])
+    return _Template(literals, bounds, len(states) + len(ends), dict(ends))
 
 
 def _step(cell: Cell, heading: Direction) -> Cell:

@@ -255,13 +255,16 @@ def test_a_random_placement_is_among_the_solutions_and_the_backbone_holds(width,
 
 @pytest.mark.slow
 def test_past_the_listing_the_count_is_estimated_within_its_tolerance_and_the_backbone_holds():
-    width, n = 6, 4
-    hidden = (2, 13, 22, 31)
-    shown = shown_rays(width, width, hidden, [1, 7, 15])
+    # A small game (UniGen is slow on these formulas): 12 placements, one listed at most, and
+    # few samples: the backbone must then be proved, not read from the placements seen.
+    width, n = 4, 2
+    hidden = (5, 10)
+    shown = shown_rays(width, width, hidden, [1])
     found = candidates(Config(n, width), as_game(width, shown), source="compute")
-    solution = solve(width, width, n, n, shown, limit=50, samples=30, sampling=None)
+    solution = solve(width, width, n, n, shown, limit=1, samples=3, sampling=None)
     count = solution.count
-    assert not count.exact and solution.placements is None and len(solution.samples) == 30
+    assert found.count > 1 and not count.exact and solution.placements is None
+    assert len(solution.samples) == 3
     assert found.count / (1 + count.tolerance) <= count.value <= found.count * (1 + count.tolerance)
     listed = {tuple(int(c) for c in a) for a in found.atoms}
     assert all(sample in listed for sample in solution.samples)
@@ -269,8 +272,8 @@ def test_past_the_listing_the_count_is_estimated_within_its_tolerance_and_the_ba
     backbone = solution.backbone.ravel()
     assert ((backbone == 1) == (counts == found.count)).all()
     assert ((backbone == 0) == (counts == 0)).all()
-    assert 0 < solution.margin < 0.5
-    shots = next_shots(solution, [p for p in range(1, 4 * width + 1) if p not in {1, 7, 15}])
+    assert 0 < solution.margin < 1
+    shots = next_shots(solution, [p for p in range(1, 4 * width + 1) if p not in dict(shown)])
     assert shots and all(sum(k for _, k in shot.outcomes) > 0 for shot in shots)
 
 
