@@ -194,7 +194,7 @@ class Decoder:
                     answer = self._solved(game, by, cancelled)
         except solver.SolverCancelled:
             raise DecodeCancelled() from None
-        except solver.SolverMissing as error:
+        except (solver.SolverMissing, solver.SolverTimeout) as error:
             raise DecodeError(str(error)) from None
         if answer is not None:
             return self._keep(answer)
@@ -225,7 +225,7 @@ class Decoder:
             return solver.solve(width, height, least, most, game.rays(), stop=cancelled)
         except solver.SolverCancelled:
             raise DecodeCancelled() from None
-        except solver.SolverMissing as error:
+        except (solver.SolverMissing, solver.SolverTimeout) as error:
             raise DecodeError(str(error)) from None
 
     def _solved(self, game: Game, by: Ranking, cancelled: Stop | None) -> Answer:

@@ -53,6 +53,7 @@ interrupted, run in a child process that is ended.
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections.abc import Iterable, Sequence
@@ -80,6 +81,10 @@ ENUMERATION_LIMIT: Final = 2_000
 ENUMERATION_SECONDS: Final = 10.0
 """How long the listing may run before the count is estimated instead (each placement is one
 solver call: a few milliseconds on a full spectrum, tens on a partial game of a large box)."""
+
+COUNTING_SECONDS: Final = 120.0
+"""How long ApproxMC may take for its estimate before the decode is refused in one line (a count of
+about 2^160, A84_B13 with one ray, would take hours): never a bare guess, never a wait without end."""
 
 SAMPLES: Final = 400
 """Near-uniform samples drawn for the probabilities and next shots when the placements are not listed."""
@@ -124,6 +129,10 @@ class SolverCancelled(Exception):
 
 class SolverMissing(RuntimeError):
     """A solver package is not installed; the message is one line for the user."""
+
+
+class SolverTimeout(RuntimeError):
+    """The estimate of the count was not had within ``COUNTING_SECONDS``; one line for the user."""
 
 
 # -- the W x H geometry ----------------------------------------------------------------
@@ -810,9 +819,15 @@ def _enumerate(
     return found, found
 
 
-def _count_and_sample(pipe, clauses: list[list[int]], cells: int, samples: int, seed: int) -> None:  # noqa: ANN001
+def _count_and_sample(
+    pipe, clauses: list[list[int]], cells: int, samples: int, seed: int, parent: int
+) -> None:  # noqa: ANN001
     """In the child: ApproxMC's estimate, then UniGen's near-uniform samples in batches of
-    ``SAMPLE_BATCH``, each sent through ``pipe`` as soon as drawn (both projected on the cells)."""
+    ``SAMPLE_BATCH``, each sent through ``pipe`` as soon as drawn (both projected on the cells).
+    The child ends with ``parent``, even when it is killed (``lifeline``)."""
+    from bbcore.lifeline import die_with_parent
+
+    die_with_parent(parent)
     try:
         import pyapproxmc
         import pyunigen
@@ -850,14 +865,21 @@ def _count_and_samples(
 
     context = multiprocessing.get_context("spawn")
     receive, send = context.Pipe(duplex=False)
-    child = context.Process(target=_count_and_sample, args=(send, clauses, cells, samples, seed), daemon=True)
+    arguments = (send, clauses, cells, samples, seed, os.getpid())
+    child = context.Process(target=_count_and_sample, args=arguments, daemon=True)
     child.start()
     send.close()
     count: Count | None = None
     drawn: list[tuple[int, ...]] = []
     deadline = None
+    counting = time.monotonic() + COUNTING_SECONDS
     try:
         while True:
+            if count is None and time.monotonic() > counting:
+                raise SolverTimeout(
+                    f"too many placements agree to count them within {COUNTING_SECONDS:.0f} s "
+                    "(shoot more rays, or give a smaller box)"
+                )
             if receive.poll(0.05):
                 message = receive.recv()
                 if isinstance(message, Exception):

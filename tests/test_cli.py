@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import fcntl
 import json
+import multiprocessing
 import os
 import pty
 import select
@@ -20,7 +21,7 @@ import pytest
 from expect import BBCORE, bbcore, disk_full_at, one_line_error
 from proctree import READ, reads_its_terminal, session_processes, wait_until, waits_in
 
-from bbcore import rays
+from bbcore import rays, solver
 from bbcore.cli import build_parser, commands, main
 from bbcore.cli.common import COMMANDS as COMMAND_TABLE
 from bbcore.config import Config
@@ -302,6 +303,7 @@ def test_every_command_has_help():
 
 LOADED_COMMAND_MODULES = """
 import json, sys
+from bbcore import solver
 from bbcore.cli import main
 try:
     main(sys.argv[1:])
@@ -697,9 +699,18 @@ def test_decode_a30_b13_with_no_ray_and_a_guess_by_number(tmp_path):
         (["show", "A30_B13", str(A30_B13.nb_mol + 1)], [f"molecules 1..{A30_B13.nb_mol:,}, not"]),
         (["show", "A84_B13", "--from", "5", "--to", "4"], ["--from 5 is after --to 4"]),
         (["decode", "A30_B13", "--guess", str(A30_B13.nb_mol + 1)], ["bad guess", f"1..{A30_B13.nb_mol:,}"]),
-        (["decode", "A84_B13", "@" + "." * 51], ["too many to decode without exploring"]),
         (["explore", "A30_B13"], [f"A30_B13 has {A30_B13.nb_mol:,} molecules: too many to explore"]),
     ],
 )
 def test_huge_numbers_one_line_errors(tmp_path, args, words):
     one_line_error(*failure(bbcore("--db", str(tmp_path / "x.sqlite"), *args)), *words)
+
+
+def test_a_count_too_large_to_estimate_in_time_is_one_line(tmp_path, capsys, monkeypatch):
+    """A84_B13 with one ray: about 2^160 placements agree, past the engine, and ApproxMC would
+    take hours: the solver's counting bound (shrunk here to 2 s from 120) refuses it in one line,
+    and its counter process is gone."""
+    monkeypatch.setattr(solver, "COUNTING_SECONDS", 2.0)
+    status = main(["--db", str(tmp_path / "x.sqlite"), "decode", "A84_B13", "@" + "." * 51])
+    one_line_error(status, capsys.readouterr().err, "too many placements agree to count them within 2 s")
+    assert not multiprocessing.active_children()
