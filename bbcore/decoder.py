@@ -334,14 +334,8 @@ def _solved_sentence(answer: Answer) -> str:
 
 
 def shape(config: Config) -> tuple[int, int, int, int]:
-    """(width, height, least atoms, most atoms) of a configuration, square and fixed until
-    configurations carry a height and a range."""
-    return (
-        config.width,
-        getattr(config, "height", config.width),
-        config.atoms,
-        getattr(config, "atoms_max", config.atoms),
-    )
+    """(width, height, least atoms, most atoms) of a configuration: the solver's plain ints."""
+    return config.width, config.height, config.atoms, config.atoms_max
 
 
 def _to_try(config: Config, game: Game) -> int:

@@ -3,9 +3,10 @@
 The engine (``bbcore.decode``) traces every molecule of the cells left; past
 its limit, or on a box W wide and H high, or with a count of atoms given as a
 range, this module answers instead.  It is written against plain integers
-(width, height, least and most atoms, shown rays as ``(position, result)``)
-with its own W x H geometry, so that it does not depend on how a
-configuration is named.
+(width, height, least and most atoms, shown rays as ``(position, result)``),
+so that it does not depend on how a configuration is named; its ``Box`` takes
+the perimeter from ``bbcore.geometry`` and a guess is judged by the reference
+tracer, ``bbcore.rays.trace``.
 
 Geometry (the spec's, extended to rectangles): H lines, W columns; cell index
 ``(line - 1) * W + (column - 1)``; positions 1..2(W+H): the left side lines 1
@@ -64,6 +65,7 @@ from typing import Final, Literal, Protocol
 
 import numpy as np
 
+from bbcore import geometry, rays
 from bbcore.game import ABSORBED, REFLECTED, Result
 
 ABSORBED_CODE: Final = -1
@@ -168,31 +170,12 @@ class Box:
         return index // self.width + 1, index % self.width + 1
 
     def entry(self, position: int) -> tuple[Cell, Direction]:
-        """The perimeter cell a ray starts from and its inward heading."""
-        w, h = self.width, self.height
-        if not 1 <= position <= self.positions:
-            raise ValueError(f"position must be in 1..{self.positions}, got {position}")
-        if position <= h:
-            return (position, 0), EAST
-        if position <= h + w:
-            return (h + 1, position - h), NORTH
-        if position <= 2 * h + w:
-            return (2 * h + w + 1 - position, w + 1), WEST
-        return (0, 2 * h + 2 * w + 1 - position), SOUTH
+        """The perimeter cell a ray starts from and its inward heading (``geometry.entry``)."""
+        return geometry.entry(self.width, position, self.height)
 
     def position_at(self, cell: Cell) -> int:
-        """The position of a cell just outside the box (not a corner)."""
-        w, h = self.width, self.height
-        line, column = cell
-        if column == 0 and 1 <= line <= h:
-            return line
-        if line == h + 1 and 1 <= column <= w:
-            return h + column
-        if column == w + 1 and 1 <= line <= h:
-            return 2 * h + w + 1 - line
-        if line == 0 and 1 <= column <= w:
-            return 2 * h + 2 * w + 1 - column
-        raise ValueError(f"{cell} is not a perimeter cell of a {w} x {h} box")
+        """The position of a cell just outside the box, not a corner (``geometry.position_at``)."""
+        return geometry.position_at(self.width, cell, self.height)
 
 
 def _ahead(cell: Cell, heading: Direction) -> tuple[Cell, Cell, Cell, Direction]:
@@ -203,31 +186,10 @@ def _ahead(cell: Cell, heading: Direction) -> tuple[Cell, Cell, Cell, Direction]
 
 
 def trace_result(box: Box, atoms: Iterable[int], position: int) -> Result:
-    """The result of the ray from ``position``: ``ABSORBED``, ``REFLECTED`` or the exit position.
-
-    The rules of ``bbcore.rays.trace``, on a W x H box (checked against it on squares).
-    """
-    occupied = {box.cell(a) for a in atoms}
-    cell, heading = box.entry(position)
-    ahead, left, right, _ = _ahead(cell, heading)
-    if ahead in occupied:
-        return ABSORBED
-    if left in occupied or right in occupied:
-        return REFLECTED
-    for _ in range(2 * box.cells + 1):
-        cell = (cell[0] + heading[0], cell[1] + heading[1])
-        if not box.inside(cell):
-            return box.position_at(cell)
-        ahead, left, right, perp = _ahead(cell, heading)
-        if ahead in occupied:
-            return ABSORBED
-        if left in occupied and right in occupied:
-            return REFLECTED
-        if left in occupied:
-            heading = (-perp[0], -perp[1])
-        elif right in occupied:
-            heading = perp
-    raise RuntimeError(f"ray from position {position} did not end, atoms {sorted(occupied)}")
+    """The result of the ray from ``position``: ``ABSORBED``, ``REFLECTED`` or the exit position
+    (the reference tracer's, ``bbcore.rays.trace``)."""
+    ray = rays.trace(box.width, atoms, position, box.height)
+    return {"absorbed": ABSORBED, "reflected": REFLECTED}.get(ray.result, ray.exit)
 
 
 def trace_many(box: Box, placements: np.ndarray, positions: Sequence[int]) -> np.ndarray:
