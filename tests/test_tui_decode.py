@@ -12,6 +12,7 @@ from math import comb
 from pathlib import Path
 
 import numpy as np
+import pytest
 from games import EMACS, EMACS_ATOMS
 from pilot import text_of, wait_for
 from rich.text import Text
@@ -25,6 +26,7 @@ from bbcore.game import ABSORBED, Game, draft_game, labels_text, parse_game
 from bbcore.numbering import atoms_of, molecule_string
 from bbcore.shots import atom_counts, next_shots
 from bbtui.app import BlackBoxApp
+from bbtui.screens import decode as decode_screen
 from bbtui.screens.decode import PAGE, DecodeScreen
 from bbtui.widgets.board import Board, ray_caption
 from bbtui.widgets.game_board import GameBoard
@@ -443,7 +445,13 @@ async def test_a_new_configuration_keeps_a_game_that_fits_and_drops_one_that_doe
 # -- pages and where the candidates come from ---------------------------------------
 
 
-async def test_every_candidate_can_be_paged_through(tmp_path: Path) -> None:
+@pytest.mark.parametrize("size", [PAGE, 7])
+async def test_every_candidate_can_be_paged_through(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, size: int
+) -> None:
+    """At the screen's page size, and shrunk to 7 (many more page edges crossed)."""
+    monkeypatch.setattr(decode_screen, "PAGE", size)
+    PAGE = size  # noqa: N806 (the module's constant, as the screen reads it now)
     game = Game.empty(4).with_result(1, ABSORBED)
     expected = decode.candidates(A3_B4, game)
     assert expected.count > 2 * PAGE

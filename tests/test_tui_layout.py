@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 from rich.measure import Measurement
+from rich.table import Table
 from rich.text import Text
 from test_tui_keys import SCREENS, footer_problems, settle, show
 from textual.app import App
@@ -66,10 +67,11 @@ def cut_off(screen: Screen) -> list[str]:
                 problems.append(f"{widget!r} reaches column {region.right}, past {container!r}")
                 break
         width = widget.content_region.width
-        if isinstance(widget, Static) and not isinstance(widget.render(), Text | str) and width:
-            # a rich renderable (a table of statistics): its columns squeezed to fit are cut
+        renderable = getattr(widget.render(), "_renderable", None)  # a RichVisual's
+        if isinstance(widget, Static) and isinstance(renderable, Table) and width:
+            # a rich table (of statistics): its columns squeezed to fit are cut
             console = Console(width=width)
-            needed = Measurement.get(console, console.options, widget.render()).maximum
+            needed = Measurement.get(console, console.options, renderable).maximum
             if needed > width:
                 problems.append(f"{widget!r} needs {needed} columns, has {width}")
         if isinstance(widget, Label | Static) and not isinstance(widget, Input):

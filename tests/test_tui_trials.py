@@ -321,8 +321,10 @@ async def test_a_group_says_when_more_is_below(explored: Path) -> None:
 def test_a_next_shot_row_is_cut_between_results_never_inside_one() -> None:
     row = "   5      326.68   2.013    6: H 513, R 13,024, 3 98, 7 55, ..."
     assert fit_row(row, len(row)) == row
-    for width in range(len("   5      326.68   2.013    6: H 513, ..."), len(row)):
+    for width in range(len("   5      326.68   2.013    6: H 513, …"), len(row)):
         fitted = fit_row(row, width)
-        assert len(fitted) <= width and fitted.endswith(", ...")
-        assert row.startswith(fitted[: -len(", ...")] + ", ")  # whole results, then the mark
+        assert len(fitted) <= width and fitted.endswith(", …")
+        assert row.startswith(fitted[: -len(", …")] + ", ")  # whole results, then the mark
+    two = "   5      326.68   2.013    6: H 513, R 13,024, …"
+    assert fit_row(row, len(two)) == fit_row(row, len(two) + 3) == two
     assert fit_row(row, 20) == row  # not even the first result fits: left to the label's ellipsis

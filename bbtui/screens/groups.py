@@ -148,7 +148,8 @@ class GroupsScreen(Screen):
             self.refits = 0
         groups = self.groups
         self.count = group_count(self.config, all_rows=groups.all_rows, size=groups.size)
-        if (not self.table.size.height or self.reserve_summary()) and self.waits < 5:
+        changed = self.reserve_summary()
+        if (not self.table.size.height or changed or self.summary_pending()) and self.waits < 20:
             # Not laid out yet, or the summary's room changed: no page is read before the
             # table's height is final (a page count read before jumps: 1/479, then 1/504);
             # a few refreshes at most (then the page is read, and check_fit corrects it).
@@ -208,7 +209,7 @@ class GroupsScreen(Screen):
     def reserve_summary(self) -> bool:
         """Give the summary the lines its widest text takes (the last rows and page, numbers
         as wide as they come), so that turning pages or fitting them never changes its
-        height, nor so the table's; True until the summary has that height."""
+        height, nor so the table's; True when that changed it."""
         summary = self.query_one("#groups-summary", Label)
         lines: int | None = None
         width = summary.content_region.width
@@ -219,7 +220,12 @@ class GroupsScreen(Screen):
             self.summary_lines = lines
             summary.styles.height = lines if lines else "auto"
             return True
-        return lines is not None and summary.size.height != lines  # not laid out so yet
+        return False
+
+    def summary_pending(self) -> bool:
+        """The summary's reserved lines are not laid out yet."""
+        lines = self.summary_lines
+        return lines is not None and self.query_one("#groups-summary", Label).size.height != lines
 
     def summary_text(self, first: int, shown: int, page_size: int) -> str:
         """The summary of a list holding groups (``self.count``): the page of ``page_size``

@@ -366,14 +366,14 @@ OUTCOMES_SHOWN = 4
 
 def fit_row(row: str, width: int) -> str:
     """A next shot's row in ``width`` columns: its results cut after the last one that fits,
-    with ``, ...`` (never in the middle of one, ``R 13,0...``)."""
+    with ``, …`` (never in the middle of one, ``R 13,0…``)."""
     if len(row) <= width:
         return row
     count_end = row.find(": ")
-    cut = row.rfind(", ", 0, width - len(", ...") + len(", "))  # the cut, then ", ...", fit
+    cut = row.rfind(", ", 0, width - len(", …") + len(", "))  # the cut, then ", …", fit
     if count_end < 0 or cut <= count_end:
         return row  # not even one result fits: the label's ellipsis cuts it
-    return row[:cut] + ", ..."
+    return row[:cut] + ", …"
 
 
 def shots_text(
