@@ -515,7 +515,10 @@ def play(problem: Problem, members: np.ndarray, choose: Chooser) -> Played:
             rays[now], points[now] = r, pts
             wrong[now] = problem.wrong(now)[1]
             continue
-        for code, child in problem.split(now, shot):
+        children = problem.split(now, shot)
+        if len(children) < 2:  # pragma: no cover - a bug, never a result
+            raise AssertionError(f"the book's shot {shot + 1} does not split its {len(now)} candidates")
+        for code, child in children:
             stack.append((child, r + 1, pts + (1 if code < 2 else 2)))
     return Played(rays, points, wrong, first)
 

@@ -377,7 +377,9 @@ class OptimalRun(BaseModel):
 
     ``memo`` (numpy's npz) holds what the search proved so far, so that a
     stopped search goes on from there; ``result`` (JSON) the finished
-    result, null while the search is not finished.
+    result, null while the search is not finished.  Not in ``MODELS``: the
+    table is made by the first search that stores (``bbcore.optimal.save_run``),
+    so that opening, copying and the server's schema are as before.
     """
 
     config = CharField()
@@ -414,7 +416,6 @@ MODELS = (
     Spectrum,
     ExploredRange,
     Book,
-    OptimalRun,
     FamilyMolecules,
     Profile,
     GroupedShard,
@@ -1155,7 +1156,8 @@ def reset_config(config: Config) -> int:
         Spectrum.delete().where(Spectrum.config == config.name).execute()
         ExploredRange.delete().where(ExploredRange.config == config.name).execute()
         Book.delete().where(Book.config == config.name).execute()
-        OptimalRun.delete().where(OptimalRun.config == config.name).execute()
+        if db.table_exists(OptimalRun._meta.table_name):  # made by the first optimal search
+            OptimalRun.delete().where(OptimalRun.config == config.name).execute()
         for model in (FamilyMolecules, Profile, GroupedShard, Family):
             model.delete().where(model.config == config.name).execute()
         Configuration.delete().where(Configuration.config == config.name).execute()

@@ -20,7 +20,7 @@ from itertools import combinations
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from bbcore.config import Config
@@ -255,20 +255,25 @@ def test_huffman_is_the_least_weighted_depth(weights, b):
 # Symmetry
 
 
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=10,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.filter_too_much],
+)
 @given(data=st.data())
 def test_a_set_and_its_8_images_have_the_same_optimum(problems, data):
-    """A3_B4, the candidates after 2 or 3 shots: the plain expectimax (no symmetry) on each
+    """A3_B4, the candidates (at most 40) after 2 to 4 shots: the plain expectimax (no symmetry) on each
     image equals the solver on the set, the solver's shot on each image (a fresh search)
     is one of the image's optimal shots, and the keys agree."""
     config = Config(3, 4)
     problem = problems[config.name]
     objective = data.draw(st.sampled_from(OBJECTIVES), label="objective")
     molecule = data.draw(st.integers(0, config.nb_mol - 1), label="molecule")
-    shots = data.draw(st.lists(st.integers(0, config.positions - 1), min_size=2, max_size=3), label="shots")
+    shots = data.draw(st.lists(st.integers(0, config.positions - 1), min_size=2, max_size=4), label="shots")
     members = problem.everyone
     for p in shots:
         members = members[problem.codes[members, p] == problem.codes[molecule, p]]
+    assume(len(members) <= 40)  # the plain expectimax of 8 images, each without a shared cache
     value, shots, _, _ = EXPECTIMAX[objective]
     search = Search(problem, objective)
     exact = search.value_of(members)
