@@ -229,11 +229,11 @@ class Decoder:
             raise DecodeError(str(error)) from None
 
     def _solved(self, game: Game, by: Ranking, cancelled: Stop | None) -> Answer:
-        """The solver's answer; on a square box with a fixed count, its listed placements become
-        candidates (and the engine ranks the next shots over them)."""
+        """The solver's answer; with a fixed count (on a square or a rectangle, both numbered),
+        its listed placements become candidates (and the engine ranks the next shots over them)."""
         solution = self._solution(game, cancelled)
         width, height, least, most = shape(self.config)
-        if solution.placements is not None and width == height and least == most:
+        if solution.placements is not None and least == most:
             atoms = np.array(solution.placements, dtype=np.uint8).reshape(-1, least)
             numbers = numbers_of(self.config, atoms.astype(np.int64))
             order = np.argsort(numbers)

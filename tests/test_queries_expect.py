@@ -156,7 +156,9 @@ def cli_rows(capsys, path: Path, config: Config, *options: str) -> tuple[str, li
     rows = []
     for line in lines[3:]:
         size, canonical, transform, differ, spectrum = line.split()
-        rows.append((int(size), int(canonical.lstrip("#")), transform, int(differ), spectrum))
+        rows.append(
+            (int(size), int(canonical.lstrip("#").replace(",", "")), transform, int(differ), spectrum)
+        )
     return lines[0], rows
 
 
