@@ -822,7 +822,8 @@ def _count_and_samples(
     clauses: list[list[int]], cells: int, samples: int, seed: int, seconds: float | None, stop: Stop | None
 ) -> tuple[Count, list[tuple[int, ...]]]:
     """The estimate and the samples drawn in a child process that ``stop`` ends: every sample
-    up to ``samples``, or those drawn within ``seconds`` of the estimate (one batch at least)."""
+    up to ``samples``, or those drawn within ``seconds`` of the estimate (the first batch waited
+    for twice as long, then none)."""
     import multiprocessing
 
     context = multiprocessing.get_context("spawn")
@@ -855,6 +856,8 @@ def _count_and_samples(
                     drawn.extend(message)
                     if deadline is not None and time.monotonic() > deadline:
                         break
+            elif deadline is not None and time.monotonic() > deadline + seconds:
+                break  # not one batch in twice the time: the margin says so (no sample, no odds)
             elif stop is not None and stop.is_set():
                 raise SolverCancelled()
             elif not child.is_alive() and not receive.poll():

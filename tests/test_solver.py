@@ -17,7 +17,7 @@ import threading
 import numpy as np
 import pytest
 from expect import bbcore
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from bbcore import rays
@@ -177,6 +177,9 @@ def test_the_decoder_beyond_the_engine_answers_as_the_engine_where_both_run(draw
     config = Config(n, width)
     game = as_game(width, shown)
     engine = Decoder(config, source="compute").decode(game)
+    # Both run where the solver lists every placement: a few hundred, listed well within
+    # ENUMERATION_SECONDS even on a loaded machine (past it, an estimate, which the engine never gives).
+    assume(engine.found.count <= 300)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr("bbcore.decoder.DIRECT_LIMIT", 0)  # every game is past the engine's limit
         solved = Decoder(config, source="compute").decode(game)
