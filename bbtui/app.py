@@ -40,7 +40,7 @@ from textual.content import Content
 from textual.messages import ExitApp
 from textual.reactive import reactive
 from textual.screen import Screen
-from textual.widgets import Header, Static
+from textual.widgets import Header
 
 from bbcore import __version__
 from bbcore.cli.common import database_arg, positive_int
@@ -196,8 +196,11 @@ class BlackBoxApp(App[None]):
 
     def on_resize(self) -> None:
         """The header's line is fitted again (Textual formats it only when a title changes)."""
+        if not self.screen_stack:
+            return  # a browser's first size comes before any screen (bbtui --serve)
         for header in self.screen.query(Header):
-            header.query_one("HeaderTitle", Static).update(header.format_title())
+            for title in header.query("HeaderTitle"):
+                title.update(header.format_title())
 
     def on_mount(self) -> None:
         """Resume the run under way when the app was last quit on this database."""
