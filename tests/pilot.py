@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 
 from textual.app import App
 from textual.pilot import Pilot
 from textual.widgets import Label
+
+from bbcore.geometry import move_cursor
 
 
 async def wait_for(pilot: Pilot, condition: Callable[[], object], timeout: float = 60) -> None:
@@ -48,3 +51,26 @@ class RangeGate:
     def open(self) -> None:
         """Let the run go on."""
         self.opened.set()
+
+
+ARROWS = {"up": (-1, 0), "down": (1, 0), "left": (0, -1), "right": (0, 1)}
+"""The cursor keys and the step each takes on a board's perimeter."""
+
+
+async def cursor_to(pilot: Pilot, board, position: int) -> None:
+    """Move a board's perimeter cursor to ``position`` by the arrows (the shortest way)."""
+    if board.position is None:
+        await pilot.press("down")
+    start = board.position
+    assert start is not None
+    paths: dict[int, list[str]] = {start: []}
+    queue = deque([start])
+    while queue:
+        here = queue.popleft()
+        for key, step in ARROWS.items():
+            there = move_cursor(board.box_width, here, step, board.box_height)
+            if there not in paths:
+                paths[there] = paths[here] + [key]
+                queue.append(there)
+    await pilot.press(*paths[position])
+    assert board.position == position

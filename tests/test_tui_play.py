@@ -8,17 +8,15 @@ compared with ``bbcore``'s own answer.
 
 from __future__ import annotations
 
-from collections import deque
 from pathlib import Path
 
 import pytest
-from pilot import text_of, wait_for
+from pilot import cursor_to, text_of, wait_for
 from textual.pilot import Pilot
 
 from bbcore import rays
 from bbcore.config import parse_config
 from bbcore.decode import candidates
-from bbcore.geometry import move_cursor
 from bbcore.numbering import atoms_of
 from bbcore.shots import atom_counts, next_shots
 from bbcore.strategy import compute_book, line_text
@@ -30,7 +28,6 @@ from bbtui.widgets.game_board import GameBoard
 from bbtui.widgets.play_board import PlayBoard
 
 A3_B4 = parse_config("A3_B4")
-ARROWS = {"up": (-1, 0), "down": (1, 0), "left": (0, -1), "right": (0, 1)}
 
 
 @pytest.fixture(scope="module")
@@ -76,20 +73,8 @@ def play_board(screen: PlayScreen) -> PlayBoard:
 async def shoot(pilot: Pilot, screen: PlayScreen, position: int) -> None:
     """Move the perimeter cursor to ``position`` with the arrows (shortest way), then Enter."""
     board = play_board(screen)
-    if board.position is None:
-        await pilot.press("down")
-    start = board.position
-    assert start is not None
-    paths: dict[int, list[str]] = {start: []}
-    queue = deque([start])
-    while queue:
-        here = queue.popleft()
-        for key, step in ARROWS.items():
-            there = move_cursor(board.box_width, here, step)
-            if there not in paths:
-                paths[there] = paths[here] + [key]
-                queue.append(there)
-    await pilot.press(*paths[position], "enter")
+    await cursor_to(pilot, board, position)
+    await pilot.press("enter")
     assert board.position == position
 
 

@@ -6,18 +6,15 @@ Every result on screen is compared with the reference tracer's
 
 from __future__ import annotations
 
-from collections import deque
 from pathlib import Path
 
-from pilot import text_of, wait_for
-from textual.pilot import Pilot
+from pilot import cursor_to, text_of, wait_for
 from textual.widget import Widget
 from textual.widgets import Input
 
 from bbcore import rays
 from bbcore.config import Config, parse_config
 from bbcore.game import labels_text
-from bbcore.geometry import move_cursor
 from bbcore.numbering import atoms_of, molecule_string
 from bbcore.play import KBLACKBOX, ray_result
 from bbtui.app import BlackBoxApp
@@ -27,27 +24,7 @@ from bbtui.widgets.board import Board
 from bbtui.widgets.game_board import GameBoard
 from bbtui.widgets.play_board import PlayBoard
 
-ARROWS = {"up": (-1, 0), "down": (1, 0), "left": (0, -1), "right": (0, 1)}
 SMALL = (80, 24)
-
-
-async def cursor_to(pilot: Pilot, board: Board, position: int) -> None:
-    """Move a board's perimeter cursor to ``position`` by the arrows (the shortest way)."""
-    if board.position is None:
-        await pilot.press("down")
-    start = board.position
-    assert start is not None
-    paths: dict[int, list[str]] = {start: []}
-    queue = deque([start])
-    while queue:
-        here = queue.popleft()
-        for key, step in ARROWS.items():
-            there = move_cursor(board.box_width, here, step, board.box_height)
-            if there not in paths:
-                paths[there] = paths[here] + [key]
-                queue.append(there)
-    await pilot.press(*paths[position])
-    assert board.position == position
 
 
 def in_view(widget: Widget, body: Widget, line: int, column: int) -> bool:
