@@ -47,15 +47,15 @@ by Emacs' rule (the exact cells) or Tatham's (the same result on every ray).
 The solver is CaDiCaL 1.9.5 through python-sat, chosen by measurement
 (docs/decode-solver.md): Glucose 4 and MiniSat were a little quicker on the
 first call and slower on the backbone's many calls.  Cancellation: ``stop``
-is checked between solver calls and interrupts a running call (python-sat's
-``interrupt``, from a watcher thread); ApproxMC and UniGen, which cannot be
-interrupted, run in a child process that is ended.
+is checked between solver calls and within each, between slices of its
+conflicts (``_Interrupter``: python-sat's CaDiCaL has no ``interrupt``);
+ApproxMC and UniGen, which cannot be interrupted, run in a child process that
+is ended.
 """
 
 from __future__ import annotations
 
 import os
-import threading
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -75,6 +75,8 @@ REFLECTED_CODE: Final = -2
 """The engine's code of a reflected ray."""
 
 SOLVER: Final = "cadical195"
+CONFLICTS_PER_SLICE: Final = 5000
+"""A SAT call looks at its stop event between slices of this many conflicts (tens of ms)."""
 """python-sat's name of the SAT solver (see the module)."""
 
 ENUMERATION_LIMIT: Final = 2_000
@@ -659,37 +661,33 @@ def _check(stop: Stop | None) -> None:
 
 
 class _Interrupter:
-    """Runs SAT calls that a stop event interrupts (python-sat's ``interrupt`` from a watcher thread)."""
+    """Runs SAT calls that a stop event ends: each call in slices of CONFLICTS_PER_SLICE conflicts.
+
+    python-sat's CaDiCaL has no ``interrupt`` (it raises NotImplementedError),
+    but it keeps a conflict budget (``conf_budget`` and ``solve_limited``):
+    a call that runs out of it returns None, keeps what it learnt, and is
+    called again after the stop event is looked at.
+    """
 
     def __init__(self, sat, stop: Stop | None) -> None:  # noqa: ANN001 - a pysat solver
         self.sat, self.stop = sat, stop
-        self._done = threading.Event()
-        self._thread: threading.Thread | None = None
 
     def __enter__(self) -> _Interrupter:
-        if self.stop is not None:
-            self._thread = threading.Thread(target=self._watch, daemon=True)
-            self._thread.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self._done.set()
-        if self._thread is not None:
-            self._thread.join()
-
-    def _watch(self) -> None:
-        assert self.stop is not None
-        while not self._done.wait(0.05):
-            if self.stop.is_set():
-                self.sat.interrupt()
-                return
+        return None
 
     def solve(self, assumptions: list[int]) -> bool:
         _check(self.stop)
-        answer = self.sat.solve_limited(assumptions=assumptions, expect_interrupt=self.stop is not None)
-        if answer is None:
-            raise SolverCancelled()
-        return answer
+        if self.stop is None:
+            return self.sat.solve(assumptions=assumptions)
+        while True:
+            self.sat.conf_budget(CONFLICTS_PER_SLICE)
+            answer = self.sat.solve_limited(assumptions=assumptions)
+            if answer is not None:
+                return answer
+            _check(self.stop)
 
     def model(self) -> list[int]:
         return self.sat.get_model()

@@ -559,6 +559,8 @@ def interrupted_when(stop: threading.Event | None) -> Iterator[None]:
     if stop is None:
         yield
         return
+    if stop.is_set():  # asked before the block: no statement of it starts (a short one would end first)
+        raise Interrupted("interrupted")
     connection = db.connection()
     if is_server(opened.path):
         from bbcore import server

@@ -13,6 +13,7 @@ import itertools
 import json
 import random
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -329,6 +330,25 @@ def test_a_stop_set_cancels_the_solve():
     stop.set()
     with pytest.raises(SolverCancelled):
         solve(6, 6, 3, 3, [(1, REFLECTED)], stop=stop)
+
+
+def test_a_stop_set_during_a_long_sat_call_ends_it_within_a_second():
+    """A SAT call that runs for a minute (the pigeonhole formula of 11 pigeons in 10 holes:
+    about 50 s for CaDiCaL) stops soon after its stop event is set, in its own thread,
+    and raises nothing elsewhere (python-sat's CaDiCaL has no ``interrupt``)."""
+    from pysat.examples.genhard import PHP
+    from pysat.solvers import Solver
+
+    from bbcore.solver import SOLVER, _Interrupter
+
+    stop = threading.Event()
+    timer = threading.Timer(0.3, stop.set)
+    with Solver(name=SOLVER, bootstrap_with=PHP(10).clauses) as sat, _Interrupter(sat, stop) as guard:
+        timer.start()
+        started = time.monotonic()
+        with pytest.raises(SolverCancelled):
+            guard.solve([])
+        assert time.monotonic() - started < 3.0
 
 
 # -- decode --json, through the real command ------------------------------------------
