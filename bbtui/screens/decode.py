@@ -156,7 +156,7 @@ class DecodeScreen(Screen):
                 validators=[GameValidator(None)],
             )
             yield KeyInput(
-                placeholder="guess: number or O-", id="decode-guess", validators=[GuessValidator(None)]
+                placeholder="guess: number or O/-", id="decode-guess", validators=[GuessValidator(None)]
             )
         yield MessageLine(id="decode-message")
         yield ProgressBar(total=1, show_eta=False, id="decode-progress")
