@@ -172,7 +172,7 @@ def test_a_seed_names_the_same_sample_in_every_release() -> None:
 def test_the_samples_progress_in_their_batches(clean: Path) -> None:
     """The engine sample re-traces (and reports) ``SAMPLE_BATCH`` molecules at a time, the reference
     sample (rays.py, slower) 50 at a time."""
-    _, seen = progress_of(clean, sample=check.SAMPLE_BATCH + 30, reference=120, integrity=False)
+    _, seen = progress_of(clean, sample=check.samples.SAMPLE_BATCH + 30, reference=120, integrity=False)
     phases = dict(groupby_names(seen))
     assert [done for _, done, _ in phases["engine"]] == [0, 2300]  # A3_B5 has fewer: all of them
     assert [done for _, done, _ in phases["reference"]] == [0, 50, 100, 120]
@@ -185,10 +185,12 @@ def test_check_retraces_the_seeds_samples_or_every_molecule_and_times_itself(
     molecules with ``everything``), and reports the seconds it took.  The two tracers are watched
     (called through) to see which molecules they get."""
     traced: dict[str, list[int]] = {"engine": [], "reference": []}
-    engine_rows, reference_rows = check.engine_rows, check.reference_rows
-    monkeypatch.setattr(check, "engine_rows", lambda c, n: traced["engine"].extend(n) or engine_rows(c, n))
+    engine_rows, reference_rows = check.samples.engine_rows, check.samples.reference_rows
     monkeypatch.setattr(
-        check, "reference_rows", lambda c, n: traced["reference"].extend(n) or reference_rows(c, n)
+        check.run, "engine_rows", lambda c, n: traced["engine"].extend(n) or engine_rows(c, n)
+    )
+    monkeypatch.setattr(
+        check.run, "reference_rows", lambda c, n: traced["reference"].extend(n) or reference_rows(c, n)
     )
     open_database(clean, create=False, write=False)
     try:
@@ -222,7 +224,7 @@ def test_partners_read_back_what_the_engine_writes() -> None:
     atoms = np.array([[0, 7, 14, 35], [1, 2, 3, 4], [5, 10, 20, 30]])
     partner, _, _ = engine.trace_batch(config, atoms)
     spectra = [row.tobytes().decode() for row in engine.letters(partner)]
-    parsed, valid = check.partners(config, spectra + ["@" * 23 + "a", "ba" + spectra[0][2:], "x"])
+    parsed, valid = check.traces.partners(config, spectra + ["@" * 23 + "a", "ba" + spectra[0][2:], "x"])
     assert valid.tolist() == [True, True, True, False, False, False]
     assert (parsed[:3] == partner).all()
 
@@ -286,7 +288,7 @@ def test_the_compact_samples_find_each_spectrums_molecules_from_its_family(
     def groups_of(path: Path, spectra: list[str]) -> dict[str, set[int]]:
         open_database(path, create=False, write=False)
         try:
-            return check.CompactJudge(A3_B5, everything=False).groups_of(spectra)
+            return check.compact_judge.CompactJudge(A3_B5, everything=False).groups_of(spectra)
         finally:
             close_database()
 
@@ -305,7 +307,8 @@ def test_the_compact_samples_find_each_spectrums_molecules_from_its_family(
             (f"UPDATE Families SET {damage} WHERE config = 'A3_B5' AND canonical_number = ?", (first,)),
         )
         assert groups_of(path, sorted(expected)) == kept, damage
-    assert check._inside(A3_B5, np.array([-1, 0, 1, 2, 2299, 2300, 2301])).tolist() == [1, 2, 2299, 2300]
+    inside = check.compact_judge._inside(A3_B5, np.array([-1, 0, 1, 2, 2299, 2300, 2301]))
+    assert inside.tolist() == [1, 2, 2299, 2300]
 
 
 def plain_partners(spectrum: str, positions: int) -> list[int] | None:
@@ -330,7 +333,7 @@ def plain_partners(spectrum: str, positions: int) -> list[int] | None:
 
 
 def test_partners_reads_every_well_formed_spectrum_and_refuses_the_others() -> None:
-    """``check.partners`` (the spectra the check reads, as partner codes) against the rule read
+    """``check.traces.partners`` (the spectra the check reads, as partner codes) against the rule read
     plainly, on one batch: the edges of the alphabet (all 26 letters), a letter once or three
     times, out of order, in upper case (beside a good row: rows must not mix), a stray character,
     a wrong length, a non-ASCII one."""
@@ -352,7 +355,7 @@ def test_partners_reads_every_well_formed_spectrum_and_refuses_the_others() -> N
         "é" + "@" * (n - 1),
         alphabet[::-1] + alphabet[::-1],
     ]
-    partner, valid = check.partners(config, spectra)
+    partner, valid = check.traces.partners(config, spectra)
     expected = [plain_partners(s, n) for s in spectra]
     assert valid.tolist() == [e is not None for e in expected]
     assert [True, True, False, True, False, False, False, False, True, True, False, False, False] == (
@@ -372,7 +375,7 @@ def test_a_missing_profile_that_sorts_last_is_named(compact: Path, tmp_path: Pat
     connection = sqlite3.connect(compact)
     rows = connection.execute(f"SELECT rowid, {', '.join(PROFILE_FIELDS)} FROM Profiles").fetchall()
     connection.close()
-    keys = check._profile_keys(np.array([row[1:] for row in rows], dtype=np.int64))
+    keys = check.compact_judge._profile_keys(np.array([row[1:] for row in rows], dtype=np.int64))
     last = max(range(len(rows)), key=lambda i: keys[i].tobytes())
     path = damaged_compact(compact, tmp_path, ("DELETE FROM Profiles WHERE rowid = ?", (rows[last][0],)))
     code, report = compact_report(path, capsys, "--all")
@@ -430,7 +433,7 @@ def test_the_integrity_progress_follows_the_pages(clean: Path, monkeypatch) -> N
     """SQLite's integrity_check, every tick of its progress handler reported: the bar moves with the
     instructions run (about ``INTEGRITY_OPS_PER_PAGE`` a page), from its first tick on, and
     reaches the file's pages only when the statement is over."""
-    monkeypatch.setattr(check, "METER_INTERVAL", 0.0)
+    monkeypatch.setattr(check.integrity, "METER_INTERVAL", 0.0)
     connection = sqlite3.connect(clean)
     (pages,) = connection.execute("PRAGMA page_count").fetchone()
     connection.close()
@@ -440,7 +443,8 @@ def test_the_integrity_progress_follows_the_pages(clean: Path, monkeypatch) -> N
     dones = [done for _, done, _ in integrity]
     ticks = dones[1:-1]
     assert dones[0] == 0 and dones[-1] == pages and len(ticks) >= 5, dones
-    per_tick = check.OPS_PER_TICK / check.INTEGRITY_OPS_PER_PAGE  # the pages a tick stands for
+    # the pages a tick stands for
+    per_tick = check.integrity.OPS_PER_TICK / check.integrity.INTEGRITY_OPS_PER_PAGE
     assert all(abs(done - k * per_tick) <= 1 for k, done in enumerate(ticks[:3], start=1)), dones
     assert ticks == sorted(ticks) and ticks[-1] < pages, dones
 
@@ -449,21 +453,21 @@ def test_the_integrity_progress_reports_at_most_once_an_interval(clean: Path, mo
     """The meter throttles its reports: after one, the next waits ``METER_INTERVAL`` seconds.  Set
     to the clock's reading now, the first tick reports (its last report is at 0) and no other
     does, the check being far shorter than that."""
-    monkeypatch.setattr(check, "METER_INTERVAL", time.monotonic())
+    monkeypatch.setattr(check.integrity, "METER_INTERVAL", time.monotonic())
     _, seen = progress_of(clean)
     dones = [done for _, done, _ in dict(groupby_names(seen))["integrity"]]
-    per_tick = check.OPS_PER_TICK / check.INTEGRITY_OPS_PER_PAGE
+    per_tick = check.integrity.OPS_PER_TICK / check.integrity.INTEGRITY_OPS_PER_PAGE
     assert len(dones) == 3 and dones[0] == 0 and abs(dones[1] - per_tick) <= 1, dones
 
 
 def test_a_result_counts_every_difference_and_lists_the_first() -> None:
     """``LISTED`` differences are kept for the report, every one is counted, each finding named."""
     result = check.CheckResult("groups")
-    for n in range(check.LISTED + 5):
+    for n in range(check.report.LISTED + 5):
         finding = "groups.nb_mol" if n % 2 else "groups.transform"
         result.add(check.Difference(finding, None, f"spectrum {n}", "1", "2"))
-    assert result.count == check.LISTED + 5 and not result.ok
-    assert [d.what for d in result.differences] == [f"spectrum {n}" for n in range(check.LISTED)]
+    assert result.count == check.report.LISTED + 5 and not result.ok
+    assert [d.what for d in result.differences] == [f"spectrum {n}" for n in range(check.report.LISTED)]
     assert result.findings == {"groups.nb_mol", "groups.transform"}
 
 
@@ -516,8 +520,8 @@ def test_blocks_of_one_row_give_the_same_answers(
     clean: Path, compact: Path, tmp_path: Path, monkeypatch, capsys
 ):
     """Every stream cut at every row (a group, a family, ordinals across blocks) agrees and finds damage."""
-    monkeypatch.setattr(check, "BLOCK", 1)
-    monkeypatch.setattr(check, "FAMILY_BATCH", 7)
+    monkeypatch.setattr(check.blocks, "BLOCK", 1)
+    monkeypatch.setattr(check.full_groups, "FAMILY_BATCH", 7)
     for path in (clean, compact):
         report, _ = progress_of(path)
         assert report.ok, [d.line() for r in report.results for d in r.differences]
@@ -564,7 +568,7 @@ def test_a_compact_check_re_traces_every_family(tmp_path: Path) -> None:
     connection.close()
     assert families > 7 and sizes > 1  # several blocks, several sizes to follow across them
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(check, "BLOCK", 7)
+        patch.setattr(check.blocks, "BLOCK", 7)
         report, _ = progress_of(path, config)
     assert report.ok, [d.line() for r in report.results for d in r.differences]
     assert report.results[3].covered.startswith(f"{families:,} families (")
@@ -621,7 +625,7 @@ def test_molecules_moved_to_a_group_of_another_batch_are_named_once(clean: Path,
     a row stored under another batch's canonical number is named there (the first and the last
     molecule included), not also as missing from its own group; a stray and a deleted member
     in the same batches are named too."""
-    monkeypatch.setattr(check, "FAMILY_BATCH", 7)
+    monkeypatch.setattr(check.full_groups, "FAMILY_BATCH", 7)
     columns = ", ".join(MOLECULE_COLUMNS)
     stray = {"number": "0", "canonical_number": "150", "spectrum": "'stray'"}
     copied = ", ".join(stray.get(c, c) for c in MOLECULE_COLUMNS)
@@ -681,13 +685,13 @@ def test_a_configuration_without_ambiguous_spectra_is_checked(store: str, tmp_pa
 def test_the_groups_progress_counts_the_spectrums_rows_read(clean: Path, tmp_path: Path, monkeypatch) -> None:
     """The spectral groups' bar counts the Spectrums rows read, a report every BLOCK spectra; a
     row no group has (the first, by spectrum) counts as read too."""
-    monkeypatch.setattr(check, "BLOCK", 2)
+    monkeypatch.setattr(check.blocks, "BLOCK", 2)
     _, seen = progress_of(clean)
     assert [(done, total) for _, done, total in dict(groupby_names(seen))["groups"]] == [
         (0, 8),
         *((done, 8) for done in (2, 4, 6, 8, 8)),
     ]
-    monkeypatch.setattr(check, "BLOCK", 1)
+    monkeypatch.setattr(check.blocks, "BLOCK", 1)
     path = damaged_copy(
         clean, tmp_path / "extra.sqlite", ("INSERT INTO Spectrums VALUES ('A3_B5', '!', 2, 'id', 1)", ())
     )
@@ -703,7 +707,7 @@ def test_the_groups_progress_counts_the_spectrums_rows_read(clean: Path, tmp_pat
 def test_the_families_progress_counts_the_rows_read(clean: Path, monkeypatch) -> None:
     """The families' bar counts the molecule rows read, a batch of canonical numbers at a time, and
     reaches every molecule only at the end."""
-    monkeypatch.setattr(check, "FAMILY_BATCH", 500)
+    monkeypatch.setattr(check.full_groups, "FAMILY_BATCH", 500)
     connection = sqlite3.connect(clean)
     read = [
         connection.execute(
@@ -723,7 +727,7 @@ def test_a_row_moved_to_the_last_number_is_read_in_a_batch_of_its_own(
 ) -> None:
     """Batches of 2,299 canonical numbers: the second is the last number alone (no molecule's
     canonical one); a row stored under it is read there and named."""
-    monkeypatch.setattr(check, "FAMILY_BATCH", 2299)
+    monkeypatch.setattr(check.full_groups, "FAMILY_BATCH", 2299)
     canonical = stored(clean, "canonical_number", 5)
     path = damaged_copy(
         clean,

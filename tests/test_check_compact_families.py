@@ -1,9 +1,9 @@
 """``check`` of a compact store against expectations computed another way.
 
 A compact store has no row per molecule: ``check`` re-traces every family
-(``check.family_spectra``), recomputes its max_diff (``check.max_atoms_apart``)
+(``check.family_blocks.family_spectra``), recomputes its max_diff (``check.family_blocks.max_atoms_apart``)
 and judges its samples against the stored groups and profiles
-(``check.CompactJudge``).  Here each is compared with what the spec's own
+(``check.compact_judge.CompactJudge``).  Here each is compared with what the spec's own
 rules give: the reference ray tracer ``rays.py`` on the molecules' images, a
 brute-force count over every pair of a family's molecules, and the whole
 lines a user reads when a compact file is damaged (an empty Profiles table,
@@ -67,8 +67,8 @@ def reference_families(records) -> list[tuple[int, list[int]]]:
     return out
 
 
-def block_of(families: list[tuple[int, list[int]]]) -> check.FamilyBlock:
-    return check.FamilyBlock(
+def block_of(families: list[tuple[int, list[int]]]) -> check.family_blocks.FamilyBlock:
+    return check.family_blocks.FamilyBlock(
         np.array([c for c, _ in families], dtype=np.int64),
         np.array([m for _, members in families for m in members], dtype=np.int64),
         np.repeat(np.arange(len(families)), [len(members) for _, members in families]),
@@ -93,7 +93,7 @@ def test_family_spectra_are_the_reference_spectra_of_the_canonical_molecules_ima
         spectrum = spectra_of(records)
         families = reference_families(records)
         result = check.CheckResult("groups")
-        expected = check.family_spectra(config, block_of(families), result)
+        expected = check.family_blocks.family_spectra(config, block_of(families), result)
         assert result.count == 0
         rows, groups = [], []
         for c, _ in families:
@@ -131,7 +131,7 @@ def atoms_apart(config: Config, numbers: list[int]) -> int:
     return max((len(a - b) for a, b in combinations(boards, 2)), default=0)
 
 
-@pytest.mark.parametrize("cells", [check.MAX_APART_CELLS, 1, 300])
+@pytest.mark.parametrize("cells", [check.family_blocks.MAX_APART_CELLS, 1, 300])
 def test_max_atoms_apart_is_the_brute_force_count_over_every_pair(
     cells: int, whole_reference, monkeypatch
 ) -> None:
@@ -139,7 +139,7 @@ def test_max_atoms_apart_is_the_brute_force_count_over_every_pair(
     configuration in one family, runs of 3 and 17 molecules), whatever the batches:
     ``MAX_APART_CELLS`` as shipped (one batch per size), 1 (one family at a time) and 300
     (families of one size split among batches)."""
-    monkeypatch.setattr(check, "MAX_APART_CELLS", cells)
+    monkeypatch.setattr(check.family_blocks, "MAX_APART_CELLS", cells)
     apart = set()
     for config in SMALL:
         families = reference_families(whole_reference(config))
@@ -147,7 +147,7 @@ def test_max_atoms_apart_is_the_brute_force_count_over_every_pair(
         made_up += [(s, list(range(s, min(s + 3, config.nb_mol + 1)))) for s in range(1, config.nb_mol, 3)]
         made_up += [(s, list(range(s, s + 17))) for s in range(1, config.nb_mol - 17, 17)]
         for chosen in families, made_up:
-            got = check.max_atoms_apart(config, block_of(chosen))
+            got = check.family_blocks.max_atoms_apart(config, block_of(chosen))
             want = [atoms_apart(config, members) for _, members in chosen]
             assert got.tolist() == want, config.name
             apart |= set(want)
@@ -180,7 +180,7 @@ def test_an_empty_profiles_table_names_every_molecule(
     assert differences["reference"] == 1000
     assert lines["engine.profile"] == [
         f"molecule {r[1]:,}: Profiles {profile_of(r)}: stored no such row, computed a row, lowest <= {r[1]:,}"
-        for r in records[: check.LISTED]
+        for r in records[: check.report.LISTED]
     ]
 
 

@@ -1,4 +1,4 @@
-"""``bbcore check`` on a compact store: the edges of the groups phase (``check.CompactGroups``).
+"""``bbcore check`` on a compact store: the edges of the groups phase (``compact_groups.CompactGroups``).
 
 Each damage here is planted with plain ``sqlite3`` in a copy of the shared
 clean A3_B5 (``a3_b5_stores``: families 43 and 45, at positions 0 and 1,
@@ -183,14 +183,14 @@ MALFORMED_45 = {
 """Every value of family 45's row of another type (text for a number, a blob for text, text for a blob)."""
 
 
-@pytest.mark.parametrize("block", [check.BLOCK, 1])
+@pytest.mark.parametrize("block", [check.blocks.BLOCK, 1])
 def test_a_row_whose_every_value_is_of_another_type_is_named_and_the_others_checked(
     a3_b5_stores: dict[str, Path], tmp_path: Path, capsys, monkeypatch, block: int
 ) -> None:
     """Family 45's row made of text and blobs: each value is named with the type it should have,
     the row is left out (a block with only it keeps nothing: blocks of 1), and family 43, in its
     block, is still re-traced and checked."""
-    monkeypatch.setattr(check, "BLOCK", block)
+    monkeypatch.setattr(check.blocks, "BLOCK", block)
     assignments = ", ".join(f"{name} = {value}" for name, value in MALFORMED_45.items())
     found, lines = lines_of(a3_b5_stores, tmp_path, capsys, lambda c: one(c, FAMILY_45.format(assignments)))
     assert lines["groups.malformed"] == [
@@ -217,7 +217,7 @@ def test_a_row_whose_every_value_is_of_another_type_is_named_and_the_others_chec
 def test_the_groups_progress_counts_the_families_read(a3_b5_stores: dict[str, Path], monkeypatch) -> None:
     """Blocks of one family: the bar moves a family at a time out of the 2, reaches them both only
     at the end, and the molecules re-traced are counted over every block."""
-    monkeypatch.setattr(check, "BLOCK", 1)
+    monkeypatch.setattr(check.blocks, "BLOCK", 1)
     report, seen = progress_of(a3_b5_stores[COMPACT], A3_B5)
     assert report.ok
     assert [(done, total) for _, done, total in dict(groupby_names(seen))["groups"]] == [
@@ -259,7 +259,7 @@ def test_unpack_reads_the_largest_numbers_of_a_large_configuration_exactly(name:
     blobs = [np.array(family, dtype=numbers_dtype(config)).tobytes() for family in numbers]
     canonical = np.array([family[0] for family in numbers], dtype=np.int64)
     result = check.CheckResult("groups")
-    block, kept = check.CompactGroups(config).unpack(canonical, blobs, result)
+    block, kept = check.compact_groups.CompactGroups(config).unpack(canonical, blobs, result)
     assert result.ok and result.differences == []
     assert block.numbers.dtype == np.int64
     assert block.numbers.tolist() == [n for family in numbers for n in family]

@@ -81,11 +81,11 @@ def test_check_reads_the_servers_rows_a_block_at_a_time(pg_url, monkeypatch):
     """``check`` streams its long queries: on a server through a named (server-side) cursor, a
     block at a time, two side by side on one connection.  psycopg's own cursor would fetch the
     whole result first: the same rows, but a check's memory would grow with the configuration."""
-    monkeypatch.setattr(check, "BLOCK", 2)
+    monkeypatch.setattr(check.blocks, "BLOCK", 2)
     open_database(pg_url)
     try:
         numbers = "SELECT generate_series(1, 7)"
-        first, second = check.rows_in_blocks(numbers), check.rows_in_blocks(numbers + " + 10")
+        first, second = check.blocks.rows_in_blocks(numbers), check.blocks.rows_in_blocks(numbers + " + 10")
         assert next(first) == [(1,), (2,)] and next(second) == [(11,), (12,)]
         cursors = [name for (name,) in db.execute_sql("SELECT name FROM pg_cursors").fetchall()]
         assert len(cursors) == 2 and all(name.startswith("bbcore_check_") for name in cursors)
