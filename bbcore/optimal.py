@@ -96,6 +96,7 @@ from bbcore.config import Config
 from bbcore.engine import _symmetry_tables, image_numbers
 from bbcore.numbering import atoms_of_numbers, binomial_table
 from bbcore.optimal_kernels import canonical_kernel, evaluate_kernel, split_kernel
+from bbcore.strategy import NODE_COLUMNS, Nodes, StrategyBook
 
 OBJECTIVES: Final = ("rays", "worst", "points")
 Objective = Literal["rays", "worst", "points"]
@@ -485,6 +486,8 @@ class Played:
     points: np.ndarray
     wrong: np.ndarray
     first_shot: int | None
+    tree: Tree | None = None
+    """Every node of the book (``play``'s), None for the greedy book (``bbcore.strategy`` has it)."""
 
     def total(self, objective: Objective, members: np.ndarray) -> int:
         """The book's total over ``members`` scored by ``objective``."""
@@ -498,29 +501,61 @@ class Played:
 Chooser = Callable[[np.ndarray], int]
 
 
+@dataclass
+class Tree:
+    """Every node of a played book, in the shape of ``bbcore.strategy.Nodes`` (each node's
+    molecules one segment of ``order``), so that it is browsed as a ``StrategyBook``."""
+
+    nodes: Nodes
+    order: np.ndarray
+
+
 def play(problem: Problem, members: np.ndarray, choose: Chooser) -> Played:
-    """Play a policy (``choose``: a set's shot, ``STOP`` or ``LEAF``) against every member."""
+    """Play a policy (``choose``: a set's shot, ``STOP`` or ``LEAF``) against every member,
+    recording every node (``Played.tree``)."""
     size = problem.config.nb_mol
     rays = np.zeros(size, dtype=np.int16)
     points = np.zeros(size, dtype=np.int16)
     wrong = np.zeros(size, dtype=np.int16)
-    stack = [(members, 0, 0)]
+    order = np.array(members, dtype=np.int64)
+    columns: dict[str, list[int]] = {name: [] for name in NODE_COLUMNS}
+
+    def record(parent: int, depth: int, outcome: int, start: int, count: int, known: int, r: int, pts: int):
+        for name, value in zip(
+            NODE_COLUMNS, (parent, depth, LEAF, outcome, start, count, known, r, pts), strict=True
+        ):
+            columns[name].append(value)
+        return len(columns["parent"]) - 1
+
+    stack = [record(-1, 0, -1, 0, len(order), 0, 0, 0)]
     first = None
     while stack:
-        now, r, pts = stack.pop()
-        shot = choose(now) if len(now) > 1 else LEAF
-        if r == 0 and len(now) == len(members):
+        node = stack.pop()
+        start, count = columns["start"][node], columns["count"][node]
+        now = order[start : start + count].astype(np.int32)
+        r, pts, known = columns["rays"][node], columns["points"][node], columns["known"][node]
+        shot = choose(now) if count > 1 else LEAF
+        if node == 0:
             first = shot + 1 if shot >= 0 else None
         if shot < 0:
             rays[now], points[now] = r, pts
             wrong[now] = problem.wrong(now)[1]
             continue
+        columns["shot"][node] = shot
         children = problem.split(now, shot)
         if len(children) < 2:  # pragma: no cover - a bug, never a result
             raise AssertionError(f"the book's shot {shot + 1} does not split its {len(now)} candidates")
+        at = start
         for code, child in children:
-            stack.append((child, r + 1, pts + (1 if code < 2 else 2)))
-    return Played(rays, points, wrong, first)
+            order[at : at + len(child)] = child
+            seen = known | (1 << shot) | ((1 << (code - 2)) if code >= 2 else 0)
+            cost = 1 if code < 2 else 2
+            stack.append(
+                record(node, columns["depth"][node] + 1, code, at, len(child), seen, r + 1, pts + cost)
+            )
+            at += len(child)
+    nodes = Nodes(*(np.array(columns[name], dtype=np.int64) for name in NODE_COLUMNS))
+    return Played(rays, points, wrong, first, Tree(nodes, order))
 
 
 def greedy_shot(problem: Problem, members: np.ndarray) -> int:
@@ -805,7 +840,7 @@ def optimal(
     result = book_summary(config, f"optimal {objective}", optimum.played)
     result["optimum"] = optimum.summary()
     if store:
-        save_run(config, objective, search, result)
+        save_run(config, objective, search, result, optimum.played)
     return result, True
 
 
@@ -871,8 +906,9 @@ def _known_lower(search: Search, members: np.ndarray, depth: int) -> int:
 # Storage: the memo and the finished result
 
 
-def memo_bytes(memo: dict[bytes, tuple[int, bool, int, int]]) -> bytes:
-    """The memo as npz bytes."""
+def memo_bytes(memo: dict[bytes, tuple[int, bool, int, int]], played: Played | None = None) -> bytes:
+    """The memo as npz bytes, with the optimal book once the search is finished (``played``:
+    each molecule's rays, points and wrong atoms, and every node: ``book_*``)."""
     n = len(memo)
     keys = (
         np.frombuffer(b"".join(memo.keys()), dtype=np.uint8).reshape(n, 16)
@@ -881,7 +917,12 @@ def memo_bytes(memo: dict[bytes, tuple[int, bool, int, int]]) -> bytes:
     )
     values = np.array([v for v in memo.values()], dtype=np.int64).reshape(n, 4)
     out = io.BytesIO()
-    np.savez_compressed(out, keys=keys, values=values)
+    book = {}
+    if played is not None and played.tree is not None:
+        book = {"book_rays": played.rays, "book_points": played.points, "book_wrong": played.wrong}
+        book["book_order"] = played.tree.order
+        book |= {f"book_node_{name}": getattr(played.tree.nodes, name) for name in NODE_COLUMNS}
+    np.savez_compressed(out, keys=keys, values=values, **book)
     return out.getvalue()
 
 
@@ -892,8 +933,10 @@ def memo_of_bytes(data: bytes) -> dict[bytes, tuple[int, bool, int, int]]:
     return {keys[i].tobytes(): (v[0], bool(v[1]), v[2], v[3]) for i, v in enumerate(values.tolist())}
 
 
-def save_run(config: Config, objective: Objective, search: Search, result: dict | None) -> None:
-    """Store a search's memo (and its result, once finished)."""
+def save_run(
+    config: Config, objective: Objective, search: Search, result: dict | None, played: Played | None = None
+) -> None:
+    """Store a search's memo (and its result and book, once finished)."""
     from bbcore.store import OptimalRun, db, now
 
     db.create_tables([OptimalRun], safe=True)
@@ -908,7 +951,7 @@ def save_run(config: Config, objective: Objective, search: Search, result: dict 
             seconds=search.seconds,
             nodes=search.nodes,
             result=json.dumps(result) if result else None,
-            memo=memo_bytes(search.memo),
+            memo=memo_bytes(search.memo, played),
             dh1=now(),
         )
 
@@ -932,3 +975,66 @@ def stored_run(config: Config, objective: Objective) -> tuple[dict | None, dict,
         )
         memo = {}
     return (json.loads(row.result) if row.result else None), memo, row.seconds, row.nodes
+
+
+def stored_book(config: Config, objective: Objective) -> StrategyBook | None:
+    """The optimal book of a finished search stored for ``config`` and ``objective``, as a
+    ``StrategyBook`` holding every node (``by``: ``"optimal OBJECTIVE"``); None when no
+    finished search is stored, or one stored before books were kept with the result."""
+    from bbcore.store import OptimalRun, db
+
+    if db.database is None or not db.table_exists(OptimalRun._meta.table_name):
+        return None
+    row = (
+        OptimalRun.select(OptimalRun.memo, OptimalRun.seconds, OptimalRun.result)
+        .where((OptimalRun.config == config.name) & (OptimalRun.objective == objective))
+        .first()
+    )
+    if row is None or row.result is None:
+        return None
+    try:
+        with np.load(io.BytesIO(bytes(row.memo))) as arrays:
+            if "book_order" not in arrays.files:
+                return None
+            book = {name: arrays[name] for name in arrays.files if name.startswith("book_")}
+    except (ValueError, OSError, KeyError):
+        return None
+    nodes = Nodes(*(book[f"book_node_{name}"] for name in NODE_COLUMNS))
+    leaves = nodes.shot < 0
+    depths = config.positions + 2
+    return StrategyBook(
+        config=config,
+        by=f"optimal {objective}",  # type: ignore[arg-type]
+        source="optimal",
+        seconds=row.seconds,
+        rays=book["book_rays"],
+        points=book["book_points"],
+        order=book["book_order"],
+        nodes=nodes,
+        depth_nodes=np.bincount(nodes.depth, minlength=depths).astype(np.int64),
+        depth_leaves=np.bincount(nodes.depth[leaves], minlength=depths).astype(np.int64),
+    )
+
+
+def differences(greedy: np.ndarray, optimal: np.ndarray, limit: int = 10) -> list[tuple[int, int, int]]:
+    """The molecules on which two books' rays differ most: (number, rays of the first, rays of
+    the second), by the difference's size, then the greedy book's rays, then number; only
+    molecules where they differ."""
+    greedy, optimal = greedy.astype(np.int64), optimal.astype(np.int64)
+    gap = np.abs(greedy - optimal)
+    index = np.flatnonzero(gap)
+    index = index[np.lexsort((index, -greedy[index], -gap[index]))][:limit]
+    return [(int(i) + 1, int(greedy[i]), int(optimal[i])) for i in index]
+
+
+def command_line(config: Config, objective: Objective, where: object = None) -> str:
+    """The command that searches and stores a configuration's optimal book (``where``: the
+    database, when it is not the default one)."""
+    import shlex
+
+    from bbcore.store import default_path
+
+    database = (
+        "" if where is None or str(where) == str(default_path()) else f" --db {shlex.quote(str(where))}"
+    )
+    return f"bbcore strategy {config.name} --optimal {objective}{database}"

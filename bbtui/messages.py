@@ -107,6 +107,29 @@ class BookFigures(Message):
 
 
 @dataclass
+class OptimalReady(Message):
+    """The optimal book of a configuration and objective read from the store (None when
+    none is stored: ``note`` says how to compute it)."""
+
+    config: Config
+    objective: str
+    book: StrategyBook | None
+    note: str = ""
+
+
+@dataclass
+class OptimalFigures(Message):
+    """The optimal book beside the greedy one, worked out in a thread: its figures, both
+    histograms of rays per molecule, and the molecules on which the two differ most."""
+
+    greedy: StrategyBook
+    optimal: StrategyBook
+    figures: str
+    histograms: dict[str, dict[int, int]]
+    differences: list[tuple[int, int, int]]
+
+
+@dataclass
 class NodeOpened(Message):
     """A node of a book opened in a thread: its label, and each child's index, label and
     whether it is a leaf (a node below the stored levels is rebuilt, seconds for a large one)."""

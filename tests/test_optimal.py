@@ -23,15 +23,20 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
+from bbcore import store
 from bbcore.config import Config
 from bbcore.optimal import (
     OBJECTIVES,
     WRONG_ATOM,
     Problem,
     Search,
+    command_line,
+    differences,
     evaluate,
     lower_bound,
+    optimal,
     solve,
+    stored_book,
 )
 from bbcore.optimal_kernels import _huffman
 from bbcore.rays import spectrum
@@ -371,6 +376,73 @@ def test_a_search_stopped_by_seconds_gives_bounds_around_the_optimum(tmp_path):
     text = subprocess.run(command[:-1], capture_output=True, text=True, env=env, cwd=ROOT)
     assert text.returncode == 0, text.stderr
     assert f"Optimum: {exact} = {float(exact):.3f} rays on average, proved." in text.stdout
+
+
+@pytest.mark.parametrize("objective", OBJECTIVES)
+def test_the_stored_book_is_the_optimal_book_whole(tmp_path, objective, problems):
+    """The book stored with a finished search, read back as a StrategyBook: each molecule's
+    rays and points as the optimal book plays them, and every node's shot splitting its
+    molecules into its children by their outcomes, down to single spectra (or a guess)."""
+    config = Config(2, 4)
+    store.open_database(tmp_path / "db.sqlite")
+    try:
+        assert stored_book(config, objective) is None
+        result, _ = optimal(config, objective)
+        book = stored_book(config, objective)
+    finally:
+        store.close_database()
+    assert book is not None and book.by == f"optimal {objective}"
+    optimum, _ = solve(config, objective, problem=problems["A2_B4"], difference=False)
+    assert np.array_equal(book.rays, optimum.played.rays)
+    assert np.array_equal(book.points, optimum.played.points)
+    assert book.first_shot.position == result["optimum"]["first_shot"]
+    codes, atoms = reference_codes(config)
+    claimed = {"rays": book.rays.sum(), "worst": book.rays.max()}
+    if objective != "points":
+        assert Fraction(int(claimed[objective]), 1 if objective == "worst" else 120) == Fraction(
+            result["optimum"]["value"]
+        )
+    leaves = 0
+    for index in range(len(book.nodes)):
+        node, numbers = book.node(index), [int(n) for n in book.numbers(index)]
+        assert node.count == len(numbers)
+        assert all(book.rays[n - 1] >= node.rays for n in numbers)
+        if node.leaf:
+            leaves += node.count
+            assert all(book.rays[n - 1] == node.rays for n in numbers)
+            if objective != "points":  # a spectral group: no ray splits it
+                assert len({codes[n - 1] for n in numbers}) == 1
+            continue
+        by_outcome: dict[int, list[int]] = {}
+        for n in numbers:
+            by_outcome.setdefault(codes[n - 1][node.shot - 1], []).append(n)
+        children = book.children(index)
+        assert len(children) == len(by_outcome) >= 2
+        for child in children:
+            code = int(book.nodes.outcome[child])
+            assert [int(n) for n in book.numbers(child)] == by_outcome[code]
+    assert leaves == config.nb_mol
+
+
+def test_differences_lists_the_molecules_where_the_books_differ_most():
+    greedy = np.array([3, 5, 4, 2, 6, 4], dtype=np.int16)
+    best = np.array([3, 3, 4, 4, 4, 3], dtype=np.int16)
+    # by the gap (2: molecules 2, 4, 5), then the greedy rays (6, 5, 2), then the number
+    assert differences(greedy, best) == [(5, 6, 4), (2, 5, 3), (4, 2, 4), (6, 4, 3)]
+    assert differences(greedy, best, 2) == [(5, 6, 4), (2, 5, 3)]
+    assert differences(best, best) == []
+
+
+def test_the_command_line_names_the_database_unless_it_is_the_default(tmp_path, monkeypatch):
+    monkeypatch.setenv("BBTUI_DB", str(tmp_path / "default.sqlite"))
+    assert (
+        command_line(Config(3, 5), "worst", tmp_path / "default.sqlite")
+        == "bbcore strategy A3_B5 --optimal worst"
+    )
+    assert (
+        command_line(Config(3, 5), "rays", tmp_path / "my db.sqlite")
+        == f"bbcore strategy A3_B5 --optimal rays --db '{tmp_path / 'my db.sqlite'}'"
+    )
 
 
 @pytest.mark.parametrize(

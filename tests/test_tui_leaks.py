@@ -6,9 +6,11 @@ watcher's bound method held the screen, everything it showed with it: a
 random-key run left 70 Groups screens alive with a stack depth of 1.  Each
 screen here is opened and closed 50 times; then the screens of its kind
 still alive (``gc``) and the app's watchers are counted (the Strategy
-screen 10 times: 2 s a cycle on a busy machine).  The last Strategy screen
-closed may stay alive, held by its finished worker's context until the next
-worker runs: one, where the leak was one a cycle.
+screen 10 times: 2 s a cycle on a busy machine).  The last Strategy screens
+closed may stay alive, held by their finished workers' contexts until the
+next worker runs: two at most (the book's worker and the optimal book's, which
+may finish last on different screens: 2 after 10 cycles as after 25), where
+the leak was one a cycle.
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ def app_watchers(app: BlackBoxApp) -> int:
 
 
 @pytest.mark.parametrize(
-    ("key", "kind", "cycles", "kept"), [("g", GroupsScreen, 50, 0), ("b", StrategyScreen, 10, 1)]
+    ("key", "kind", "cycles", "kept"), [("g", GroupsScreen, 50, 0), ("b", StrategyScreen, 10, 2)]
 )
 async def test_a_screen_opened_and_closed_many_times_is_freed(explored, key, kind, cycles, kept) -> None:
     app = BlackBoxApp(explored, A3_B4, read_only=True)

@@ -216,15 +216,17 @@ async def test_strategy_tree_cursor_stops_at_the_root_and_the_last_node(
         await pilot.press("escape", "b")
         screen = app.screen
         assert isinstance(screen, StrategyScreen)
-        await wait_for(pilot, lambda: screen.book is not None and screen.tree.root.children)
+        greedy = screen.branch("greedy")  # then the optimal book's branch, the tree's last line
+        await wait_for(pilot, lambda: screen.book is not None and greedy.children)
+        await wait_for(pilot, lambda: greedy.children[0].data is not None)
         tree = screen.tree
         tree.focus()
         await pilot.press("home", "up")  # one before the root: stays on it
         assert tree.cursor_line == 0 and tree.cursor_node is tree.root
-        children = list(tree.root.children)
-        await pilot.press(*["down"] * (len(children) + 1))  # one past the last outcome: stays on it
-        assert tree.cursor_node is children[-1]
-        assert sum(screen.book.node(c.data).count for c in children) == 560
+        children = list(greedy.children)
+        await pilot.press(*["down"] * (len(children) + 3))  # one past the last line: stays on it
+        assert tree.cursor_node is screen.branch("optimal")
+        assert sum(screen.book.node(c.data[1]).count for c in children) == 560
         expected = policy_summary(parse_config("A3_B4"), "remaining")
         assert text_of(app, "#strategy-figures").splitlines()[:3] == [
             f"First shot: position {expected['first_shot']}",

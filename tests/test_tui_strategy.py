@@ -139,10 +139,10 @@ async def test_keys_are_handled_while_a_node_is_rebuilt(tmp_path, record_propert
         book = screen.book
         tree = screen.tree
         path = stored_node_to_rebuild(book)
-        node = tree.root
+        node = screen.branch("greedy")
         for index in path[1:]:
             await wait_for(pilot, lambda node=node: node.children and node.children[0].data is not None)
-            node = next(c for c in node.children if c.data == index)
+            node = next(c for c in node.children if c.data == ("greedy", index))
             node.expand()
         # The node to rebuild is open, and its rebuilding held (as a large node's
         # tracing would hold it for seconds): keys move the cursor meanwhile.
@@ -229,8 +229,8 @@ async def assert_no_book_is_said(app: BlackBoxApp, why: str) -> None:
         assert "no remaining book of A2_B4 is stored" in message and why in message
         for what in ("rays", "points"):
             assert screen.query_one(f"#strategy-{what}", BarPlot).note == "no book (see above)"
-        assert str(screen.tree.root.label) == "no remaining book of A2_B4"
-        assert not screen.tree.root.allow_expand
+        assert str(screen.branch("greedy").label) == "no remaining book of A2_B4"
+        assert not screen.branch("greedy").allow_expand
         assert len(app.books) == 0 and screen.book is None
     store.close_database()
 
