@@ -413,8 +413,8 @@ MODULES: dict[str, tuple[str, tuple[str, ...]]] = {
     # the modules the run did not cover before issue 33 (scores: docs/tests.md, notes:
     # bench/mutation_notes_new.md); store and strategy are large: run them a few functions at a
     # time with --only ('bbcore.store.x_*range*')
-    "shots": ("bbcore/shots.py", ("tests/test_decode.py",)),
-    "queries": ("bbcore/queries.py", ("tests/test_queries_expect.py", "tests/test_navigation.py")),
+    "shots": ("bbcore/shots.py", ("tests/test_decode.py", "tests/test_shots.py", "tests/test_shrunk.py")),
+    "queries": ("bbcore/queries.py", ("tests/test_queries_expect.py",)),
     "families": ("bbcore/families.py", ("tests/test_compact.py",)),
     "statistics": ("bbcore/statistics.py", ("tests/test_statistics.py",)),
     "copy": ("bbcore/copy.py", ("tests/test_copy.py",)),
