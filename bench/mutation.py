@@ -414,7 +414,7 @@ MODULES: dict[str, tuple[str, tuple[str, ...]]] = {
     # bench/mutation_notes_new.md); store and strategy are large: run them a few functions at a
     # time with --only ('bbcore.store.x_*range*')
     "shots": ("bbcore/shots.py", ("tests/test_decode.py", "tests/test_shots.py", "tests/test_shrunk.py")),
-    "queries": ("bbcore/queries.py", ("tests/test_queries_expect.py",)),
+    "queries": ("bbcore/queries.py", ("tests/test_queries_expect.py", "tests/test_queries.py")),
     "families": ("bbcore/families.py", ("tests/test_compact.py",)),
     "statistics": ("bbcore/statistics.py", ("tests/test_statistics.py",)),
     "copy": ("bbcore/copy.py", ("tests/test_copy.py",)),
