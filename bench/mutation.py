@@ -60,6 +60,22 @@ MODULES: dict[str, tuple[str, tuple[str, ...]]] = {
         for path in sorted((ROOT / "bbcore" / "check").glob("*.py"))
         if path.name != "__init__.py"
     },
+    # the modules the run did not cover before issue 33 (scores: docs/tests.md, notes:
+    # bench/mutation_notes_new.md); store and strategy are large: run them a few functions at a
+    # time with --only ('bbcore.store.x_*range*')
+    "shots": ("bbcore/shots.py", ("tests/test_decode.py", "tests/test_shots.py", "tests/test_shrunk.py")),
+    "queries": ("bbcore/queries.py", ("tests/test_queries_expect.py", "tests/test_queries.py")),
+    "families": ("bbcore/families.py", ("tests/test_compact.py",)),
+    "statistics": ("bbcore/statistics.py", ("tests/test_statistics.py",)),
+    "copy": ("bbcore/copy.py", ("tests/test_copy.py",)),
+    "export": ("bbcore/export.py", ("tests/test_export.py",)),
+    "compact.shards": ("bbcore/compact/shards.py", ("tests/test_compact.py",)),
+    "compact.trace": ("bbcore/compact/trace.py", ("tests/test_compact.py",)),
+    "compact.group": ("bbcore/compact/group.py", ("tests/test_compact.py",)),
+    "compact.write": ("bbcore/compact/write.py", ("tests/test_compact.py",)),
+    "compact.run": ("bbcore/compact/run.py", ("tests/test_compact.py",)),
+    "store": ("bbcore/store.py", ("tests/test_schema.py", "tests/test_explore.py")),
+    "strategy": ("bbcore/strategy.py", ("tests/test_strategy.py",)),
 }
 """Each module and the tests run against its mutants."""
 DEFAULT = ("rays", "numbering", "geometry")
