@@ -35,12 +35,16 @@ The encoding (one per shown ray, a ray that came out counted once):
 
 What it answers (``solve``): consistent or not and, when not, a minimal core
 (every ray in it needed: drop any one and the rest agree); the backbone (a
-cell certainly an atom, certainly empty, or undecided); the count of the
-agreeing placements, exact when enumerated (up to ``ENUMERATION_LIMIT``,
-blocking clauses over the cells), else estimated by ApproxMC with a stated
-tolerance and confidence; the probability of an atom in each cell, exact from
-the enumerated placements, else from near-uniform samples (UniGen) with
-their sampling error.  ``next_shots`` ranks the positions not shot from the
+cell certainly an atom, certainly empty, or undecided: one solver call per
+cell that the models found so far do not show both ways); the count of the
+agreeing placements and the probability of an atom in each cell, exact by
+the path search (``_PathSearch``: the shown rays traced over the cells the
+backbone leaves undecided, branching on the cells they look at; the cells
+none looks at counted by binomials), the placements listed when at most
+``ENUMERATION_LIMIT``, else drawn exactly uniformly; past the search's budget
+(``PATH_LEAVES``, ``ENUMERATION_SECONDS``) the count is estimated by ApproxMC
+with a stated tolerance and confidence, and the probabilities come from
+near-uniform samples (UniGen) with their sampling error.  ``next_shots`` ranks the positions not shot from the
 placements or the samples as ``bbcore.shots`` does; ``judge`` checks a guess
 by Emacs' rule (the exact cells) or Tatham's (the same result on every ray).
 
@@ -55,8 +59,11 @@ is ended.
 
 from __future__ import annotations
 
+import itertools
 import os
+import random
 import time
+from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -82,13 +89,20 @@ CONFLICTS_PER_SLICE: Final = 5000
 ENUMERATION_LIMIT: Final = 2_000
 """The most agreeing placements listed one by one (an exact count, exact probabilities)."""
 
-ENUMERATION_SECONDS: Final = 10.0
-"""How long the listing may run before the count is estimated instead (each placement is one
-solver call: a few milliseconds on a full spectrum, tens on a partial game of a large box)."""
+ENUMERATION_SECONDS: Final = 25.0
+"""How long the exact answer (the path search, or the listing) may run before the count is
+estimated instead."""
 
 COUNTING_SECONDS: Final = 120.0
 """How long ApproxMC may take for its estimate before the decode is refused in one line (a count of
 about 2^160, A84_B13 with one ray, would take hours): never a bare guess, never a wait without end."""
+
+PATH_LEAVES: Final = 200_000
+"""The most partial placements the path search keeps for an exact count (past them, or past
+``ENUMERATION_SECONDS``, the count is estimated)."""
+
+UNIFORM_SAMPLES: Final = 2_000
+"""Placements drawn exactly uniformly for the next shots when an exact count is too large to list."""
 
 SAMPLES: Final = 400
 """Near-uniform samples drawn for the probabilities and next shots when the placements are not listed."""
@@ -511,6 +525,7 @@ def solve(
     sampling: float | None = SAMPLING_SECONDS,
     stop: Stop | None = None,
     seed: int = 1,
+    search: bool = True,
 ) -> Solution:
     """Answer a game on a ``width`` x ``height`` box with ``atoms_min``..``atoms_max`` atoms.
 
@@ -538,7 +553,20 @@ def solve(
                 box, atoms_min, atoms_max, rays, False, core, zeros.astype(np.int8), Count(0, True),
                 [], None, zeros, 0.0,
             )  # fmt: skip
-        placements, seen = _enumerate(guard, encoding, assumptions, fixed, limit, seconds)
+        backbone = None
+        if search:
+            first = guard.model()
+            backbone = _backbone(
+                guard, box, assumptions, [tuple(c for c in range(box.cells) if first[c] > 0)]
+            )
+            exact = _PathSearch(box, atoms_min, atoms_max, rays, backbone, seconds, stop).solution(
+                limit, seed
+            )
+            if exact is not None:
+                return exact
+            placements, seen = None, []
+        else:
+            placements, seen = _enumerate(guard, encoding, assumptions, fixed, limit, seconds)
         if placements is not None:
             placements.sort(key=lambda atoms: (len(atoms), atoms))
             counts = np.zeros(box.cells)
@@ -554,7 +582,8 @@ def solve(
         count, drawn = _count_and_samples(clauses, box.cells, samples, seed, sampling, stop)
         for atoms in drawn:
             seen.append(atoms)
-        backbone = _backbone(guard, box, assumptions, seen)
+        if backbone is None:
+            backbone = _backbone(guard, box, assumptions, seen)
     counts = np.zeros(box.cells)
     for atoms in drawn:
         counts[list(atoms)] += 1
@@ -867,3 +896,209 @@ def _count_and_samples(
         receive.close()
     assert count is not None
     return count, drawn
+
+
+# -- exact answers by the path search ---------------------------------------------------
+
+
+class _Exceeded(Exception):
+    """The path search went past its budget."""
+
+
+class _PathSearch:
+    """The exact answer by tracing the shown rays over the cells the backbone leaves undecided.
+
+    Each shown ray is traced from its entry, as ``bbcore.rays.trace`` does;
+    where its next move depends on an undecided cell, the search branches on
+    that cell (an atom, then empty), and a ray whose result is not the shown
+    one ends its branch.  A *leaf* is a branch where every shown ray gives its
+    result: the cells it set are what the rays looked at, and the cells still
+    undecided are *free*, since no shown ray looks at them: any of them may
+    hold the atoms left.  So a leaf with ``k`` atoms set and ``F`` free cells
+    stands for the sum over the allowed counts ``n`` of C(F, n - k)
+    placements, each exactly once (two leaves differ on a cell both set).
+    The count, each cell's probability and the backbone are exact sums over
+    the leaves; placements are drawn exactly uniformly from them (a leaf by
+    its share, then its free atoms).
+    """
+
+    def __init__(
+        self,
+        box: Box,
+        least: int,
+        most: int,
+        rays: Sequence[tuple[int, Result]],
+        fixed: np.ndarray,
+        seconds: float | None,
+        stop: Stop | None,
+    ) -> None:
+        self.box, self.least, self.most, self.stop = box, least, most, stop
+        # Absorbed and reflected rays first: their paths are short and they cut the most.
+        self.rays = sorted(rays, key=lambda ray: isinstance(ray[1], int))
+        self.starts = [box.entry(position) for position, _ in self.rays]
+        self.value = [int(v) for v in fixed]
+        self.placed = self.value.count(1)
+        self.open = self.value.count(UNDECIDED)
+        self.leaves: list[bytes] = []
+        self.deadline = None if seconds is None else time.monotonic() + seconds
+        self.branches = 0
+
+    def _index(self, cell: Cell) -> int:
+        line, column = cell
+        if 1 <= line <= self.box.height and 1 <= column <= self.box.width:
+            return (line - 1) * self.box.width + column - 1
+        return -1
+
+    def _search(self, i: int, cell: Cell, heading: Direction, started: bool) -> None:
+        value, width, height = self.value, self.box.width, self.box.height
+
+        def at(line: int, column: int) -> tuple[int, int]:
+            # (index, value) of a cell; outside the box (-1, 0): never an atom.
+            if 1 <= line <= height and 1 <= column <= width:
+                c = (line - 1) * width + column - 1
+                return c, value[c]
+            return -1, 0
+
+        while True:
+            if i == len(self.rays):
+                if len(self.leaves) >= PATH_LEAVES:
+                    raise _Exceeded()
+                self.leaves.append(bytes(v + 1 for v in value))
+                return
+            # As bbcore.rays.trace: the cell ahead, then its two diagonals (left, right).
+            dl, dc = heading
+            al, ac = cell[0] + dl, cell[1] + dc
+            a, va = at(al, ac)
+            if va == UNDECIDED:
+                return self._branch(a, i, cell, heading, started)
+            result: Result | None = None
+            if va == 1:
+                result = ABSORBED
+            else:
+                lc, vl = at(al + dc, ac + dl)
+                if vl == UNDECIDED:
+                    return self._branch(lc, i, cell, heading, started)
+                if not started and vl == 1:
+                    result = REFLECTED
+                else:
+                    rc, vr = at(al - dc, ac - dl)
+                    if vr == UNDECIDED:
+                        return self._branch(rc, i, cell, heading, started)
+                    if not started:
+                        if vr == 1:
+                            result = REFLECTED
+                        else:
+                            cell, started = (al, ac), True
+                            continue
+                    elif vl == 1 and vr == 1:
+                        result = REFLECTED
+                    else:
+                        if vl == 1:
+                            heading = (-dc, -dl)
+                        elif vr == 1:
+                            heading = (dc, dl)
+                        cell = (cell[0] + heading[0], cell[1] + heading[1])
+                        if 1 <= cell[0] <= height and 1 <= cell[1] <= width:
+                            continue
+                        result = self.box.position_at(cell)
+            if result != self.rays[i][1]:
+                return None
+            i += 1
+            if i < len(self.rays):
+                cell, heading = self.starts[i]
+                started = False
+
+    def _branch(self, c: int, i: int, cell: Cell, heading: Direction, started: bool) -> None:
+        self.branches += 1
+        if self.branches % 4096 == 0:
+            _check(self.stop)
+            if self.deadline is not None and time.monotonic() > self.deadline:
+                raise _Exceeded()
+        for v in (1, 0):
+            if (v == 1 and self.placed >= self.most) or (v == 0 and self.placed + self.open - 1 < self.least):
+                continue
+            self.value[c], self.open, self.placed = v, self.open - 1, self.placed + v
+            self._search(i, cell, heading, started)
+            self.value[c], self.open, self.placed = UNDECIDED, self.open + 1, self.placed - v
+
+    def _completions(self, placed: int, free: int) -> int:
+        """Placements of a leaf: the ways to put the atoms left in its free cells."""
+        return sum(
+            comb(free, n - placed) for n in range(max(self.least, placed), min(self.most, placed + free) + 1)
+        )
+
+    def solution(self, limit: int, seed: int) -> Solution | None:
+        """The exact answer, placements listed when at most ``limit``, else drawn exactly
+        uniformly (``UNIFORM_SAMPLES``); None past the budget."""
+        box = self.box
+        try:
+            position, _ = self.rays[0]
+            cell, heading = self.starts[0]
+            self._search(0, cell, heading, False)
+        except _Exceeded:
+            return None
+        # 0 a free cell, 1 empty, 2 an atom.
+        leaves = np.frombuffer(b"".join(self.leaves), dtype=np.uint8).reshape(len(self.leaves), box.cells)
+        placed, free = (leaves == 2).sum(axis=1), (leaves == 0).sum(axis=1)
+        weights = [self._completions(int(k), int(f)) for k, f in zip(placed, free, strict=True)]
+        count = sum(weights)
+        numerators = [0] * box.cells
+        for (k, f), rows in _groups(placed, free).items():
+            each, on_free = self._completions(k, f), self._completions(k + 1, f - 1) if f else 0
+            atoms = (leaves[rows] == 2).sum(axis=0).tolist()
+            frees = (leaves[rows] == 0).sum(axis=0).tolist()
+            for c in range(box.cells):
+                numerators[c] += atoms[c] * each + frees[c] * on_free
+        backbone = np.array(
+            [1 if n == count else 0 if n == 0 else UNDECIDED for n in numerators], dtype=np.int8
+        ).reshape(box.height, box.width)
+        probabilities = np.array([n / count for n in numerators]).reshape(box.height, box.width)
+        how = Count(count, True, method="path search")
+        rays = tuple(sorted(self.rays, key=lambda ray: ray[0]))
+        if count <= limit:
+            placements = sorted(self._every(leaves), key=lambda a: (len(a), a))
+            return Solution(
+                box, self.least, self.most, rays, True, None, backbone, how, placements, None,
+                probabilities, 0.0,
+            )  # fmt: skip
+        drawn = self._draw(leaves, weights, count, UNIFORM_SAMPLES, seed)
+        return Solution(
+            box, self.least, self.most, rays, True, None, backbone, how, None, drawn, probabilities, 0.0,
+            {"uniform": True},
+        )  # fmt: skip
+
+    def _every(self, leaves: np.ndarray) -> Iterable[tuple[int, ...]]:
+        for row in leaves:
+            atoms = np.flatnonzero(row == 2).tolist()
+            free = np.flatnonzero(row == 0).tolist()
+            for n in range(max(self.least, len(atoms)), min(self.most, len(atoms) + len(free)) + 1):
+                for extra in itertools.combinations(free, n - len(atoms)):
+                    yield tuple(sorted([*atoms, *extra]))
+
+    def _draw(
+        self, leaves: np.ndarray, weights: list[int], count: int, samples: int, seed: int
+    ) -> list[tuple[int, ...]]:
+        """``samples`` placements drawn exactly uniformly: a leaf by its share of the count, then
+        how many atoms by their share of the leaf, then which free cells."""
+        rng = random.Random(seed)
+        cumulative = list(itertools.accumulate(weights))
+        drawn = []
+        for _ in range(samples):
+            row = leaves[bisect_right(cumulative, rng.randrange(count))]
+            atoms = np.flatnonzero(row == 2).tolist()
+            free = np.flatnonzero(row == 0).tolist()
+            pick = rng.randrange(self._completions(len(atoms), len(free)))
+            for n in range(max(self.least, len(atoms)), self.most + 1):
+                pick -= comb(len(free), n - len(atoms))
+                if pick < 0:
+                    break
+            drawn.append(tuple(sorted([*atoms, *rng.sample(free, n - len(atoms))])))
+        return drawn
+
+
+def _groups(placed: np.ndarray, free: np.ndarray) -> dict[tuple[int, int], np.ndarray]:
+    """The rows of each (atoms set, free cells) pair."""
+    groups: dict[tuple[int, int], list[int]] = {}
+    for row, key in enumerate(zip(placed.tolist(), free.tolist(), strict=True)):
+        groups.setdefault(key, []).append(row)
+    return {key: np.array(rows) for key, rows in groups.items()}

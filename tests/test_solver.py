@@ -30,6 +30,7 @@ from bbcore.shots import atom_counts, ranked_shots
 from bbcore.solver import (
     UNDECIDED,
     Box,
+    Count,
     SolverCancelled,
     judge,
     next_shots,
@@ -223,6 +224,41 @@ def test_rectangles_and_ranges_agree_with_the_brute_force(drawn):
     assert solution.probabilities.shape == (height, width)
 
 
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(rectangle_games())
+def test_past_the_listing_the_path_search_counts_exactly_and_draws_agreeing_placements(drawn):
+    # limit=0: nothing listed; the count, probabilities and backbone are the path search's sums.
+    width, height, least, most, atoms, shown = drawn
+    brute = brute_force(width, height, least, most, shown)
+    solution = solve(width, height, least, most, shown, limit=0, seconds=None)
+    assert solution.count == Count(len(brute), True, method="path search")
+    assert solution.placements is None and solution.margin == 0
+    counts = np.zeros(width * height)
+    for placement in brute:
+        counts[list(placement)] += 1
+    assert np.allclose(solution.probabilities.ravel(), counts / len(brute))
+    backbone = np.where(counts == len(brute), 1, np.where(counts == 0, 0, UNDECIDED))
+    assert (solution.backbone.ravel() == backbone).all()
+    assert set(solution.samples) <= set(brute)
+
+
+def test_the_path_search_draws_each_agreeing_placement_equally_often():
+    # 3 atoms in 5 x 4, two rays: hundreds of placements, most cells free of both rays.
+    hidden = (6, 12, 13)
+    shown = shown_rays(5, 4, hidden, [2, 7])
+    brute = brute_force(5, 4, 3, 3, shown)
+    solution = solve(5, 4, 3, 3, shown, limit=0, seconds=None)
+    assert solution.count.value == len(brute) > 100
+    drawn = {placement: 0 for placement in brute}
+    for placement in solution.samples:
+        drawn[placement] += 1
+    expected = len(solution.samples) / len(brute)
+    # Uniform draws: each count is binomial around ``expected``; a chi-square far past its
+    # degrees of freedom (len(brute) - 1, spread sqrt(2 (len - 1))) would say the draws lean.
+    chi2 = sum((n - expected) ** 2 / expected for n in drawn.values())
+    assert chi2 < len(brute) + 5 * (2 * len(brute)) ** 0.5
+
+
 def test_a_range_of_two_to_four_atoms_on_a_six_by_six_box_agrees_with_the_brute_force():
     hidden = (7, 15, 28)
     shown = shown_rays(6, 6, hidden, [1, 2, 4, 8, 11, 16, 19, 22])
@@ -264,7 +300,7 @@ def test_past_the_listing_the_count_is_estimated_within_its_tolerance_and_the_ba
     hidden = (5, 10)
     shown = shown_rays(width, width, hidden, [1])
     found = candidates(Config(n, width), as_game(width, shown), source="compute")
-    solution = solve(width, width, n, n, shown, limit=1, samples=3, sampling=None)
+    solution = solve(width, width, n, n, shown, limit=1, samples=3, sampling=None, search=False)
     count = solution.count
     assert found.count > 1 and not count.exact and solution.placements is None
     assert len(solution.samples) == 3

@@ -239,7 +239,11 @@ def solved_report(answer: Answer, verdict: Verdict | None, guess_note: str | Non
         out += ["", f"Atom probabilities, % ({how}; O: certainly an atom, -: certainly empty):"]
         out.append(heat_map(config, game, answer))
     if answer.shots:
-        estimated = "" if answer.exact else " (estimated from the samples)"
+        estimated = (
+            ""
+            if answer.solution is None or answer.solution.samples is None
+            else " (estimated from the samples)"
+        )
         out += ["", shots_title(by) + estimated] + shot_table(answer.shots, TOP_SHOTS, OUTCOMES_SHOWN)
     if answer.skipped:
         out += ["", answer.skipped + "."]
