@@ -556,15 +556,14 @@ def solve(
         backbone = None
         if search:
             first = guard.model()
-            backbone = _backbone(
-                guard, box, assumptions, [tuple(c for c in range(box.cells) if first[c] > 0)]
-            )
+            seen = [tuple(c for c in range(box.cells) if first[c] > 0)]
+            backbone = _backbone(guard, box, assumptions, seen)
             exact = _PathSearch(box, atoms_min, atoms_max, rays, backbone, seconds, stop).solution(
                 limit, seed
             )
             if exact is not None:
                 return exact
-            placements, seen = None, []
+            placements = None
         else:
             placements, seen = _enumerate(guard, encoding, assumptions, fixed, limit, seconds)
         if placements is not None:
@@ -579,6 +578,10 @@ def solve(
                 (counts / len(placements)).reshape(height, width), 0.0,
             )  # fmt: skip
         clauses = encoding.hard + [[s] for s in assumptions]
+        if backbone is not None:  # the cells known certain, as units: less for ApproxMC and UniGen to do
+            clauses += [
+                [c + 1 if v == 1 else -(c + 1)] for c, v in enumerate(backbone.tolist()) if v != UNDECIDED
+            ]
         count, drawn = _count_and_samples(clauses, box.cells, samples, seed, sampling, stop)
         for atoms in drawn:
             seen.append(atoms)

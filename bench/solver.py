@@ -12,6 +12,9 @@ the shown rays with the solver's tracer and times the answer:
   the backbone, the count (exact or estimated) and the next shots;
 - ``8x8-range``: 3 to 6 atoms in 8 x 8, 8 rays shown: the exact count over
   every count, through the Decoder (the engine once per count);
+- ``cpsat`` (only when named; needs ``pip install ortools``): OR-Tools CP-SAT
+  on the 10 x 10 full spectrum's clauses, its first solve and backbone
+  against CaDiCaL's (the figures in docs/decode-solver.md);
 - ``engine``: A4_B8 games of 3 rays through the Decoder against
   ``bbcore.decode.candidates`` and ``ranked_shots`` called directly (today's
   path), alternating, in the same run: their ratio says whether the engine
@@ -42,9 +45,11 @@ from bbcore.config import Config  # noqa: E402
 from bbcore.decoder import Decoder  # noqa: E402
 from bbcore.game import Game  # noqa: E402
 from bbcore.shots import ranked_shots  # noqa: E402
-from bbcore.solver import Box, next_shots, solve, trace_result  # noqa: E402
+from bbcore.solver import Box, SolverTimeout, next_shots, solve, trace_result  # noqa: E402
 
 CASES = ("10x10-full", "10x10-partial", "20x12-full", "20x12-partial", "8x8-range", "engine")
+MEASURED = ("cpsat",)
+"""Cases only run when named: ``cpsat`` needs OR-Tools (pip install ortools), not a dependency."""
 
 
 def shown(box: Box, atoms, positions) -> tuple[list[tuple[int, object]], list[int]]:
@@ -111,6 +116,62 @@ def engine_case(seed: int) -> tuple[float, str]:
     return now, f"today {today:.3f} s, ratio {now / today:.2f}"
 
 
+def cpsat_case(seed: int) -> tuple[float, str]:
+    """OR-Tools CP-SAT (one worker) on the 10 x 10 full spectrum's clauses: its first solve and
+    the backbone (solution-guided, as ``bbcore.solver._backbone``), against CaDiCaL's same."""
+    from ortools.sat.python import cp_model
+
+    from bbcore import solver
+
+    rng = random.Random(seed)
+    box = Box(10, 10)
+    rays, _ = shown(box, rng.sample(range(box.cells), 10), range(1, box.positions + 1))
+    encoding = solver.Encoding(box, 10, 10, rays)
+    start = time.perf_counter()
+    _, _, Solver = solver._pysat()
+    with Solver(name=solver.SOLVER, bootstrap_with=encoding.hard) as sat:
+        guard = solver._Interrupter(sat, None)
+        selectors = list(encoding.selectors.values())
+        guard.solve(selectors)
+        cadical_first = time.perf_counter() - start
+        model = guard.model()
+        expected = solver._backbone(guard, box, selectors, [tuple(c for c in range(100) if model[c] > 0)])
+    cadical = time.perf_counter() - start
+    start = time.perf_counter()
+    cp = cp_model.CpModel()
+    x = [None] + [cp.NewBoolVar("") for _ in range(encoding.top)]
+    for clause in encoding.hard:
+        cp.AddBoolOr([x[v] if v > 0 else x[-v].Not() for v in clause])
+    for selector in selectors:
+        cp.Add(x[selector] == 1)
+    engine = cp_model.CpSolver()
+    engine.parameters.num_workers = 1
+    assert engine.Solve(cp) in (cp_model.OPTIMAL, cp_model.FEASIBLE)
+    first = time.perf_counter() - start
+    atom = [bool(engine.Value(x[c + 1])) for c in range(box.cells)]
+    seen_atom, seen_empty, backbone = list(atom), [not a for a in atom], [-1] * box.cells
+    for c in range(box.cells):
+        if seen_atom[c] and seen_empty[c]:
+            continue
+        want = not seen_atom[c]  # ask for the value not seen yet
+        cp.ClearAssumptions()
+        cp.AddAssumption(x[c + 1] if want else x[c + 1].Not())
+        if engine.Solve(cp) in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+            for i in range(box.cells):
+                seen_atom[i] |= bool(engine.Value(x[i + 1]))
+                seen_empty[i] |= not engine.Value(x[i + 1])
+        else:
+            backbone[c] = int(not want)
+            cp.ClearAssumptions()
+            cp.Add(x[c + 1] == int(not want))
+    took = time.perf_counter() - start
+    assert backbone == expected.tolist()
+    return (
+        took,
+        f"CP-SAT first {first:.2f} s; CaDiCaL first {cadical_first:.2f} s, with backbone {cadical:.2f} s",
+    )
+
+
 def run(case: str, seed: int) -> tuple[float, str]:
     if case == "10x10-full":
         return solver_case(10, 10, 10, None, seed)
@@ -122,20 +183,26 @@ def run(case: str, seed: int) -> tuple[float, str]:
         return solver_case(20, 12, 15, 12, seed)
     if case == "8x8-range":
         return range_case(seed)
+    if case == "cpsat":
+        return cpsat_case(seed)
     return engine_case(seed)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--cases", nargs="*", choices=CASES, default=list(CASES))
+    parser.add_argument("--cases", nargs="*", choices=CASES + MEASURED, default=list(CASES))
     args = parser.parse_args()
     print(f"load before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     run("engine", 0)  # numba's kernels loaded before any timing
     for case in args.cases:
         times = []
         for seed in range(1, args.runs + 1):
-            took, what = run(case, seed)
+            start = time.perf_counter()
+            try:
+                took, what = run(case, seed)
+            except SolverTimeout as refused:  # counted as its time: past the target in any case
+                took, what = time.perf_counter() - start, f"refused: {refused}"
             times.append(took)
             print(f"  {case} seed {seed}: {took:.2f} s, {what}", flush=True)
         print(f"{case}: median {statistics.median(times):.2f} s, slowest {max(times):.2f} s", flush=True)

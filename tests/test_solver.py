@@ -32,6 +32,7 @@ from bbcore.solver import (
     Box,
     Count,
     SolverCancelled,
+    _PathSearch,
     judge,
     next_shots,
     solve,
@@ -365,6 +366,18 @@ def test_a_stop_set_cancels_the_solve():
     stop.set()
     with pytest.raises(SolverCancelled):
         solve(6, 6, 3, 3, [(1, REFLECTED)], stop=stop)
+
+
+def test_a_stop_set_cancels_the_path_search():
+    # Twelve rays on 10 x 10 and no cell settled: hundreds of thousands of branches; the stop
+    # event is looked at every 4,096 (past 20 s without it, the search gives up: None, a failure).
+    rng = random.Random(2)
+    shown = shown_rays(10, 10, rng.sample(range(100), 10), sorted(rng.sample(range(1, 41), 12)))
+    stop = threading.Event()
+    stop.set()
+    search = _PathSearch(Box(10, 10), 10, 10, shown, np.full(100, UNDECIDED), 20.0, stop)
+    with pytest.raises(SolverCancelled):
+        search.solution(0, 1)
 
 
 def test_a_stop_set_during_a_long_sat_call_cancels_it():
