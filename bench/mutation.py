@@ -66,7 +66,7 @@ MODULES: dict[str, tuple[str, tuple[str, ...]]] = {
     "shots": ("bbcore/shots.py", ("tests/test_decode.py", "tests/test_shots.py", "tests/test_shrunk.py")),
     "queries": ("bbcore/queries.py", ("tests/test_queries_expect.py", "tests/test_queries.py")),
     "families": ("bbcore/families.py", ("tests/test_compact.py",)),
-    "statistics": ("bbcore/statistics.py", ("tests/test_statistics.py",)),
+    "statistics": ("bbcore/statistics.py", ("tests/test_statistics.py", "tests/test_statistics_stores.py")),
     "copy": ("bbcore/copy.py", ("tests/test_copy.py",)),
     "export": ("bbcore/export.py", ("tests/test_export.py",)),
     "compact.shards": ("bbcore/compact/shards.py", ("tests/test_compact.py",)),

@@ -18,6 +18,7 @@ import pytest
 from bbcore import queries, rays
 from bbcore.config import Config
 from bbcore.explore import explore
+from bbcore.geometry import box_transforms
 from bbcore.numbering import atoms_of
 from bbcore.progress import COMPLETE, PAUSED
 from bbcore.queries import (
@@ -240,3 +241,37 @@ def test_a_compact_store_lists_a_spectrum_as_the_full_one_does(shared, tmp_path)
         *(groups[s] for s in spectra[:3]),
         spectra_of(A4_B4)[unique],
     ]
+
+
+def test_a_molecule_not_stored_is_computed_as_the_store_holds_it(shared):
+    """Every molecule of A4_B4 computed (its transform among the square's 8) equals the stored one;
+    a rectangle's transforms are its 4; a configuration not in the store and one past int64 are
+    computed, statistics included."""
+    open_database(shared, write=False)
+    try:
+        for number in range(1, A4_B4.nb_mol + 1):
+            stored, computed = queries.molecule_record(A4_B4, number), queries.computed_record(A4_B4, number)
+            assert (stored, stored.stats) == (computed, computed.stats)
+        rectangle = Config(3, 4, 3)
+        transforms = {queries.molecule_record(rectangle, n).transform for n in range(1, rectangle.nb_mol + 1)}
+        assert transforms == set(box_transforms(4, 3))  # the four of a rectangle, each met
+        a3_b5 = Config(3, 5)  # not in this store
+        computed = [queries.molecule_record(a3_b5, n) for n in (1, 1000, 2300)]
+        batch = queries.computed_records(a3_b5, [1, 1000, 2300])
+        assert (computed, [r.stats for r in computed]) == (batch, [r.stats for r in batch])
+        huge = Config(84, 13)  # C(169, 84) molecules: never stored, always computed
+        last = queries.molecule_record(huge, huge.nb_mol)
+        assert last.number == huge.nb_mol and last.molecule.count("O") == 84
+    finally:
+        close_database()
+
+
+def test_a_groups_page_is_50_families_by_default(shared):
+    open_database(shared, write=False)
+    try:
+        assert len(queries.group_page(A4_B4, 0, all_rows=True)) == 50  # of 66
+        assert len(queries.group_page(A4_B4, 1, all_rows=True)) == 16
+        assert queries.group_page(A4_B4, 0) == queries.group_page(A4_B4, 0, 11)  # the 11 families
+        assert {r.transform for r in queries.group_page(A4_B4, 0)} == {"id"}
+    finally:
+        close_database()

@@ -211,3 +211,20 @@ def test_outcome_texts_name_each_result_and_cut_after_the_limit():
     assert outcomes_text(three, 4) == "H 4, ->1 2, R 1"
     assert outcomes_text(three, 2) == "H 4, ->1 2, ... (3 results)"
     assert outcomes_text(three, 1) == "H 4, ... (3 results)"
+
+
+def test_a_stop_ends_the_ranking_at_the_next_batch(monkeypatch):
+    """Set while the first batch is traced, a stop cancels before the second: no batch after it."""
+    game = Game.empty(A4_B4.width)
+    every = candidates(A4_B4, game)
+    monkeypatch.setattr(shots, "_RAYS_PER_BATCH", 100 * A4_B4.positions)  # 19 batches of 100
+    stop = threading.Event()
+    seen: list[int] = []
+
+    def progress(done: int, total: int) -> None:
+        seen.append(done)
+        stop.set()
+
+    with pytest.raises(DecodeCancelled):
+        next_shots(A4_B4, game, every, stop=stop, progress=progress)
+    assert seen == [0]
