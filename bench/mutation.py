@@ -61,7 +61,7 @@ MODULES: dict[str, tuple[str, tuple[str, ...]]] = {
         if path.name != "__init__.py"
     },
     # the modules the run did not cover before issue 33 (scores: docs/tests.md, notes:
-    # bench/mutation_notes_new.md); store and strategy are large: run them a few functions at a
+    # bench/mutation_notes.md); store and strategy are large: run them a few functions at a
     # time with --only ('bbcore.store.x_*range*')
     "shots": ("bbcore/shots.py", ("tests/test_decode.py", "tests/test_shots.py", "tests/test_shrunk.py")),
     "queries": ("bbcore/queries.py", ("tests/test_queries_expect.py", "tests/test_queries.py")),

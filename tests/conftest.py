@@ -216,8 +216,10 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     """Under mutmut (``bench/mutation.py``): its fork server collects the tests once, then forks a
     process per mutant, which inherits what was done here.  The kernels loaded and A3_B5 explored
     here are so loaded and explored once for the whole run, not once per mutant (about 1.5 s of
-    each mutant's 2 s when the tests kill it at once).  Only ``check.py`` is mutated (never the
-    exploration), and the run's own tests still build everything else."""
+    each mutant's 2 s when the tests kill it at once).  They are built before any mutant is
+    chosen: a mutant of the exploration (``compact``, ``families``, ``store``) does not reach these
+    stores, only the tests that explore for themselves, so it can only survive here, never be
+    killed by them falsely."""
     if "MUTANT_UNDER_TEST" not in os.environ or not session.config.option.collectonly:
         return
     load_kernels()
@@ -310,7 +312,7 @@ def remembered_reference(monkeypatch: pytest.MonkeyPatch) -> None:
     ``bbcore check``'s reference sample re-traces 1,000 molecules with
     ``rays.py``: 85% of a check of A3_B5 (0.58 of 0.70 s), the same 1,000
     molecules in nearly every test.  ``rays.py`` is pure (its own tests pin
-    it), so its answers, remembered, are the same; ``check.py``'s own code
+    it), so its answers, remembered, are the same; ``bbcore/check/``'s own code
     (``reference_row`` and all) still runs in every test, so a mutation run
     still sees every test reach it (``bench/mutation.py check``).
     """
