@@ -1190,7 +1190,13 @@ def groups_of_canonicals(config: Config, atoms: np.ndarray, own: np.ndarray) -> 
 
 
 def molecules_of_numbers(config: Config, numbers: np.ndarray) -> EnantiomerBatch:
-    """The molecules with these numbers (any order, no repeats), in number order, computed."""
+    """The molecules with these numbers (any order, no repeats), in number order, computed.
+
+    Square boxes only, as every enantiomer-group kernel here (their 8 transforms keep
+    W = H): a rectangle's records come from ``queries.computed_record``.  Raises ValueError.
+    """
+    if config.width != config.height:
+        raise ValueError(f"{config.name}: the engine's enantiomer groups are for square boxes only")
     numbers = np.unique(np.asarray(numbers, dtype=np.int64))
     table = binomial_table(config)
     canonical = np.unique(image_numbers(config, atoms_of_numbers(config, numbers, table), table).min(axis=1))

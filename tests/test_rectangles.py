@@ -256,6 +256,15 @@ def test_computed_record_of_a_rectangle():
     assert record.spectrum == plain_spectrum(3, 2, (4, 5))
 
 
+def test_the_engines_enantiomer_groups_refuse_a_rectangle():
+    """The engine's group kernels move cells by the square's 8 transforms: on a rectangle they
+    read past their tables (or, compiled, gave records unlike ``computed_record``'s)."""
+    from bbcore.engine import molecules_of_numbers
+
+    with pytest.raises(ValueError, match="square boxes only"):
+        molecules_of_numbers(Config(3, 4, 3), np.arange(1, 11))
+
+
 # -- decoding by enumeration ------------------------------------------------------------
 
 
