@@ -424,6 +424,27 @@ def test_the_stored_book_is_the_optimal_book_whole(tmp_path, objective, problems
     assert leaves == config.nb_mol
 
 
+def test_a_result_stored_without_its_book_gets_it_from_its_memo(tmp_path, problems):
+    """A search finished before books were kept with the result (its row as that version
+    stored it): the same command plays the book from the memo, stores it, and prints the
+    same result without searching."""
+    from bbcore.optimal import save_run
+
+    config = Config(2, 4)
+    optimum, search = solve(config, "worst", problem=problems["A2_B4"], difference=False)
+    store.open_database(tmp_path / "db.sqlite")
+    try:
+        result, _ = optimal(config, "worst", store=False, problem=problems["A2_B4"])
+        save_run(config, "worst", search, result)  # no book
+        assert stored_book(config, "worst") is None
+        again, searched = optimal(config, "worst")
+        book = stored_book(config, "worst")
+    finally:
+        store.close_database()
+    assert again == result and not searched
+    assert book is not None and np.array_equal(book.rays, optimum.played.rays)
+
+
 def test_differences_lists_the_molecules_where_the_books_differ_most():
     greedy = np.array([3, 5, 4, 2, 6, 4], dtype=np.int16)
     best = np.array([3, 3, 4, 4, 4, 3], dtype=np.int16)
