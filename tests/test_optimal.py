@@ -466,6 +466,32 @@ def test_the_command_line_names_the_database_unless_it_is_the_default(tmp_path, 
     )
 
 
+def test_the_cli_prints_the_first_shots_and_where_greedy_first_errs(tmp_path):
+    """A2_B5 (docs/optimal.md's table): the greedy book errs at its first shot; A2_B4, after
+    two shots."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    lines = {}
+    for config in ("A2_B5", "A2_B4"):
+        command = [*BBCORE, "--db", str(tmp_path / "db.sqlite"), "strategy", config, "--optimal", "rays"]
+        done = subprocess.run(command, capture_output=True, text=True, env=env, cwd=ROOT, timeout=300)
+        assert done.returncode == 0, done.stderr
+        lines[config] = done.stdout.splitlines()
+        listed = subprocess.run([*command, "--json"], capture_output=True, text=True, env=env, cwd=ROOT)
+        optimum = json.loads(listed.stdout)["optimum"]
+        assert (
+            f"First shot: {optimum['first_shot']} (the greedy book's: {optimum['greedy_first_shot']})."
+            in lines[config]
+        )
+    assert (
+        "The greedy book first errs at the start (300 candidates): it shoots 3 (total 963) where 2 gives 952."
+        in lines["A2_B5"]
+    )
+    assert (
+        "The greedy book first errs after 2->5 (8 candidates): it shoots 10 (total 14) where 8 gives 12."
+        in lines["A2_B4"]
+    )
+
+
 @pytest.mark.parametrize(
     ("args", "words"),
     [
