@@ -424,6 +424,27 @@ def test_the_stored_book_is_the_optimal_book_whole(tmp_path, objective, problems
     assert leaves == config.nb_mol
 
 
+def test_a_result_stored_without_its_book_gets_it_from_its_memo(tmp_path, problems):
+    """A search finished before books were kept with the result (its row as that version
+    stored it): the same command plays the book from the memo, stores it, and prints the
+    same result without searching."""
+    from bbcore.optimal import save_run
+
+    config = Config(2, 4)
+    optimum, search = solve(config, "worst", problem=problems["A2_B4"], difference=False)
+    store.open_database(tmp_path / "db.sqlite")
+    try:
+        result, _ = optimal(config, "worst", store=False, problem=problems["A2_B4"])
+        save_run(config, "worst", search, result)  # no book
+        assert stored_book(config, "worst") is None
+        again, searched = optimal(config, "worst")
+        book = stored_book(config, "worst")
+    finally:
+        store.close_database()
+    assert again == result and not searched
+    assert book is not None and np.array_equal(book.rays, optimum.played.rays)
+
+
 def test_differences_lists_the_molecules_where_the_books_differ_most():
     greedy = np.array([3, 5, 4, 2, 6, 4], dtype=np.int16)
     best = np.array([3, 3, 4, 4, 4, 3], dtype=np.int16)
@@ -442,6 +463,32 @@ def test_the_command_line_names_the_database_unless_it_is_the_default(tmp_path, 
     assert (
         command_line(Config(3, 5), "rays", tmp_path / "my db.sqlite")
         == f"bbcore strategy A3_B5 --optimal rays --db '{tmp_path / 'my db.sqlite'}'"
+    )
+
+
+def test_the_cli_prints_the_first_shots_and_where_greedy_first_errs(tmp_path):
+    """A2_B5 (docs/optimal.md's table): the greedy book errs at its first shot; A2_B4, after
+    two shots."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    lines = {}
+    for config in ("A2_B5", "A2_B4"):
+        command = [*BBCORE, "--db", str(tmp_path / "db.sqlite"), "strategy", config, "--optimal", "rays"]
+        done = subprocess.run(command, capture_output=True, text=True, env=env, cwd=ROOT, timeout=300)
+        assert done.returncode == 0, done.stderr
+        lines[config] = done.stdout.splitlines()
+        listed = subprocess.run([*command, "--json"], capture_output=True, text=True, env=env, cwd=ROOT)
+        optimum = json.loads(listed.stdout)["optimum"]
+        assert (
+            f"First shot: {optimum['first_shot']} (the greedy book's: {optimum['greedy_first_shot']})."
+            in lines[config]
+        )
+    assert (
+        "The greedy book first errs at the start (300 candidates): it shoots 3 (total 963) where 2 gives 952."
+        in lines["A2_B5"]
+    )
+    assert (
+        "The greedy book first errs after 2->5 (8 candidates): it shoots 10 (total 14) where 8 gives 12."
+        in lines["A2_B4"]
     )
 
 

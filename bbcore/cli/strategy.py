@@ -301,9 +301,9 @@ def optimal_report(result: dict, computed: bool) -> str:
     if optimum["proved"] and difference is None:
         lines.append("The greedy book's shots are optimal at every node looked at.")
     elif difference is not None:
-        after = " ".join(difference["path"]) or "at the start"
+        after = f"after {' '.join(difference['path'])}" if difference["path"] else "at the start"
         lines.append(
-            f"The greedy book first errs after {after} ({difference['molecules']:,} candidates): it "
+            f"The greedy book first errs {after} ({difference['molecules']:,} candidates): it "
             f"shoots {difference['greedy_shot']} (total {difference['greedy_total']:,}) where "
             f"{difference['optimal_shot']} gives {difference['optimal_total']:,}."
         )
