@@ -707,10 +707,18 @@ def test_huge_numbers_one_line_errors(tmp_path, args, words):
 
 
 def test_a_count_too_large_to_estimate_in_time_is_one_line(tmp_path, capsys, monkeypatch):
-    """A84_B13 with one ray: about 2^160 placements agree, past the engine, and ApproxMC would
-    take hours: the solver's counting bound (shrunk here to 2 s from 120) refuses it in one line,
-    and its counter process is gone."""
+    """A84_B13 with one ray, past the engine: the solver's path search counts it exactly
+    (about 2^104 placements); and where the path search gives up (``PATH_LEAVES`` shrunk to
+    none) ApproxMC would take hours: the solver's counting bound (shrunk here to 2 s from 120)
+    refuses it in one line, and its counter process is gone."""
+    game = "@" + "." * 51
+    assert main(["--db", str(tmp_path / "x.sqlite"), "decode", "A84_B13", game]) == 0
+    # Absorbed at position 1 (left of line 1, heading right): the first column k, from the left,
+    # with an atom in line 1 or 2 has one in line 1 (ahead is looked at before the diagonal).
+    exact = sum(comb(169 - 2 * (k - 1) - 1, 83) for k in range(1, 14))
+    assert f"{exact:,} placements agree" in capsys.readouterr().out
+    monkeypatch.setattr(solver, "PATH_LEAVES", 0)
     monkeypatch.setattr(solver, "COUNTING_SECONDS", 2.0)
-    status = main(["--db", str(tmp_path / "x.sqlite"), "decode", "A84_B13", "@" + "." * 51])
+    status = main(["--db", str(tmp_path / "x.sqlite"), "decode", "A84_B13", game])
     one_line_error(status, capsys.readouterr().err, "too many placements agree to count them within 2 s")
     assert not multiprocessing.active_children()
