@@ -302,7 +302,9 @@ async def test_a_stored_book_is_read_and_a_group_leaf_opens_the_group(
             await wait_for(pilot, lambda node=node: opened(node))
             node = next(c for c in node.children if screen.book.node(c.data[1]).outcome == result)
         assert str(node.label).endswith(f"one spectrum, #{hidden}, #{other}")
+        await pilot.pause()  # the tree lays its new lines out: a node's line is known once drawn
         screen.tree.move_cursor(node)
+        await wait_for(pilot, lambda: screen.tree.cursor_node is node)
         await pilot.press("enter")
-        assert isinstance(app.screen, GroupScreen)
+        await wait_for(pilot, lambda: isinstance(app.screen, GroupScreen))
         assert app.screen.spectrum == rays.spectrum(A3_B4, atoms_of(A3_B4, hidden))

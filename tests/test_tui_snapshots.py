@@ -47,8 +47,17 @@ async def still(pilot: Pilot) -> None:
         screen.set_focus(None)
     app.sub_title = "snapshot"  # not the temporary path
     app.clear_notifications()
-    await settle(pilot)
-    await pilot.wait_for_scheduled_animations()
+    # Until the screen stops changing: a worker's answer may start another (the Strategy tree's
+    # branches open in workers, then the books are compared), which ``settle`` alone does not wait
+    # for (CI caught the Strategy screen's scrollbar drawn before its last lines came).
+    shown = None
+    for _ in range(50):
+        await settle(pilot)
+        await pilot.wait_for_scheduled_animations()
+        now = app.export_screenshot()
+        if now == shown:
+            break
+        shown = now
 
 
 @pytest.mark.parametrize("size", list(SIZES))
