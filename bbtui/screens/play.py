@@ -99,6 +99,7 @@ class PlayScreen(Screen):
         self.decoder: Decoder | None = None  # the coach's, kept per configuration
         self.waiting_hard = False
         self.waiting_reveal = False
+        self.verdict_pinned = False  # the game is over: the verdict stays at the body's top
 
     @property
     def bb_app(self) -> Host:
@@ -135,6 +136,9 @@ class PlayScreen(Screen):
         """A random game of the app's configuration, or ask for one."""
         self.title = "Play"
         self.query_one("#play-coach").display = False
+        self.watch(
+            self.query_one("#play-body", VerticalScroll), "virtual_size", self.body_resized, init=False
+        )
         config = self.config or self.bb_app.config
         if config is None:
             self.say("Choose a configuration (AN_BW, e.g. A4_B8) to play.")
@@ -229,6 +233,7 @@ class PlayScreen(Screen):
         """Play ``match``: no ray shot, no atom placed, the reveal cleared."""
         self.match = match
         self.guess = set()
+        self.verdict_pinned = False
         board = self.board
         assert board is not None
         board.set_placing(False)
@@ -398,6 +403,7 @@ class PlayScreen(Screen):
         book = self.bb_app.books.get((config, "remaining"))
         if book is not None:
             self.show_book_comparison(book)
+        self.verdict_pinned = True
         self.call_after_refresh(self.verdict_in_view)
 
     def verdict_in_view(self) -> None:
@@ -406,6 +412,12 @@ class PlayScreen(Screen):
         self.query_one("#play-body", VerticalScroll).scroll_to_widget(
             self.query_one("#play-verdict"), animate=False, top=True
         )
+
+    def body_resized(self) -> None:
+        """The verdict scrolled to the top again once the body has grown: a scroll asked before
+        the reveal's boards or the book's lines were laid out stops short, at the old end."""
+        if self.verdict_pinned:
+            self.verdict_in_view()
 
     def show_book_comparison(self, book: StrategyBook) -> None:
         """``the book needed 7 rays and 11 points for this molecule; you used 9 and 14``."""
@@ -432,7 +444,6 @@ class PlayScreen(Screen):
         """The verdict with the book's figures, if the game is still the one shown."""
         if message.match is self.match:
             self.query_one("#play-verdict", Label).update(message.text)
-            self.call_after_refresh(self.verdict_in_view)
 
     # -- the book ----------------------------------------------------------------
 
