@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from bbcore import rays
+from bbcore.config import Config
+from bbcore.numbering import atoms_of
+
 # A game as Emacs' M-x blackbox draws it: 4 atoms in an 8 x 8 box, and where they are.
 EMACS = (
     "\t\t             R   3\n"
@@ -18,3 +22,14 @@ EMACS = (
     "There are 4 balls in the box\n"
 )
 EMACS_ATOMS = (17, 28, 30, 63)  # (3, 2), (4, 5), (4, 7), (8, 8)
+
+
+def spectral_pair(config: Config) -> tuple[int, int]:
+    """The first two molecules of ``config`` sharing one spectrum (found with the reference tracer)."""
+    seen: dict[str, int] = {}
+    for number in range(1, config.nb_mol + 1):
+        spectrum = rays.spectrum(config, atoms_of(config, number))
+        if spectrum in seen:
+            return seen[spectrum], number
+        seen[spectrum] = number
+    raise AssertionError(f"{config.name} has no spectral group")

@@ -11,9 +11,11 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
+from typing import TypeVar
 
 from textual.app import App
 from textual.pilot import Pilot
+from textual.screen import Screen
 from textual.widgets import Label
 
 from bbcore.geometry import move_cursor
@@ -25,6 +27,18 @@ async def wait_for(pilot: Pilot, condition: Callable[[], object], timeout: float
     while not condition():
         assert time.monotonic() < deadline, "timed out"
         await pilot.pause(0.02)
+
+
+AnyScreen = TypeVar("AnyScreen", bound=Screen)
+
+
+async def open_screen(app: App, pilot: Pilot, key: str, kind: type[AnyScreen]) -> AnyScreen:
+    """The screen of kind ``kind`` that ``key`` opens (after escape, which leaves the Explore
+    screen's input)."""
+    await pilot.press("escape", key)
+    screen = app.screen
+    assert isinstance(screen, kind)
+    return screen
 
 
 def text_of(app: App, selector: str) -> str:

@@ -75,6 +75,18 @@ def _figures(db: Path, config: Config) -> str:
     return next(line for line in status.stdout.splitlines() if line.startswith(config.name))
 
 
+def _resumed_on_freed_space(command, resize, db: Path, config: Config, store: str, tmp_path: Path) -> str:
+    """Space freed, the same ``command`` run again: it ends (its output returned) with the figures
+    of a run that never lacked space."""
+    resize("256m")  # as freeing space does
+    resumed = bbcore(*command)
+    assert resumed.returncode == 0, resumed.stderr
+    roomy = tmp_path / "roomy.sqlite"
+    assert bbcore("--db", str(roomy), "explore", config.name, "--store", store).returncode == 0
+    assert _figures(db, config) == _figures(roomy, config)
+    return resumed.stdout
+
+
 def test_the_full_stores_file_on_a_full_disk_says_so_and_the_same_command_resumes(small_disk, tmp_path):
     folder, resize = small_disk
     db = folder / "bb.sqlite"
@@ -84,13 +96,8 @@ def test_the_full_stores_file_on_a_full_disk_says_so_and_the_same_command_resume
     assert re.search(rf"{FULL.name} needs about [0-9.]+ MB more \(an estimate\)", line), line
     assert "are stored and kept" in line and "cannot rollback" not in line
     assert line.endswith(f"then run 'bbcore --db {db} explore {FULL.name}' again to resume"), line
-    resize("256m")  # as freeing space does
-    resumed = bbcore(*command)
-    assert resumed.returncode == 0, resumed.stderr
-    assert f"{FULL.name} complete: {FULL.nb_mol:,} molecules" in resumed.stdout
-    roomy = tmp_path / "roomy.sqlite"
-    assert bbcore("--db", str(roomy), "explore", FULL.name, "--store", "full").returncode == 0
-    assert _figures(db, FULL) == _figures(roomy, FULL)
+    resumed = _resumed_on_freed_space(command, resize, db, FULL, "full", tmp_path)
+    assert f"{FULL.name} complete: {FULL.nb_mol:,} molecules" in resumed
 
 
 def test_a_compact_runs_shard_files_on_a_full_disk_say_so_and_the_same_command_resumes(small_disk, tmp_path):
@@ -103,10 +110,5 @@ def test_a_compact_runs_shard_files_on_a_full_disk_say_so_and_the_same_command_r
     assert re.search(rf"{COMPACT.name} needs about [0-9.]+ [kM]B more \(an estimate\)", line), line
     assert "requested and" not in line
     assert line.endswith(f"then run 'bbcore --db {db} explore {COMPACT.name}' again to resume"), line
-    resize("256m")  # as freeing space does
-    resumed = bbcore(*command)
-    assert resumed.returncode == 0, resumed.stderr
-    assert f"{COMPACT.name} complete" in resumed.stdout
-    roomy = tmp_path / "roomy.sqlite"
-    assert bbcore("--db", str(roomy), "explore", COMPACT.name, "--store", "compact").returncode == 0
-    assert _figures(db, COMPACT) == _figures(roomy, COMPACT)
+    resumed = _resumed_on_freed_space(command, resize, db, COMPACT, "compact", tmp_path)
+    assert f"{COMPACT.name} complete" in resumed

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from games import spectral_pair
 
 from bbcore import rays
 from bbcore.config import Config
@@ -102,17 +103,6 @@ def test_a_game_of_a_configuration_past_64_bits():
 # -- the rules of each program, and their boards -----------------------------------------
 
 
-def twins() -> tuple[int, int]:
-    """Two molecules of A3_B4 with one spectrum (found with the reference tracer)."""
-    seen: dict[str, int] = {}
-    for number in range(1, A3_B4.nb_mol + 1):
-        spectrum = rays.spectrum(A3_B4, atoms_of(A3_B4, number))
-        if spectrum in seen:
-            return seen[spectrum], number
-        seen[spectrum] = number
-    raise AssertionError("A3_B4 has spectral groups")
-
-
 def test_the_presets_of_each_program():
     """Tatham's presets, KBlackBox's levels and Emacs' default, each with its program's rules."""
     boards = {name: (preset.rules.name, preset.config.name) for name, preset in PRESETS.items()}
@@ -147,7 +137,7 @@ def test_points_as_each_program_counts_them():
 def test_tatham_accepts_a_guess_no_ray_tells_apart_and_names_one_that_does():
     """A spectral twin is accepted; another molecule is refused with a ray whose results differ
     (checked with the reference tracer)."""
-    hidden, twin = twins()
+    hidden, twin = spectral_pair(A3_B4)
     accepted = chosen_match(A3_B4, hidden, TATHAM).judge(atoms_of(A3_B4, twin))
     assert accepted.right and accepted.same_spectrum and accepted.telling is None and accepted.penalty == 0
     other = atoms_of(A3_B4, 1)
@@ -166,7 +156,7 @@ def test_tatham_accepts_a_guess_no_ray_tells_apart_and_names_one_that_does():
 
 
 def test_emacs_wants_the_exact_cells_and_kblackbox_loses_on_a_misplaced_ball():
-    hidden, twin = twins()
+    hidden, twin = spectral_pair(A3_B4)
     emacs = chosen_match(A3_B4, hidden, EMACS)
     judged = emacs.judge(atoms_of(A3_B4, twin))
     misplaced = len(set(atoms_of(A3_B4, twin)) - set(atoms_of(A3_B4, hidden)))

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from games import EMACS, EMACS_ATOMS
-from pilot import text_of, wait_for
+from pilot import open_screen, text_of, wait_for
 from rich.text import Text
 from textual import events
 from textual.pilot import Pilot
@@ -37,9 +37,7 @@ A4_B8 = parse_config("A4_B8")
 
 async def open_decode(app: BlackBoxApp, pilot: Pilot) -> DecodeScreen:
     """The Decode screen, once its game with no ray shot is decoded."""
-    await pilot.press("escape", "d")
-    screen = app.screen
-    assert isinstance(screen, DecodeScreen)
+    screen = await open_screen(app, pilot, "d", DecodeScreen)
     await wait_for(pilot, lambda: screen.answer is not None)
     return screen
 

@@ -12,7 +12,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from pilot import RangeGate, text_of, wait_for
+from pilot import RangeGate, open_screen, text_of, wait_for
 from test_tui_explore import SMALL_RANGES
 from textual.app import App
 from textual.pilot import Pilot
@@ -21,11 +21,12 @@ from textual.widgets import DataTable, Input, Label
 
 from bbcore import strategy
 from bbcore.config import parse_config
-from bbcore.queries import group_count
+from bbcore.queries import group_at, group_count
 from bbtui import app as app_module
 from bbtui.app import BlackBoxApp
 from bbtui.screens.decode import DecodeScreen
 from bbtui.screens.group import GroupScreen
+from bbtui.screens.groups import GroupsScreen
 from bbtui.screens.help import HelpScreen
 from bbtui.screens.play import PlayScreen
 from bbtui.screens.strategy import StrategyScreen
@@ -64,9 +65,7 @@ def wholly_in_view(widget: Widget) -> bool:
 
 async def open_decode(app: BlackBoxApp, pilot: Pilot) -> DecodeScreen:
     """``Esc d``: the Decode screen, its game with no ray shot decoded."""
-    await pilot.press("escape", "d")
-    screen = app.screen
-    assert isinstance(screen, DecodeScreen)
+    screen = await open_screen(app, pilot, "d", DecodeScreen)
     await wait_for(pilot, lambda: screen.answer is not None)
     return screen
 
@@ -93,9 +92,7 @@ async def test_decode_a_configuration_typed_back_clears_its_error(tmp_path: Path
 async def test_play_a_configuration_typed_back_clears_its_error(tmp_path: Path) -> None:
     app = BlackBoxApp(tmp_path / "bb.sqlite", A3_B4)
     async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.press("escape", "P")
-        screen = app.screen
-        assert isinstance(screen, PlayScreen)
+        screen = await open_screen(app, pilot, "P", PlayScreen)
         await wait_for(pilot, lambda: screen.match is not None)
         before = text_of(app, "#play-message")
         for _ in range(5):
@@ -146,6 +143,25 @@ async def test_p_with_nothing_running_says_so(explored: Path) -> None:
         assert any(note.startswith("Nothing to pause: no exploration is running.") for note in notes(app))
 
 
+@pytest.mark.parametrize("how", ["table", "key"])
+async def test_enter_before_the_groups_first_page_opens_its_first_group(explored: Path, how: str) -> None:
+    """``g`` then Enter at once: the Enter that comes before the first page is read (to the
+    table, or to the screen before the table has the focus) is not lost."""
+    app = BlackBoxApp(explored, A4_B4)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = GroupsScreen(A4_B4)
+        if how == "table":
+            await app.push_screen(screen)
+            assert not screen.table.row_count  # the page is read once the table's height is known
+            screen.table.action_select_cursor()  # what Enter does on the table
+        else:
+            await app.push_screen(screen)
+            screen.set_focus(None)  # as before the table takes the focus
+            await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, GroupScreen) and app.screen.members)
+        assert app.screen.index == 0 and app.screen.spectrum == group_at(A4_B4, 0).spectrum
+
+
 async def test_n_on_the_last_group_says_so(explored: Path) -> None:
     app = BlackBoxApp(explored, A4_B4)
     async with app.run_test(size=(80, 24)) as pilot:
@@ -169,9 +185,7 @@ async def test_n_on_the_last_group_says_so(explored: Path) -> None:
 async def test_play_shows_the_reveal_in_view_at_80_by_24(tmp_path: Path, keys: list[str]) -> None:
     app = BlackBoxApp(tmp_path / "bb.sqlite", parse_config("A3_B6"))
     async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.press("escape", "P")
-        screen = app.screen
-        assert isinstance(screen, PlayScreen)
+        screen = await open_screen(app, pilot, "P", PlayScreen)
         await wait_for(pilot, lambda: screen.match is not None)
         await pilot.press(*keys)
         verdict = screen.query_one("#play-verdict", Label)
@@ -184,9 +198,7 @@ async def test_play_shows_the_reveal_in_view_at_80_by_24(tmp_path: Path, keys: l
 async def test_play_coach_fits_at_80_columns(tmp_path: Path) -> None:
     app = BlackBoxApp(tmp_path / "bb.sqlite", parse_config("A4_B8"))
     async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.press("escape", "P")
-        screen = app.screen
-        assert isinstance(screen, PlayScreen)
+        screen = await open_screen(app, pilot, "P", PlayScreen)
         await wait_for(pilot, lambda: screen.match is not None)
         await pilot.press("c")
         coach = screen.query_one("#play-coach GameBoard", GameBoard)
@@ -323,9 +335,7 @@ async def test_strategy_plots_show_the_book_progress_not_nothing_to_plot(
     config = parse_config("A4_B5")
     app = BlackBoxApp(tmp_path / "bb.sqlite", config)
     async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.press("escape", "b")
-        screen = app.screen
-        assert isinstance(screen, StrategyScreen)
+        screen = await open_screen(app, pilot, "b", StrategyScreen)
         plots = list(screen.query(BarPlot))
         assert [str(plot.render()).split("\n")[0] for plot in plots] == [
             "molecules by rays",

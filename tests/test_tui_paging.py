@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pilot import text_of, wait_for
+from pilot import open_screen, text_of, wait_for
 from textual.pilot import Pilot
 from textual.widgets import DataTable, Select
 
@@ -213,9 +213,7 @@ async def test_strategy_tree_cursor_stops_at_the_root_and_the_last_node(
     """And the figures and the plots beside the tree are the book's, played out by brute force."""
     app = BlackBoxApp(tmp_path / "book.sqlite", parse_config("A3_B4"))
     async with app.run_test(size=(140, 50)) as pilot:
-        await pilot.press("escape", "b")
-        screen = app.screen
-        assert isinstance(screen, StrategyScreen)
+        screen = await open_screen(app, pilot, "b", StrategyScreen)
         greedy = screen.branch("greedy")  # then the optimal book's branch, the tree's last line
         await wait_for(pilot, lambda: screen.book is not None and greedy.children)
         await wait_for(pilot, lambda: greedy.children[0].data is not None)

@@ -11,7 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from pilot import cursor_to, text_of, wait_for
+from games import spectral_pair
+from pilot import cursor_to, open_screen, text_of, wait_for
 from textual.pilot import Pilot
 
 from bbcore import rays
@@ -36,17 +37,6 @@ def book():
     return compute_book(A3_B4, source="compute")
 
 
-def spectral_pair() -> tuple[int, int]:
-    """Two molecules of A3_B4 sharing one spectrum."""
-    seen: dict[str, int] = {}
-    for number in range(1, A3_B4.nb_mol + 1):
-        spectrum = rays.spectrum(A3_B4, atoms_of(A3_B4, number))
-        if spectrum in seen:
-            return seen[spectrum], number
-        seen[spectrum] = number
-    raise AssertionError("A3_B4 has spectral groups")
-
-
 def opened(node) -> bool:
     """A node of the Strategy tree opened: its children are there, not "opening..."."""
     return bool(node.children) and node.children[0].data is not None
@@ -54,9 +44,7 @@ def opened(node) -> bool:
 
 async def open_play(app: BlackBoxApp, pilot: Pilot, number: int | None = None) -> PlayScreen:
     """The Play screen (shift+p), on molecule ``number`` when given (typed in its input)."""
-    await pilot.press("escape", "P")  # escape leaves the Explore screen's input
-    screen = app.screen
-    assert isinstance(screen, PlayScreen)
+    screen = await open_screen(app, pilot, "P", PlayScreen)  # escape leaves the Explore screen's input
     await wait_for(pilot, lambda: screen.match is not None)
     if number is not None:
         await pilot.press("slash", *str(number), "enter")
@@ -166,7 +154,7 @@ async def test_a_wrong_guess_costs_five_points_an_atom(tmp_path: Path) -> None:
 
 
 async def test_a_guess_of_the_same_spectral_group_counts_as_right(tmp_path: Path) -> None:
-    hidden, other = spectral_pair()
+    hidden, other = spectral_pair(A3_B4)
     app = BlackBoxApp(tmp_path / "play.sqlite", A3_B4)
     async with app.run_test(size=(120, 50)) as pilot:
         screen = await open_play(app, pilot, hidden)
@@ -225,9 +213,7 @@ async def test_a_random_game_shows_its_seed_and_the_seed_replays_it(tmp_path: Pa
 async def test_the_strategy_tree_opens_lazily_down_to_a_molecule(tmp_path: Path, book) -> None:
     app = BlackBoxApp(tmp_path / "strategy.sqlite", A3_B4)
     async with app.run_test(size=(140, 50)) as pilot:
-        await pilot.press("escape", "b")
-        screen = app.screen
-        assert isinstance(screen, StrategyScreen)
+        screen = await open_screen(app, pilot, "b", StrategyScreen)
         await wait_for(pilot, lambda: screen.book is not None)
         tree = screen.tree
         first = book.first_shot
@@ -290,12 +276,10 @@ async def test_a_stored_book_is_read_and_a_group_leaf_opens_the_group(
     monkeypatch.setattr("bbcore.strategy.compute_book", refused)
     app = BlackBoxApp(path, A3_B4)
     async with app.run_test(size=(140, 50)) as pilot:
-        await pilot.press("escape", "b")
-        screen = app.screen
-        assert isinstance(screen, StrategyScreen)
+        screen = await open_screen(app, pilot, "b", StrategyScreen)
         await wait_for(pilot, lambda: screen.book is not None)
         assert "stored spectra" in text_of(app, "#strategy-message")
-        hidden, other = spectral_pair()
+        hidden, other = spectral_pair(A3_B4)
         node = screen.branch("greedy")
         for _, result in made.line(hidden):
             node.expand()

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pilot import cursor_to, text_of, wait_for
+from pilot import cursor_to, open_screen, text_of, wait_for
 from textual.widget import Widget
 from textual.widgets import Input
 
@@ -41,9 +41,7 @@ async def test_play_kblackbox_20_by_12_at_80_by_24(tmp_path: Path) -> None:
     view; the hidden cells placed by the arrows win, and the points are KBlackBox's."""
     app = BlackBoxApp(tmp_path / "play.sqlite", parse_config("A2_B4"))
     async with app.run_test(size=SMALL) as pilot:
-        await pilot.press("escape", "P")
-        screen = app.screen
-        assert isinstance(screen, PlayScreen)
+        screen = await open_screen(app, pilot, "P", PlayScreen)
         await wait_for(pilot, lambda: screen.match is not None)
         config_input = screen.query_one("#play-config", Input)
         config_input.value = "kblackbox-20x12-15"
@@ -92,9 +90,7 @@ async def test_decode_a_20_by_12_spectrum_at_80_by_24(tmp_path: Path) -> None:
     assert " " in tokens  # past 26 exit pairs: the token notation
     app = BlackBoxApp(tmp_path / "decode.sqlite", config)
     async with app.run_test(size=SMALL) as pilot:
-        await pilot.press("escape", "d")
-        screen = app.screen
-        assert isinstance(screen, DecodeScreen)
+        screen = await open_screen(app, pilot, "d", DecodeScreen)
         await wait_for(pilot, lambda: screen.answer is not None)
         screen.spectrum_input.value = tokens
         await pilot.press("enter")
@@ -127,9 +123,7 @@ async def test_a_30_by_30_box_scrolls_to_follow_the_cursor(tmp_path: Path) -> No
     the body scrolls both ways so that the cursor, and the cell cursor while placing, stay in view."""
     app = BlackBoxApp(tmp_path / "play.sqlite", parse_config("A1_B30"))
     async with app.run_test(size=SMALL) as pilot:
-        await pilot.press("escape", "P")
-        screen = app.screen
-        assert isinstance(screen, PlayScreen)
+        screen = await open_screen(app, pilot, "P", PlayScreen)
         await wait_for(pilot, lambda: screen.match is not None)
         match = screen.match
         board = screen.board
@@ -162,9 +156,7 @@ async def test_rules_cycle_and_a_range_preset_hides_its_count(tmp_path: Path) ->
     8x8 with 3 to 6 balls, typed in the new-game input, does not show the count drawn."""
     app = BlackBoxApp(tmp_path / "play.sqlite", parse_config("A2_B4"))
     async with app.run_test(size=SMALL) as pilot:
-        await pilot.press("escape", "P")
-        screen = app.screen
-        assert isinstance(screen, PlayScreen)
+        screen = await open_screen(app, pilot, "P", PlayScreen)
         await wait_for(pilot, lambda: screen.match is not None)
         seen = []
         for _ in range(4):

@@ -19,7 +19,7 @@ import threading
 import time
 
 import pytest
-from pilot import text_of, wait_for
+from pilot import open_screen, text_of, wait_for
 from textual import events
 from textual.binding import Binding
 from textual.worker import Worker, WorkerState
@@ -132,9 +132,7 @@ async def test_keys_are_handled_while_a_node_is_rebuilt(tmp_path, record_propert
     app = BlackBoxApp(tmp_path / "node.sqlite", A3_B4)
     latencies: list[float] = []
     async with app.run_test(size=(120, 40)) as pilot:
-        await pilot.press("escape", "b")
-        screen = app.screen
-        assert isinstance(screen, StrategyScreen)
+        screen = await open_screen(app, pilot, "b", StrategyScreen)
         await wait_for(pilot, lambda: screen.book is not None)
         book = screen.book
         tree = screen.tree
@@ -221,9 +219,7 @@ async def assert_no_book_is_said(app: BlackBoxApp, why: str) -> None:
     """The Strategy screen of A2_B4 says there is no book and why, in the message, both
     plots and the tree; and nothing was computed."""
     async with app.run_test(size=(120, 40)) as pilot:
-        await pilot.press("escape", "b")
-        screen = app.screen
-        assert isinstance(screen, StrategyScreen)
+        screen = await open_screen(app, pilot, "b", StrategyScreen)
         await wait_for(pilot, lambda: text_of(app, "#strategy-message").startswith("No remaining book:"))
         message = text_of(app, "#strategy-message")
         assert "no remaining book of A2_B4 is stored" in message and why in message

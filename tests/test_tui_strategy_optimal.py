@@ -21,7 +21,7 @@ import subprocess
 import threading
 from collections import Counter
 
-from pilot import text_of, wait_for
+from pilot import open_screen, text_of, wait_for
 
 from bbcore import store
 from bbcore.config import Config
@@ -51,13 +51,6 @@ def rays_plot(app) -> BarPlot:
     return app.screen.query_one("#strategy-rays", BarPlot)
 
 
-async def open_screen(pilot, app) -> StrategyScreen:
-    await pilot.press("escape", "b")
-    screen = app.screen
-    assert isinstance(screen, StrategyScreen)
-    return screen
-
-
 async def test_the_optimal_book_beside_the_greedy_one(tmp_path):
     path = tmp_path / "db.sqlite"
     config = Config(3, 4)
@@ -65,7 +58,7 @@ async def test_the_optimal_book_beside_the_greedy_one(tmp_path):
     greedy = compute_book(config, source="compute")
     app = BlackBoxApp(path, config)
     async with app.run_test(size=(140, 60)) as pilot:
-        screen = await open_screen(pilot, app)
+        screen = await open_screen(app, pilot, "b", StrategyScreen)
         await wait_for(pilot, lambda: screen.optimal is not None and screen.book is not None)
         await wait_for(pilot, lambda: rays_plot(app).series)
         book = screen.optimal
@@ -112,7 +105,7 @@ async def test_with_no_optimum_stored_the_screen_gives_the_command_that_makes_it
     store_optimum(path, A2_B4, "rays")
     app = BlackBoxApp(path, A2_B4)
     async with app.run_test(size=(140, 60)) as pilot:
-        screen = await open_screen(pilot, app)
+        screen = await open_screen(app, pilot, "b", StrategyScreen)
         await wait_for(pilot, lambda: screen.optimal is not None and rays_plot(app).series)
         await pilot.press("ctrl+o")  # worst: none stored
         branch = screen.branch("optimal")
@@ -153,7 +146,7 @@ async def test_a_points_book_stops_to_guess_and_says_so(tmp_path):
     store_optimum(path, config, "points")
     app = BlackBoxApp(path, config)
     async with app.run_test(size=(140, 60)) as pilot:
-        screen = await open_screen(pilot, app)
+        screen = await open_screen(app, pilot, "b", StrategyScreen)
         await pilot.press("ctrl+o", "ctrl+o")
         await wait_for(pilot, lambda: screen.objective == "points" and screen.optimal is not None)
         book = screen.optimal
@@ -198,7 +191,7 @@ async def test_keys_are_handled_while_the_optimal_book_is_read(tmp_path, monkeyp
     monkeypatch.setattr(screen_module, "stored_optimal_book", held)
     app = BlackBoxApp(path, A2_B4)
     async with app.run_test(size=(140, 60)) as pilot:
-        screen = await open_screen(pilot, app)
+        screen = await open_screen(app, pilot, "b", StrategyScreen)
         try:
             await wait_for(pilot, reading.is_set)
             await wait_for(pilot, lambda: screen.book is not None and screen.branch("greedy").children)

@@ -11,7 +11,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from pilot import RangeGate, text_of, wait_for
+from pilot import RangeGate, open_screen, text_of, wait_for
 from test_tui_decode import board_text
 from test_tui_explore import SMALL_RANGES
 from test_tui_newcomer import footer_keys, notes, open_decode
@@ -92,9 +92,7 @@ async def test_an_error_typed_while_decode_loads_stays_said(
     monkeypatch.setattr(decoder_module.Decoder, "decode", gated)
     app = BlackBoxApp(tmp_path / "bb.sqlite", A3_B4)
     async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.press("escape", "d")
-        screen = app.screen
-        assert isinstance(screen, DecodeScreen)
+        screen = await open_screen(app, pilot, "d", DecodeScreen)
         await wait_for(pilot, lambda: screen.focused is screen.spectrum_input)
         await pilot.press(*"H.R", "enter")  # three positions of 16
         error = (

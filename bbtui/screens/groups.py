@@ -36,6 +36,16 @@ class GroupTable(DataTable):
             super().__init__()
             self.step = step
 
+    class EarlySelect(Message):
+        """Enter came before the first page was read (``g`` then Enter at once)."""
+
+    def action_select_cursor(self) -> None:
+        """Enter: the row under the cursor, or, with no page read yet, the first row once it is."""
+        if self.row_count:
+            super().action_select_cursor()
+        else:
+            self.post_message(self.EarlySelect())
+
     def action_cursor_down(self) -> None:
         """Down; past the last row, the next page."""
         if self.row_count and self.cursor_row >= self.row_count - 1:
@@ -66,6 +76,8 @@ class GroupsScreen(Screen):
         Binding("o", "order", "Order"),
         Binding("s", "size", "Size"),
         Binding("a", "all_rows", "All/families"),
+        # Enter before the table has the focus (right after g): the table's own Enter otherwise.
+        Binding("enter", "select_early", "Open", show=False),
     ]
 
     def __init__(self, config: Config) -> None:
@@ -79,6 +91,8 @@ class GroupsScreen(Screen):
         self.summary_lines: int | None = None  # the summary's height (``reserve_summary``)
         self.waits = 0  # refreshes waited for the layout before reading a page (``fit_page``)
         self.refits = 0  # pages fitted again since the last fit because the rows in view changed
+        self.page_read = False  # a page read yet (``load``)
+        self.select_when_read = False  # Enter came before it: open its first group then
 
     @property
     def bb_app(self) -> Host:
@@ -186,6 +200,7 @@ class GroupsScreen(Screen):
             size=groups.size,
             order=groups.order,
         )
+        self.page_read = True
         table = self.table
         table.clear()
         for i, row in enumerate(page):
@@ -202,6 +217,9 @@ class GroupsScreen(Screen):
         if page:
             target = (cursor if cursor is not None else self.first) - self.first
             table.move_cursor(row=min(max(target, 0), len(page) - 1), animate=False)
+            if self.select_when_read:
+                table.action_select_cursor()
+        self.select_when_read = False
         self.show_summary(len(page))
         if self.reserve_summary():  # another filter: the summary takes another number of lines
             self.call_after_refresh(self.fit_page)
@@ -297,6 +315,16 @@ class GroupsScreen(Screen):
         """Every spectral group, or one row per family of symmetric groups."""
         self.groups.all_rows = not self.groups.all_rows
         self.load(0)
+
+    @on(GroupTable.EarlySelect)
+    def action_select_early(self) -> None:
+        """Enter before the first page is read, or before the table has the focus: the group
+        under the cursor opens as soon as there is one (a key typed right after ``g`` is not
+        lost); nothing when no group is stored."""
+        if not self.page_read:
+            self.select_when_read = True
+        elif self.table.row_count:
+            self.table.action_select_cursor()
 
     @on(DataTable.RowSelected, "#groups")
     def open_group(self, event: DataTable.RowSelected) -> None:
