@@ -71,7 +71,7 @@ async def test_sixty_rounds_of_group_and_molecule_stay_shallow(explored: Path) -
     app = BlackBoxApp(explored, A4_B4)
     async with app.run_test(size=(100, 30)) as pilot:
         await pilot.press("g")
-        await wait_for(pilot, lambda: isinstance(app.screen, GroupsScreen) and app.screen.count)
+        await wait_for(pilot, lambda: isinstance(app.screen, GroupsScreen) and app.screen.page_read)
         await pilot.press("enter")
         group = await on_group(pilot, first.spectrum)
         depths = []

@@ -38,7 +38,7 @@ async def test_groups_page_by_page(explored: Path) -> None:
     app = BlackBoxApp(explored, A4_B4)
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.press("g")
-        await wait_for(pilot, lambda: isinstance(app.screen, GroupsScreen) and app.screen.count)
+        await wait_for(pilot, lambda: isinstance(app.screen, GroupsScreen) and app.screen.page_read)
         screen = app.screen
         assert isinstance(screen, GroupsScreen)
         table = screen.query_one("#groups", DataTable)

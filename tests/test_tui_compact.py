@@ -72,7 +72,7 @@ async def test_a_compact_run_started_from_the_explore_screen(tmp_path: Path) -> 
         phases = [app.phases.index(phase) for phase in ("tracing", "grouping", "writing", "complete")]
         assert phases == sorted(phases)
         await pilot.press("escape", "g")
-        await wait_for(pilot, lambda: isinstance(app.screen, GroupsScreen) and app.screen.count)
+        await wait_for(pilot, lambda: isinstance(app.screen, GroupsScreen) and app.screen.page_read)
 
 
 @pytest.fixture(scope="module")
@@ -92,7 +92,7 @@ async def what_the_screens_show(path: Path) -> dict[str, object]:
     app = BlackBoxApp(path, A4_B5)
     async with app.run_test(size=(140, 50)) as pilot:
         await pilot.press("g")
-        await wait_for(pilot, lambda: isinstance(app.screen, GroupsScreen) and app.screen.count)
+        await wait_for(pilot, lambda: isinstance(app.screen, GroupsScreen) and app.screen.page_read)
         await pilot.press("a")
         shown["groups"] = cells(app.screen.query_one("#groups", DataTable))
         await pilot.press("enter")

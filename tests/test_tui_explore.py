@@ -123,7 +123,7 @@ async def test_explore_to_completion_then_open_the_groups(tmp_path: Path) -> Non
         await pilot.press("n")  # New, as the footer says (the old dialog took it as "Later")
         assert app.screen.focused is app.screen.query_one("#new-config")
         await pilot.press("escape", "g")
-        await wait_for(pilot, lambda: isinstance(app.screen, GroupsScreen) and app.screen.count)
+        await wait_for(pilot, lambda: isinstance(app.screen, GroupsScreen) and app.screen.page_read)
         groups = app.screen.query_one("#groups", DataTable)
         assert groups.row_count == 1  # A3_B4: one spectral group up to symmetry
         await pilot.press("a")
@@ -167,7 +167,7 @@ async def test_the_configuration_given_at_launch_is_kept_when_it_is_not_in_the_t
         await pilot.pause()
         assert app.config == parse_config("A4_B4")
         await pilot.press("enter")  # the user picks the row: it becomes current
-        await wait_for(pilot, lambda: isinstance(app.screen, GroupsScreen) and app.screen.count)
+        await wait_for(pilot, lambda: isinstance(app.screen, GroupsScreen) and app.screen.page_read)
         assert app.config == parse_config("A3_B4")
 
 

@@ -48,10 +48,12 @@ async def groups_of_page(pilot: Pilot, page_size: int) -> GroupsScreen:
     columns wide: every summary of A4_B4 takes one line, and the page's size stays)."""
     app = pilot.app
     await pilot.press("g")
-    await wait_for(pilot, lambda: isinstance(app.screen, GroupsScreen) and app.screen.count)
+    await wait_for(pilot, lambda: isinstance(app.screen, GroupsScreen) and app.screen.page_read)
     screen = app.screen
     assert isinstance(screen, GroupsScreen)
-    await wait_for(pilot, lambda: screen.table.size.height)
+    # The first page read: its size is the table's (``count`` is known before, and the page
+    # size is 10 until then: a spare taken then was off, and the wait below timed out under load).
+    await wait_for(pilot, lambda: screen.table.size.height and screen.page_read)
     spare = app.size.height - screen.page_size  # the lines that are not rows
     await pilot.resize_terminal(app.size.width, page_size + spare)
     await wait_for(pilot, lambda: screen.page_size == page_size)

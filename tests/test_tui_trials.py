@@ -144,7 +144,7 @@ async def test_groups_rows_counted_are_the_rows_shown(explored: Path, size: tupl
     app = BlackBoxApp(explored, A4_B4)
     async with app.run_test(size=size) as pilot:
         await pilot.press("g")
-        await wait_for(pilot, lambda: isinstance(app.screen, GroupsScreen) and app.screen.count)
+        await wait_for(pilot, lambda: isinstance(app.screen, GroupsScreen) and app.screen.page_read)
         screen = app.screen
         assert isinstance(screen, GroupsScreen)
         await pilot.press("a")
@@ -174,7 +174,7 @@ async def test_groups_page_count_never_jumps_on_first_open(
     app = BlackBoxApp(a5_b5, A5_B5)  # 672 families: the page count depends on the page's size
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.press("g")
-        await wait_for(pilot, lambda: isinstance(app.screen, GroupsScreen) and app.screen.count)
+        await wait_for(pilot, lambda: isinstance(app.screen, GroupsScreen) and app.screen.page_read)
         await pilot.pause()
         await pilot.pause()
     pages = {line.rsplit("page ", 1)[1] for line in said}
@@ -185,7 +185,7 @@ async def test_groups_numbers_have_their_commas(a5_b5: Path) -> None:
     app = BlackBoxApp(a5_b5, A5_B5)
     async with app.run_test(size=(100, 24)) as pilot:
         await pilot.press("g")
-        await wait_for(pilot, lambda: isinstance(app.screen, GroupsScreen) and app.screen.count)
+        await wait_for(pilot, lambda: isinstance(app.screen, GroupsScreen) and app.screen.page_read)
         screen = app.screen
         assert isinstance(screen, GroupsScreen)
         await pilot.press("a", "l")  # every group, the last page
@@ -300,7 +300,7 @@ async def test_a_group_says_when_more_is_below(explored: Path) -> None:
     app = BlackBoxApp(explored, A4_B4)
     async with app.run_test(size=(80, 20)) as pilot:
         await pilot.press("escape", "g")
-        await wait_for(pilot, lambda: isinstance(app.screen, GroupsScreen) and app.screen.count)
+        await wait_for(pilot, lambda: isinstance(app.screen, GroupsScreen) and app.screen.page_read)
         await pilot.press(*["down"] * 6, "enter")  # group 7: 3 molecules, then their statistics
         await wait_for(pilot, lambda: isinstance(app.screen, GroupScreen) and app.screen.members)
         screen = app.screen
