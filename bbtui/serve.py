@@ -27,8 +27,9 @@ the same keys, as in a terminal.  What this module adds to textual-serve:
   not the address served, the loopback or an ``--allowed-host`` is refused
   (403), the page, its files and the websocket alike;
 - a bound on what a tab can make its app spend: the terminal size it asks
-  for is clamped to ``MAX_COLUMNS`` x ``MAX_ROWS`` (one resize to 60000 x
-  60000 took an app to 3.8 GB), a websocket message that is not
+  for is clamped to ``terminal.MAX_COLUMNS`` x ``MAX_ROWS`` (one resize to
+  60000 x 60000 took an app to 3.8 GB; a size typed as keys, an in-band
+  resize report, is clamped by the app: ``bbtui.terminal``), a websocket message that is not
   textual-serve's protocol ends that tab in one log line, and each app
   runs under an address-space limit (``--session-memory``, inherited by its
   exploration workers), so a tab's app fails alone, not the machine;
@@ -70,6 +71,7 @@ from textual_serve.server import Server, to_int
 
 from bbcore.store import is_server
 from bbcore.words import plural
+from bbtui.terminal import clamped_size
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8000
@@ -79,9 +81,6 @@ DEFAULT_SESSION_MEMORY = 4096
 """The address space of each session's app process, and of each of its exploration workers, in
 MiB (``--session-memory``).  An idle served app maps about 570 MiB (75 MiB resident), an A5_B7
 exploration worker about 530 MiB, a strategy book adds 300 to 600 MiB."""
-MAX_COLUMNS = 500
-MAX_ROWS = 200
-"""The largest terminal a tab may ask for (``?width=&height=`` and its ``resize`` messages)."""
 QUIT_SECONDS = 30.0
 """How long a session's app has to pause its exploration and exit once asked to quit."""
 TERM_SECONDS = 5.0
@@ -168,13 +167,6 @@ def host_allowed(header: str | None, allowed: list[tuple[str, int | None]], sche
     name, port = parsed
     port = port if port is not None else (443 if scheme == "https" else 80)
     return any(name == known and known_port in (None, port) for known, known_port in allowed)
-
-
-def clamped_size(width: object, height: object) -> tuple[int, int] | None:
-    """A terminal size a tab asked for, within 1..MAX_COLUMNS x 1..MAX_ROWS; None if not numbers."""
-    if not all(isinstance(value, int) and not isinstance(value, bool) for value in (width, height)):
-        return None
-    return min(max(width, 1), MAX_COLUMNS), min(max(height, 1), MAX_ROWS)
 
 
 def package_root() -> Path:
@@ -421,7 +413,7 @@ class BbtuiServer(Server):
         textual-serve's own raised on a message that is not its protocol
         (a traceback in the log) and passed any size on.  Here a malformed
         message ends its tab with one log line (``malformed``), and a size
-        is clamped to ``MAX_COLUMNS`` x ``MAX_ROWS``.
+        is clamped to ``terminal.MAX_COLUMNS`` x ``MAX_ROWS``.
         """
         async for message in websocket:
             if message.type != WSMsgType.TEXT:

@@ -228,6 +228,47 @@ def test_a_tab_cannot_ask_for_a_terminal_beyond_500_by_200(tmp_path):
         assert served.stop() == []
 
 
+def tab_size(tab: Client, start: int) -> str:
+    """The terminal the app drew on from byte ``start`` on, as COLUMNS x ROWS."""
+    return f"drawn on {max(tab.columns(start))} x {max(tab.rows(start))}"
+
+
+def test_a_size_typed_as_keys_is_clamped_too(tmp_path):
+    """Textual's terminal parser reads an in-band resize report (``ESC [ 48 ; H ; W ; h ; w t``)
+    in what a tab types, and resized the app to any size it named: the ``resize`` message's clamp
+    passed round.  Sent whole, and cut in two across frames (the parser keeps what it has read),
+    the size is clamped to 500 x 200 as any other."""
+    db = tmp_path / "served.sqlite"
+
+    async def scenario(served: Served) -> float:
+        async with aiohttp.ClientSession() as session:
+            tab = await open_tab(session, served, "?width=120&height=40")
+            await tab.until(lambda: APP_READY in tab.text(), 90, "the app's Explore screen")
+            [app] = served.apps()
+            start = len(tab.received)
+            await tab.keys("\x1b[48;300;700;0;0t")
+            await tab.until(lambda: max(tab.rows(start), default=0) >= 200, 60, "the redraw at 500 x 200")
+            assert max(tab.rows(start)) == 200 and max(tab.columns(start)) <= 500, tab_size(tab, start)
+            start = len(tab.received)
+            await tab.resize(100, 30)
+            await tab.until(lambda: tab.redrawn_at(30, start), 30, "the redraw at 100 x 30")
+            start = len(tab.received)
+            await tab.keys("\x1b[48;60000;")
+            await tab.keys("60000;0;0t")
+            await tab.until(lambda: max(tab.rows(start), default=0) >= 200, 60, "the redraw at 500 x 200")
+            assert max(tab.rows(start)) == 200 and max(tab.columns(start)) <= 500, tab_size(tab, start)
+            memory = resident_mib(app)
+            await tab.websocket.close()
+            return memory
+
+    with serving_new(db, "--read-only") as served:
+        after = asyncio.run(scenario(served))
+        assert after < 500, f"the app grew to {after:.0f} MiB"
+        log = served.output.read_text()
+        assert "Traceback" not in log, log
+        assert served.stop() == []
+
+
 def serving_new(db: Path, *options: str, **keywords):
     """``serving`` on a new, empty bbtui database (``--read-only`` needs one to exist)."""
     open_database(db)

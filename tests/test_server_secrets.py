@@ -259,6 +259,35 @@ def test_a_role_with_the_password_explores_and_nothing_shows_it(form, password, 
     )
 
 
+@pytest.mark.parametrize("form", ["url", "key=value"])
+@pytest.mark.parametrize(
+    "password", [PASSWORDS["question"], PASSWORDS["everything"]], ids=["question", "everything"]
+)
+def test_the_ssl_keys_password_is_masked_as_the_password_is(form, password, pg_server, role):
+    """``sslpassword`` (the SSL client key's) is a password too: shown as ``***``, in every
+    line (libpq ignores it here, with no client key: the role connects)."""
+    user, dbname = role(password)
+    key_password = "Ssl" + password[::-1]
+    text = connection_string(form, password, user=user, port=pg_server.port, dbname=dbname)
+    if form == "url":
+        text += f"?sslpassword={quote(key_password, safe='')}"
+    else:
+        escaped = key_password.replace("\\", "\\\\").replace("'", "\\'")
+        text += f" sslpassword='{escaped}'"
+    assert conninfo_to_dict(text)["sslpassword"] == key_password
+    url = store.location(text)
+    assert str(url) == f"postgresql://{user}:***@127.0.0.1:{pg_server.port}/{dbname}?sslpassword=***"
+    store.open_database(text)
+    store.close_database()  # the tables, made by the role
+    status = run(text, "status")
+    assert status.returncode == 0 and f"database: {url}" in status.stdout, status.stderr
+    unreachable = text.replace(str(pg_server.port), str(free_port()))
+    assert_one_line(run(unreachable, "status"), password, "cannot reach the server")
+    for shown in (status, run(unreachable, "status")):
+        assert_hidden(key_password, shown.stdout, shown.stderr)
+        assert_hidden(password, shown.stdout, shown.stderr)
+
+
 def screen_text(app: App) -> str:
     """Everything the screen draws, header included."""
     lines = []
