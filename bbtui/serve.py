@@ -81,6 +81,9 @@ DEFAULT_SESSION_MEMORY = 4096
 """The address space of each session's app process, and of each of its exploration workers, in
 MiB (``--session-memory``).  An idle served app maps about 570 MiB (75 MiB resident), an A5_B7
 exploration worker about 530 MiB, a strategy book adds 300 to 600 MiB."""
+REFUSED_HOSTS_LOGGED = 20
+"""Refused Host values logged, each once; past them, one line more and no other (a client
+sending a new Host with every request would fill the log, and the memory that remembers them)."""
 QUIT_SECONDS = 30.0
 """How long a session's app has to pause its exploration and exit once asked to quit."""
 TERM_SECONDS = 5.0
@@ -333,9 +336,12 @@ class BbtuiServer(Server):
         """Refuse (403) a request whose Host header is not this server's (DNS rebinding)."""
         header = request.headers.get("Host")
         if not host_allowed(header, self.allowed, request.scheme):
-            if header not in self.refused_hosts:
+            if header not in self.refused_hosts and len(self.refused_hosts) <= REFUSED_HOSTS_LOGGED:
                 self.refused_hosts.add(str(header))
-                log.warning("refused a request for Host %r: not an allowed host (--allowed-host)", header)
+                if len(self.refused_hosts) > REFUSED_HOSTS_LOGGED:
+                    log.warning("refused more Host values: no longer logged")
+                else:
+                    log.warning("refused a request for Host %r: not an allowed host (--allowed-host)", header)
             raise web.HTTPForbidden(text=f"bbtui: Host {header!r} is not served here (--allowed-host)\n")
         return await handler(request)
 

@@ -31,6 +31,7 @@ from test_serve import ROOT, Served, serving
 from bbcore.engine import kernels_cached
 from bbcore.store import close_database, open_database
 from bbtui.app import main
+from bbtui.serve import REFUSED_HOSTS_LOGGED
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(sys.platform != "linux", reason="reads /proc")]
 
@@ -167,6 +168,12 @@ def test_a_rebinding_page_gets_403_on_the_page_and_the_websocket(tmp_path):
         assert request(served, "/ws", f"tunnel.example:{port}", origin=f"http://tunnel.example:{port}") == 101
         log = served.output.read_text()
         assert log.count(f"refused a request for Host '{evil}'") == 1, log  # once, not per request
+        # A client with a new Host every request: the first few logged, then one line, then none.
+        for number in range(2 * REFUSED_HOSTS_LOGGED):
+            assert request(served, "/", f"evil{number}.example:{port}") == 403
+        log = served.output.read_text()
+        assert log.count("refused a request for Host") == REFUSED_HOSTS_LOGGED, log
+        assert log.count("refused more Host values: no longer logged") == 1, log
         assert "Traceback" not in log
         assert served.stop() == []
 
