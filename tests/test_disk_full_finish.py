@@ -19,8 +19,9 @@ import subprocess
 import sys
 
 import pytest
+import test_disk_full
 from expect import bbcore
-from test_disk_full import _error_line, _figures, small_disk  # noqa: F401 (a fixture)
+from test_disk_full import _error_line, _figures
 
 from bbcore import sql
 from bbcore.config import Config
@@ -32,6 +33,8 @@ pytestmark = [
 
 CONFIG = Config(4, 7)
 """211,876 molecules: a full store's indexes of about 10 MB, a compact database of about 400 kB."""
+small_disk = test_disk_full.small_disk
+"""The small tmpfs, and how to resize it (the fixture of ``test_disk_full``)."""
 UNITS = {"B": 1, "kB": 10**3, "MB": 10**6, "GB": 10**9}
 
 
@@ -46,7 +49,8 @@ def _grown_by(folder, needed: int) -> None:
     """The tmpfs at ``folder`` grown to what it holds now plus ``needed`` bytes (as freeing that much)."""
     used = shutil.disk_usage(folder).used
     size = -(-(used + needed) // 4096) * 4096
-    done = subprocess.run(["mount", "-o", f"remount,size={size}", str(folder)], capture_output=True, text=True)
+    remount = ["mount", "-o", f"remount,size={size}", str(folder)]
+    done = subprocess.run(remount, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
 
 
