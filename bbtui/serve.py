@@ -140,6 +140,24 @@ def allowed_hosts(host: str, port: int, extra: list[str] | None = None) -> list[
     return pairs
 
 
+def memory_warning(max_sessions: int, session_memory: int, memory: int | None = None) -> str | None:
+    """The one line said when ``max_sessions`` apps of ``session_memory`` MiB each could take more
+    than this machine's memory (``memory`` MiB, read when None), else None: the limit then no
+    longer keeps the sessions from taking the host down together (docs/serve.md)."""
+    if memory is None:
+        try:
+            memory = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // 2**20
+        except (ValueError, OSError):  # not known here: nothing to compare with
+            return None
+    if max_sessions * session_memory <= memory:
+        return None
+    return (
+        f"bbtui: warning: {plural(max_sessions, 'session')} of up to {session_memory:,} MiB each "
+        f"could take more than this machine's {memory:,} MiB of memory: lower --session-memory "
+        "or --max-sessions"
+    )
+
+
 def ipaddress_unspecified(host: str) -> bool:
     """Whether ``host`` is a wildcard address (0.0.0.0, ::): no browser names it."""
     try:
@@ -489,9 +507,9 @@ def serve(
     the ``--allowed-host`` values (checked by the caller, ``host_and_port``),
     ``session_memory`` each session's address space in MiB.
     """
-    warning = exposure_warning(host, read_only, allowed)
-    if warning:
-        print(warning, file=sys.stderr)
+    for warning in (exposure_warning(host, read_only, allowed), memory_warning(max_sessions, session_memory)):
+        if warning:
+            print(warning, file=sys.stderr)
     url_host = f"[{host}]" if ":" in host else host
     banner = (
         f"bbtui: serving {db_path}{' read-only' if read_only else ''} on http://{url_host}:{port} "

@@ -26,6 +26,7 @@ from urllib.parse import urlsplit
 
 import aiohttp
 import pytest
+from proctree import wait_until
 from test_serve import ROOT, Served, serving
 
 from bbcore.engine import kernels_cached
@@ -461,3 +462,21 @@ def test_serving_on_a_wildcard_address_says_which_browsers_are_refused():
     assert "--allowed-host" in exposure_warning("::", read_only=True)
     assert "--allowed-host" not in exposure_warning("0.0.0.0", read_only=True, allowed=["bbtui.lan"])
     assert "--allowed-host" not in exposure_warning("192.0.2.1", read_only=True)  # served: allowed
+
+
+def test_sessions_that_could_take_more_than_the_machines_memory_are_warned_of(tmp_path):
+    """The per-session limit bounds each app, not their sum: past this machine's memory, the
+    server says so in one line when it starts (and serves all the same)."""
+    memory = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // 2**20
+    db = tmp_path / "served.sqlite"
+    with serving_new(db, "--max-sessions", "2", "--session-memory", str(memory // 2 + 1)) as served:
+        wait_until(lambda: "serving" in served.output.read_text(), 60, "the banner")
+        log = served.output.read_text()
+        assert log.count("bbtui: warning: 2 sessions of up to") == 1, log
+        assert f"than this machine's {memory:,} MiB of memory" in log, log
+        assert served.stop() == []
+    quiet = tmp_path / "quiet.sqlite"
+    with serving_new(quiet, "--max-sessions", "2", "--session-memory", str(memory // 2)) as served:
+        wait_until(lambda: "serving" in served.output.read_text(), 60, "the banner")
+        assert "warning" not in served.output.read_text()
+        assert served.stop() == []
