@@ -74,6 +74,18 @@ layout: A6_B8 3.9-4.2 B (19% of its molecules ambiguous), A7_B8 4.2 B
 (43.5%: 2.6 GB); 6 B leaves room for A8_B8's larger share and its 8-byte
 molecule numbers (past 2^32 molecules): about 27 GB."""
 
+FULL_INDEX_BYTES_BASE, FULL_INDEX_BYTES_PER_POSITION = 20, 1
+"""Of ``FULL_BYTES_*``, the bytes per molecule of a configuration's two indexes (its spectrum
+and canonical number: ``store.create_config_indexes``), built once its molecules are all
+stored.  Measured (``dbstat``): A4_B7 (28 positions) 48.4 B, A3_B10 (40 positions) 60.4 B;
+the model gives 48 and 60.  A build needs them about twice at its peak: an index goes into
+the WAL (one transaction), then into the file (A4_B7's 10.3 MB of indexes needed between 14
+and 17 MB more than its rows, on a tmpfs)."""
+
+COMPACT_TRACE_BYTES = 2
+"""Of ``COMPACT_BYTES``, what the tracing writes (16 bytes of record per canonical molecule);
+the rest is the grouping's and the database's, written after the last molecule is traced."""
+
 BYTES_PER_MOLECULE = {
     "full": lambda config: FULL_BYTES_BASE + FULL_BYTES_PER_POSITION * config.positions,
     "compact": lambda config: COMPACT_BYTES,
@@ -180,6 +192,21 @@ def size(count: int) -> str:
     raise AssertionError("unreachable")
 
 
+def bytes_left(config: Config, store: str, done: int) -> tuple[int, str]:
+    """About how many bytes the rest of a run of ``config`` writes, ``done`` molecules stored, and
+    what for (``disk_full_line``): the molecules left, and what finishes the run, which comes after
+    the last of them (a full store's indexes, a compact store's grouping and database rows)."""
+    left = max(config.nb_mol - done, 0)
+    if store == "full":
+        index = FULL_INDEX_BYTES_BASE + FULL_INDEX_BYTES_PER_POSITION * config.positions
+        rows = BYTES_PER_MOLECULE["full"](config) - index
+        needed, finish = int(left * rows + 2 * config.nb_mol * index), "its indexes"
+    else:
+        needed = left * COMPACT_TRACE_BYTES + config.nb_mol * (COMPACT_BYTES - COMPACT_TRACE_BYTES)
+        finish = "its grouping and the database's rows"
+    return needed, (f"its {left:,} molecules left and {finish}" if left else finish)
+
+
 def disk_full_line(
     config: Config,
     db_path: Path,
@@ -192,16 +219,17 @@ def disk_full_line(
 ) -> str:
     """The one line saying that the disk filled during a run of ``config``: where (``folder``, else the
     database's), roughly
-    how much more the rest of the run needs (``estimate`` in its ``store``), and that the
+    how much more the rest of the run needs (``bytes_left`` in its ``store``), and that the
     same run resumes (``command`` to run again, or ``resume``: the TUI's "press s").  What
     was stored is whole: every range is one transaction.  On a server (``db_path`` a URL)
     the disk is the server's: it is not ours to measure, and it is freed there."""
-    needed = estimate(config, store=store, done=done).disk
+    needed, what = bytes_left(config, store, done)
+    kept = f"{done:,} are" if done < config.nb_mol else f"All {done:,} molecules are"
     again = resume or (f"run '{command}' again to resume" if command else "start it again to resume")
     if is_server(db_path) and folder is None:
         return (
             f"the server's disk is full ({db_path}): {config.name} needs about {size(needed)} more "
-            f"for its {config.nb_mol - done:,} molecules left. {done:,} are stored and kept; "
+            f"(an estimate) for {what}. {kept} stored and kept; "
             f"free some space on the server, then {again}"
         )
     if folder is not None:  # a compact run's shard files (``progress.DiskFull``)
@@ -213,6 +241,6 @@ def disk_full_line(
     folder = Path(db_path).resolve().parent
     return (
         f"the disk is full at {folder} ({size(free_space(folder))} free): {config.name} needs about "
-        f"{size(needed)} more (an estimate) for its {config.nb_mol - done:,} molecules left. {done:,} are "
+        f"{size(needed)} more (an estimate) for {what}. {kept} "
         f"stored and kept; free some space or move {Path(db_path).name} to a larger disk, then {again}"
     )

@@ -209,8 +209,10 @@ class ServerURL:
         self.user = self.params.get("user") or _default_user()
         self.dbname = self.params.get("dbname") or os.environ.get("PGDATABASE") or self.user
         password = self.params.get("password") or ""
-        written = (password, quote(password, safe=""), _written_password(text))  # as libpq reads it, as typed
-        self._secrets = tuple(secret for secret in dict.fromkeys(written) if secret)
+        written = [password, quote(password, safe=""), _written_password(text)]  # as libpq reads it, as typed
+        for name in SECRETS:  # the SSL key's password, as libpq reads it
+            written += [self.params.get(name) or "", quote(self.params.get(name) or "", safe="")]
+        self._secrets = tuple(sorted((secret for secret in dict.fromkeys(written) if secret), key=len)[::-1])
         self._masked = masked(self.params, scheme if scheme in SCHEMES else "postgresql")
 
     def __str__(self) -> str:
@@ -254,8 +256,14 @@ def _default_user() -> str:
         return "?"
 
 
+SECRETS = ("sslpassword",)
+"""libpq's parameters besides ``password`` that hold a secret (the SSL client key's password):
+masked wherever the password is."""
+
+
 def masked(params: dict[str, str], scheme: str = "postgresql") -> str:
-    """A URL of libpq's parameters ``params`` with the password as ``***``: what bbtui shows of a server.
+    """A URL of libpq's parameters ``params`` with the password (and ``SECRETS``) as ``***``: what
+    bbtui shows of a server.
 
     Made from the parsed parameters only, each percent-encoded: the text
     the user gave is never shown, so a password libpq read is never shown
@@ -273,7 +281,9 @@ def masked(params: dict[str, str], scheme: str = "postgresql") -> str:
         if port is not None:
             netloc += ":" + quote(rest.pop("port"), safe="")
     path = "/" + quote(rest.pop("dbname"), safe="") if "dbname" in rest else ""
-    query = "&".join(f"{name}={quote(value, safe='/,')}" for name, value in rest.items())
+    query = "&".join(
+        f"{name}={MASK if name in SECRETS else quote(value, safe='/,')}" for name, value in rest.items()
+    )
     return f"{scheme}://{netloc}{path}" + (f"?{query}" if query else "")
 
 

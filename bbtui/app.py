@@ -32,11 +32,13 @@ from collections.abc import Callable, Iterable
 from multiprocessing import resource_tracker
 from pathlib import Path
 
-from textual import work
+from textual import events, work
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.cache import LRUCache
 from textual.content import Content
+from textual.geometry import Size
+from textual.message import Message
 from textual.messages import ExitApp
 from textual.reactive import reactive
 from textual.screen import Screen
@@ -84,6 +86,7 @@ from bbtui.screens.play import PlayScreen
 from bbtui.screens.statistics import StatisticsScreen
 from bbtui.screens.strategy import StrategyScreen
 from bbtui.settings import load_settings, resume_target, save_settings, set_resume
+from bbtui.terminal import clamped_size
 from bbtui.widgets.progress import RateMeter
 
 BOOKS_KEPT = 2
@@ -193,6 +196,20 @@ class BlackBoxApp(App[None]):
             tail = (room - 1) * 2 // 3
             sub_title = f"{sub_title[: room - 1 - tail]}…{sub_title[-tail:]}"
         return super().format_title(title, sub_title)
+
+    def post_message(self, message: Message) -> bool:
+        """A served app's terminal size within ``terminal.MAX_COLUMNS`` x ``MAX_ROWS``.
+
+        The server clamps the sizes it reads (``bbtui.serve``), but Textual's
+        web driver also reads an in-band resize report typed as keys
+        (``ESC [ 48 ; H ; W ; h ; w t``), even cut across messages, and posts
+        that size here: it is clamped too.  A terminal's own size is its own.
+        """
+        if isinstance(message, events.Resize) and self.is_web:
+            size = clamped_size(message.size.width, message.size.height)
+            if size is not None and size != tuple(message.size):
+                message = events.Resize(Size(*size), Size(*size))
+        return super().post_message(message)
 
     def on_resize(self) -> None:
         """The header's line is fitted again (Textual formats it only when a title changes)."""

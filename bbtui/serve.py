@@ -27,8 +27,9 @@ the same keys, as in a terminal.  What this module adds to textual-serve:
   not the address served, the loopback or an ``--allowed-host`` is refused
   (403), the page, its files and the websocket alike;
 - a bound on what a tab can make its app spend: the terminal size it asks
-  for is clamped to ``MAX_COLUMNS`` x ``MAX_ROWS`` (one resize to 60000 x
-  60000 took an app to 3.8 GB), a websocket message that is not
+  for is clamped to ``terminal.MAX_COLUMNS`` x ``MAX_ROWS`` (one resize to
+  60000 x 60000 took an app to 3.8 GB; a size typed as keys, an in-band
+  resize report, is clamped by the app: ``bbtui.terminal``), a websocket message that is not
   textual-serve's protocol ends that tab in one log line, and each app
   runs under an address-space limit (``--session-memory``, inherited by its
   exploration workers), so a tab's app fails alone, not the machine;
@@ -70,6 +71,7 @@ from textual_serve.server import Server, to_int
 
 from bbcore.store import is_server
 from bbcore.words import plural
+from bbtui.terminal import clamped_size
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8000
@@ -79,9 +81,9 @@ DEFAULT_SESSION_MEMORY = 4096
 """The address space of each session's app process, and of each of its exploration workers, in
 MiB (``--session-memory``).  An idle served app maps about 570 MiB (75 MiB resident), an A5_B7
 exploration worker about 530 MiB, a strategy book adds 300 to 600 MiB."""
-MAX_COLUMNS = 500
-MAX_ROWS = 200
-"""The largest terminal a tab may ask for (``?width=&height=`` and its ``resize`` messages)."""
+REFUSED_HOSTS_LOGGED = 20
+"""Refused Host values logged, each once; past them, one line more and no other (a client
+sending a new Host with every request would fill the log, and the memory that remembers them)."""
 QUIT_SECONDS = 30.0
 """How long a session's app has to pause its exploration and exit once asked to quit."""
 TERM_SECONDS = 5.0
@@ -138,6 +140,24 @@ def allowed_hosts(host: str, port: int, extra: list[str] | None = None) -> list[
     return pairs
 
 
+def memory_warning(max_sessions: int, session_memory: int, memory: int | None = None) -> str | None:
+    """The one line said when ``max_sessions`` apps of ``session_memory`` MiB each could take more
+    than this machine's memory (``memory`` MiB, read when None), else None: the limit then no
+    longer keeps the sessions from taking the host down together (docs/serve.md)."""
+    if memory is None:
+        try:
+            memory = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // 2**20
+        except (ValueError, OSError):  # not known here: nothing to compare with
+            return None
+    if max_sessions * session_memory <= memory:
+        return None
+    return (
+        f"bbtui: warning: {plural(max_sessions, 'session')} of up to {session_memory:,} MiB each "
+        f"could take more than this machine's {memory:,} MiB of memory: lower --session-memory "
+        "or --max-sessions"
+    )
+
+
 def ipaddress_unspecified(host: str) -> bool:
     """Whether ``host`` is a wildcard address (0.0.0.0, ::): no browser names it."""
     try:
@@ -168,13 +188,6 @@ def host_allowed(header: str | None, allowed: list[tuple[str, int | None]], sche
     name, port = parsed
     port = port if port is not None else (443 if scheme == "https" else 80)
     return any(name == known and known_port in (None, port) for known, known_port in allowed)
-
-
-def clamped_size(width: object, height: object) -> tuple[int, int] | None:
-    """A terminal size a tab asked for, within 1..MAX_COLUMNS x 1..MAX_ROWS; None if not numbers."""
-    if not all(isinstance(value, int) and not isinstance(value, bool) for value in (width, height)):
-        return None
-    return min(max(width, 1), MAX_COLUMNS), min(max(height, 1), MAX_ROWS)
 
 
 def package_root() -> Path:
@@ -341,9 +354,12 @@ class BbtuiServer(Server):
         """Refuse (403) a request whose Host header is not this server's (DNS rebinding)."""
         header = request.headers.get("Host")
         if not host_allowed(header, self.allowed, request.scheme):
-            if header not in self.refused_hosts:
+            if header not in self.refused_hosts and len(self.refused_hosts) <= REFUSED_HOSTS_LOGGED:
                 self.refused_hosts.add(str(header))
-                log.warning("refused a request for Host %r: not an allowed host (--allowed-host)", header)
+                if len(self.refused_hosts) > REFUSED_HOSTS_LOGGED:
+                    log.warning("refused more Host values: no longer logged")
+                else:
+                    log.warning("refused a request for Host %r: not an allowed host (--allowed-host)", header)
             raise web.HTTPForbidden(text=f"bbtui: Host {header!r} is not served here (--allowed-host)\n")
         return await handler(request)
 
@@ -421,7 +437,7 @@ class BbtuiServer(Server):
         textual-serve's own raised on a message that is not its protocol
         (a traceback in the log) and passed any size on.  Here a malformed
         message ends its tab with one log line (``malformed``), and a size
-        is clamped to ``MAX_COLUMNS`` x ``MAX_ROWS``.
+        is clamped to ``terminal.MAX_COLUMNS`` x ``MAX_ROWS``.
         """
         async for message in websocket:
             if message.type != WSMsgType.TEXT:
@@ -491,9 +507,9 @@ def serve(
     the ``--allowed-host`` values (checked by the caller, ``host_and_port``),
     ``session_memory`` each session's address space in MiB.
     """
-    warning = exposure_warning(host, read_only, allowed)
-    if warning:
-        print(warning, file=sys.stderr)
+    for warning in (exposure_warning(host, read_only, allowed), memory_warning(max_sessions, session_memory)):
+        if warning:
+            print(warning, file=sys.stderr)
     url_host = f"[{host}]" if ":" in host else host
     banner = (
         f"bbtui: serving {db_path}{' read-only' if read_only else ''} on http://{url_host}:{port} "

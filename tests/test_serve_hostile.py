@@ -26,11 +26,13 @@ from urllib.parse import urlsplit
 
 import aiohttp
 import pytest
+from proctree import wait_until
 from test_serve import ROOT, Served, serving
 
 from bbcore.engine import kernels_cached
 from bbcore.store import close_database, open_database
 from bbtui.app import main
+from bbtui.serve import REFUSED_HOSTS_LOGGED
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(sys.platform != "linux", reason="reads /proc")]
 
@@ -167,6 +169,12 @@ def test_a_rebinding_page_gets_403_on_the_page_and_the_websocket(tmp_path):
         assert request(served, "/ws", f"tunnel.example:{port}", origin=f"http://tunnel.example:{port}") == 101
         log = served.output.read_text()
         assert log.count(f"refused a request for Host '{evil}'") == 1, log  # once, not per request
+        # A client with a new Host every request: the first few logged, then one line, then none.
+        for number in range(2 * REFUSED_HOSTS_LOGGED):
+            assert request(served, "/", f"evil{number}.example:{port}") == 403
+        log = served.output.read_text()
+        assert log.count("refused a request for Host") == REFUSED_HOSTS_LOGGED, log
+        assert log.count("refused more Host values: no longer logged") == 1, log
         assert "Traceback" not in log
         assert served.stop() == []
 
@@ -225,6 +233,47 @@ def test_a_tab_cannot_ask_for_a_terminal_beyond_500_by_200(tmp_path):
         before, after = asyncio.run(scenario(served))
         # Measured: about 80 MB resident at 500 x 200 before and after the huge resize.
         assert after < 500, f"the app grew from {before:.0f} MiB to {after:.0f} MiB"
+        assert served.stop() == []
+
+
+def tab_size(tab: Client, start: int) -> str:
+    """The terminal the app drew on from byte ``start`` on, as COLUMNS x ROWS."""
+    return f"drawn on {max(tab.columns(start))} x {max(tab.rows(start))}"
+
+
+def test_a_size_typed_as_keys_is_clamped_too(tmp_path):
+    """Textual's terminal parser reads an in-band resize report (``ESC [ 48 ; H ; W ; h ; w t``)
+    in what a tab types, and resized the app to any size it named: the ``resize`` message's clamp
+    passed round.  Sent whole, and cut in two across frames (the parser keeps what it has read),
+    the size is clamped to 500 x 200 as any other."""
+    db = tmp_path / "served.sqlite"
+
+    async def scenario(served: Served) -> float:
+        async with aiohttp.ClientSession() as session:
+            tab = await open_tab(session, served, "?width=120&height=40")
+            await tab.until(lambda: APP_READY in tab.text(), 90, "the app's Explore screen")
+            [app] = served.apps()
+            start = len(tab.received)
+            await tab.keys("\x1b[48;300;700;0;0t")
+            await tab.until(lambda: max(tab.rows(start), default=0) >= 200, 60, "the redraw at 500 x 200")
+            assert max(tab.rows(start)) == 200 and max(tab.columns(start)) <= 500, tab_size(tab, start)
+            start = len(tab.received)
+            await tab.resize(100, 30)
+            await tab.until(lambda: tab.redrawn_at(30, start), 30, "the redraw at 100 x 30")
+            start = len(tab.received)
+            await tab.keys("\x1b[48;60000;")
+            await tab.keys("60000;0;0t")
+            await tab.until(lambda: max(tab.rows(start), default=0) >= 200, 60, "the redraw at 500 x 200")
+            assert max(tab.rows(start)) == 200 and max(tab.columns(start)) <= 500, tab_size(tab, start)
+            memory = resident_mib(app)
+            await tab.websocket.close()
+            return memory
+
+    with serving_new(db, "--read-only") as served:
+        after = asyncio.run(scenario(served))
+        assert after < 500, f"the app grew to {after:.0f} MiB"
+        log = served.output.read_text()
+        assert "Traceback" not in log, log
         assert served.stop() == []
 
 
@@ -413,3 +462,21 @@ def test_serving_on_a_wildcard_address_says_which_browsers_are_refused():
     assert "--allowed-host" in exposure_warning("::", read_only=True)
     assert "--allowed-host" not in exposure_warning("0.0.0.0", read_only=True, allowed=["bbtui.lan"])
     assert "--allowed-host" not in exposure_warning("192.0.2.1", read_only=True)  # served: allowed
+
+
+def test_sessions_that_could_take_more_than_the_machines_memory_are_warned_of(tmp_path):
+    """The per-session limit bounds each app, not their sum: past this machine's memory, the
+    server says so in one line when it starts (and serves all the same)."""
+    memory = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // 2**20
+    db = tmp_path / "served.sqlite"
+    with serving_new(db, "--max-sessions", "2", "--session-memory", str(memory // 2 + 1)) as served:
+        wait_until(lambda: "serving" in served.output.read_text(), 60, "the banner")
+        log = served.output.read_text()
+        assert log.count("bbtui: warning: 2 sessions of up to") == 1, log
+        assert f"than this machine's {memory:,} MiB of memory" in log, log
+        assert served.stop() == []
+    quiet = tmp_path / "quiet.sqlite"
+    with serving_new(quiet, "--max-sessions", "2", "--session-memory", str(memory // 2)) as served:
+        wait_until(lambda: "serving" in served.output.read_text(), 60, "the banner")
+        assert "warning" not in served.output.read_text()
+        assert served.stop() == []

@@ -18,6 +18,7 @@ password's text is nowhere in what was printed or drawn.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import io
 import os
@@ -25,6 +26,7 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 from urllib.parse import quote
 
 import pytest
@@ -259,6 +261,35 @@ def test_a_role_with_the_password_explores_and_nothing_shows_it(form, password, 
     )
 
 
+@pytest.mark.parametrize("form", ["url", "key=value"])
+@pytest.mark.parametrize(
+    "password", [PASSWORDS["question"], PASSWORDS["everything"]], ids=["question", "everything"]
+)
+def test_the_ssl_keys_password_is_masked_as_the_password_is(form, password, pg_server, role):
+    """``sslpassword`` (the SSL client key's) is a password too: shown as ``***``, in every
+    line (libpq ignores it here, with no client key: the role connects)."""
+    user, dbname = role(password)
+    key_password = "Ssl" + password[::-1]
+    text = connection_string(form, password, user=user, port=pg_server.port, dbname=dbname)
+    if form == "url":
+        text += f"?sslpassword={quote(key_password, safe='')}"
+    else:
+        escaped = key_password.replace("\\", "\\\\").replace("'", "\\'")
+        text += f" sslpassword='{escaped}'"
+    assert conninfo_to_dict(text)["sslpassword"] == key_password
+    url = store.location(text)
+    assert str(url) == f"postgresql://{user}:***@127.0.0.1:{pg_server.port}/{dbname}?sslpassword=***"
+    store.open_database(text)
+    store.close_database()  # the tables, made by the role
+    status = run(text, "status")
+    assert status.returncode == 0 and f"database: {url}" in status.stdout, status.stderr
+    unreachable = text.replace(str(pg_server.port), str(free_port()))
+    assert_one_line(run(unreachable, "status"), password, "cannot reach the server")
+    for shown in (status, run(unreachable, "status")):
+        assert_hidden(key_password, shown.stdout, shown.stderr)
+        assert_hidden(password, shown.stdout, shown.stderr)
+
+
 def screen_text(app: App) -> str:
     """Everything the screen draws, header included."""
     lines = []
@@ -290,12 +321,15 @@ async def test_the_tui_header_and_a_served_sessions_header_never_show_it(
         store.close_database()
 
 
-def banner(text: str, home: Path) -> str:
-    """What ``bbtui --serve --read-only`` prints with ``$BBTUI_DB`` = ``text``, once it serves; stopped."""
+@contextlib.contextmanager
+def serving(text: str, home: Path):
+    """``bbtui --serve --read-only`` with ``$BBTUI_DB`` = ``text``, once it serves: (its address, its
+    output's file); stopped at the end."""
     output = home / "serve.log"
+    port = free_port()
     with output.open("w") as log:
         process = subprocess.Popen(
-            [sys.executable, "-m", "bbtui.app", "--serve", "--read-only", "--port", str(free_port())],
+            [sys.executable, "-m", "bbtui.app", "--serve", "--read-only", "--port", str(port)],
             stdout=log,
             stderr=subprocess.STDOUT,
             env={**os.environ, "BBTUI_DB": text, "HOME": str(home)},
@@ -303,9 +337,16 @@ def banner(text: str, home: Path) -> str:
         )
     try:
         wait_until(lambda: "serving" in output.read_text() or process.poll() is not None, 60, "the banner")
+        yield f"http://127.0.0.1:{port}/", output
     finally:
         process.send_signal(signal.SIGTERM)
-        process.wait(60)
+        process.wait(90)
+
+
+def banner(text: str, home: Path) -> str:
+    """What ``bbtui --serve --read-only`` prints with ``$BBTUI_DB`` = ``text``, once it serves."""
+    with serving(text, home) as (_, output):
+        pass
     return output.read_text()
 
 
@@ -323,3 +364,28 @@ def test_the_serve_banner_never_shows_it(password, pg_server, role, tmp_path):
         )
         assert f"bbtui: serving postgresql://{user}:***@127.0.0.1:{pg_server.port}/{dbname}" in shown, shown
         assert_hidden(password, shown)
+
+
+def test_a_browser_visitors_terminal_never_shows_it(pg_server, role, tmp_path):
+    """What a visitor's tab receives (its app's terminal, header included, read by a websocket
+    client as the page reads it) names the server masked, the password nowhere."""
+    import aiohttp
+    from test_serve_hostile import APP_READY, open_tab
+
+    password = PASSWORDS["everything"]
+    user, dbname = role(password)
+    text = connection_string("url", password, user=user, port=pg_server.port, dbname=dbname)
+    store.open_database(text)
+    store.close_database()  # the tables, made by the role
+    masked = f"{user}:***@127.0.0.1:{pg_server.port}/{dbname}"
+
+    async def visit(address: str) -> str:
+        async with aiohttp.ClientSession() as session:
+            tab = await open_tab(session, SimpleNamespace(url=address), "?width=200&height=40")
+            await tab.until(lambda: APP_READY in tab.text() and masked in tab.text(), 90, "the app's header")
+            await tab.websocket.close()
+            return tab.received.decode("utf-8", errors="replace")
+
+    with serving(text, tmp_path) as (address, output):
+        received = asyncio.run(visit(address))
+    assert_hidden(password, received, output.read_text())

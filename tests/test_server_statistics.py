@@ -147,10 +147,12 @@ def _waiting_on_a_lock(url: str) -> bool:
         ).fetchone()[0]
 
 
-def test_a_sigterm_during_a_server_statement_pauses_at_once_and_the_run_resumes(pg_url, tmp_path):
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "ctrl-c"])
+def test_a_sigterm_during_a_server_statement_pauses_at_once_and_the_run_resumes(pg_url, tmp_path, signum):
     """The run of a configuration killed in its grouping resumes there; a table lock held by
     another session makes its first statement on Molecules wait as long as the lock is held
-    (a long statement, for as long as the test needs), and the SIGTERM must end it."""
+    (a long statement, for as long as the test needs), and the SIGTERM (or Ctrl-C's SIGINT, to
+    the whole group as a terminal sends it) must end it."""
     done = bbcore(pg_url, "explore", NEW.name, "--store", "full", home=tmp_path)
     assert done.returncode == 0, done.stderr
     expected = _spectrums(pg_url, NEW)
@@ -165,7 +167,7 @@ def test_a_sigterm_during_a_server_statement_pauses_at_once_and_the_run_resumes(
         run = started(pg_url, "explore", NEW.name, home=tmp_path)
         try:
             wait_until(lambda: _waiting_on_a_lock(pg_url), 120, "the run waiting in a statement")
-            run.send_signal(signal.SIGTERM)
+            os.killpg(run.pid, signum)
             out, err = run.communicate(timeout=60)
         finally:
             if run.poll() is None:

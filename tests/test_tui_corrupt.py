@@ -10,6 +10,7 @@ the file is read only by the statistics.
 from __future__ import annotations
 
 import shutil
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -23,6 +24,8 @@ from bbcore.config import Config
 from bbcore.explore import explore
 from bbcore.store import close_database
 from bbtui.app import BlackBoxApp
+from bbtui.screens.explore import ExploreScreen
+from bbtui.screens.help import HelpScreen
 from bbtui.screens.statistics import StatisticsScreen
 
 CONFIG = Config(4, 6)
@@ -95,5 +98,35 @@ async def test_the_statistics_of_a_file_with_a_corrupt_data_page_show_the_line_a
         await wait_for(pilot, lambda: str(summary.render()) == line)
         await pilot.press("escape")
         await wait_for(pilot, lambda: not isinstance(app.screen, StatisticsScreen))
+        assert app.is_running and app._exception is None
+    close_database()
+
+
+def root_page(path: Path, table: str) -> int:
+    """The page of ``table``'s b-tree root (``sqlite_master``), read before the file is garbled."""
+    with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as connection:
+        return connection.execute("SELECT rootpage FROM sqlite_master WHERE name = ?", (table,)).fetchone()[0]
+
+
+@pytest.mark.parametrize("read_only", [False, True], ids=["writable", "read-only"])
+async def test_the_explore_list_of_a_file_with_a_corrupt_table_shows_the_line_once_and_the_app_stays_up(
+    explored_file, tmp_path, read_only
+):
+    """``ExploredRanges``' root page garbled: the file opens (its schema and ``Configurations`` are
+    whole), and the Explore screen's list, the first read of the table, fails.  The screen says
+    bbcore's line, in its message and in one toast, and the app goes on (``--read-only``: what a
+    served visitor's app is)."""
+    path = garbled(explored_file, tmp_path, [root_page(explored_file, "ExploredRanges")])
+    line = cli_line(path, "status")
+    assert CORRUPT in line
+    app = BlackBoxApp(path, read_only=read_only)
+    async with app.run_test(size=(120, 40)) as pilot:
+        message = app.screen.query_one("#config-message", Label)
+        await wait_for(pilot, lambda: str(message.render()) == line)
+        await pilot.press("question_mark")
+        await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen))
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: isinstance(app.screen, ExploreScreen))
+        assert [note.message for note in app._notifications] == [line]
         assert app.is_running and app._exception is None
     close_database()

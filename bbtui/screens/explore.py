@@ -89,6 +89,8 @@ class ExploreScreen(Screen):
         super().__init__()
         self.states: dict[str, ConfigState] = {}
         self.store_choice = AUTO
+        self.database_error: str | None = None
+        """bbcore's line for the file, when the last read of the list failed (a corrupt file)."""
 
     @property
     def bb_app(self) -> Host:
@@ -133,7 +135,8 @@ class ExploreScreen(Screen):
             new_config.value = config.name
         if self.bb_app.read_only:  # nothing is explored: Enter selects an explored one
             new_config.placeholder = "Configuration, e.g. A4_B8 (Enter selects it)"
-            self.query_one("#config-message", Label).update(READ_ONLY_HINT)
+            if self.database_error is None:
+                self.query_one("#config-message", Label).update(READ_ONLY_HINT)
         self.clock = self.set_interval(0.5, self.tick, pause=True)
         self.watch(self.app, "progress", self.progress_changed)
         self.watch(self.app, "exploring", self.exploring_changed)
@@ -156,10 +159,14 @@ class ExploreScreen(Screen):
             states = config_states()
         except DATABASE_ERRORS as error:  # a corrupt file: the CLI's line, on screen; the app stays up
             self.states = {}
-            self.query_one("#config-message", Label).update(error_line(error, opened.path))
-            self.notify(error_line(error, opened.path), title="Database", severity="error", timeout=30)
+            line = error_line(error, opened.path)
+            self.query_one("#config-message", Label).update(line)
+            if line != self.database_error:  # read again (a run's end, the watchers' first call): one toast
+                self.notify(line, title="Database", severity="error", timeout=30)
+            self.database_error = line
             return
         self.states = {state.config.name: state for state in states}
+        self.database_error = None
         for state in self.states.values():
             table.add_row(*self.row_cells(state), key=state.config.name)
         if selected is not None:
