@@ -40,7 +40,8 @@ cell that the models found so far do not show both ways); the count of the
 agreeing placements and the probability of an atom in each cell, exact by
 the path search (``_PathSearch``: the shown rays traced over the cells the
 backbone leaves undecided, branching on the cells they look at; the cells
-none looks at counted by binomials), the placements listed when at most
+none looks at counted by binomials; compiled by numba, ``bbcore.solver_kernels``, the plain
+Python one kept as the tests' reference), the placements listed when at most
 ``ENUMERATION_LIMIT``, else drawn exactly uniformly; past the search's budget
 (``PATH_LEAVES``, ``ENUMERATION_SECONDS``) the count is estimated by ApproxMC
 with a stated tolerance and confidence, and the probabilities come from
@@ -91,15 +92,18 @@ ENUMERATION_LIMIT: Final = 2_000
 
 ENUMERATION_SECONDS: Final = 25.0
 """How long the exact answer (the path search, or the listing) may run before the count is
-estimated instead."""
+estimated instead: the path search's in processor time of its thread, the listing's in
+seconds."""
 
 COUNTING_SECONDS: Final = 120.0
 """How long ApproxMC may take for its estimate before the decode is refused in one line (a count of
 about 2^160, A84_B13 with one ray, would take hours): never a bare guess, never a wait without end."""
 
-PATH_LEAVES: Final = 200_000
-"""The most partial placements the path search keeps for an exact count (past them, or past
-``ENUMERATION_SECONDS``, the count is estimated)."""
+PATH_LEAVES: Final = 10**9
+"""The most partial placements (leaves) the path search goes through for an exact count (past
+them, or past ``ENUMERATION_SECONDS``, the count is estimated).  The compiled search adds its
+leaves up as it goes and keeps none (memory stays flat); the plain one, the reference of the
+tests, keeps them all.  It was 200,000, a bound on the plain search's memory."""
 
 UNIFORM_SAMPLES: Final = 2_000
 """Placements drawn exactly uniformly for the next shots when an exact count is too large to list."""
@@ -558,7 +562,7 @@ def solve(
             first = guard.model()
             seen = [tuple(c for c in range(box.cells) if first[c] > 0)]
             backbone = _backbone(guard, box, assumptions, seen)
-            exact = _PathSearch(box, atoms_min, atoms_max, rays, backbone, seconds, stop).solution(
+            exact = _CompiledPathSearch(box, atoms_min, atoms_max, rays, backbone, seconds, stop).solution(
                 limit, seed
             )
             if exact is not None:
@@ -753,7 +757,12 @@ def _backbone(
 
     A cell seen both ways in the placements already found is undecided; each
     other one is settled by one solver call that asks for the other value
-    (its model, when there is one, settles more cells at once).
+    (its model, when there is one, settles more cells at once).  Measured and
+    left: asking for any open cell's other value at once (Janota, Lynce and
+    Marques-Silva's chunks) took 66 s against these 41 s on the 20 x 12 full
+    spectrum that leaves 80 cells undecided (bench/solver.py, seed 3); and
+    the path search given the cells settled in the first 5 or 12 s (29, 35
+    certain) did not end in 20 s.
     """
     seen_atom = np.zeros(box.cells, dtype=bool)
     seen_empty = np.zeros(box.cells, dtype=bool)
@@ -943,7 +952,10 @@ class _PathSearch:
         self.placed = self.value.count(1)
         self.open = self.value.count(UNDECIDED)
         self.leaves: list[bytes] = []
-        self.deadline = None if seconds is None else time.monotonic() + seconds
+        # The search's own work (its thread's processor time): on a loaded machine the same game
+        # gets the same answer, exact or estimated (the 20 x 12 full spectrum with 80 cells
+        # undecided took 12 s of its 25 at load 4, 27 s at load 9, and was then estimated).
+        self.deadline = None if seconds is None else time.thread_time() + seconds
         self.branches = 0
 
     def _index(self, cell: Cell) -> int:
@@ -1015,7 +1027,7 @@ class _PathSearch:
         self.branches += 1
         if self.branches % 4096 == 0:
             _check(self.stop)
-            if self.deadline is not None and time.monotonic() > self.deadline:
+            if self.deadline is not None and time.thread_time() > self.deadline:
                 raise _Exceeded()
         for v in (1, 0):
             if (v == 1 and self.placed >= self.most) or (v == 0 and self.placed + self.open - 1 < self.least):
@@ -1024,74 +1036,131 @@ class _PathSearch:
             self._search(i, cell, heading, started)
             self.value[c], self.open, self.placed = UNDECIDED, self.open + 1, self.placed - v
 
-    def _completions(self, placed: int, free: int) -> int:
-        """Placements of a leaf: the ways to put the atoms left in its free cells."""
-        return sum(
-            comb(free, n - placed) for n in range(max(self.least, placed), min(self.most, placed + free) + 1)
-        )
-
     def solution(self, limit: int, seed: int) -> Solution | None:
         """The exact answer, placements listed when at most ``limit``, else drawn exactly
         uniformly (``UNIFORM_SAMPLES``); None past the budget."""
-        box = self.box
+        leaves = self._leaves(limit)
+        if leaves is None:
+            return None
+        return leaves.solution(self, limit, seed)
+
+    def _leaves(self, limit: int) -> _Leaves | None:
+        """Every leaf, kept (the reference: plain Python); None past the budget."""
         try:
-            position, _ = self.rays[0]
             cell, heading = self.starts[0]
             self._search(0, cell, heading, False)
         except _Exceeded:
             return None
         # 0 a free cell, 1 empty, 2 an atom.
-        leaves = np.frombuffer(b"".join(self.leaves), dtype=np.uint8).reshape(len(self.leaves), box.cells)
-        placed, free = (leaves == 2).sum(axis=1), (leaves == 0).sum(axis=1)
-        weights = [self._completions(int(k), int(f)) for k, f in zip(placed, free, strict=True)]
-        count = sum(weights)
+        rows = np.frombuffer(b"".join(self.leaves), dtype=np.uint8).reshape(len(self.leaves), self.box.cells)
+        placed, free = (rows == 2).sum(axis=1).tolist(), (rows == 0).sum(axis=1).tolist()
+        slots: dict[tuple[int, int], int] = {}
+        row_group = np.array(
+            [slots.setdefault(key, len(slots)) for key in zip(placed, free, strict=True)], dtype=np.int64
+        )
+        of = [row_group == g for g in range(len(slots))]
+        atoms = np.array([(rows[rows_g] == 2).sum(axis=0) for rows_g in of], dtype=np.int64)
+        empties = np.array([(rows[rows_g] == 1).sum(axis=0) for rows_g in of], dtype=np.int64)
+        leaves = np.bincount(row_group, minlength=len(slots)).astype(np.int64)
+        cells = self.box.cells
+        return _Leaves(
+            list(slots), leaves, atoms.reshape(-1, cells), empties.reshape(-1, cells), rows.astype(np.int8),
+            row_group, None,
+        )  # fmt: skip
+
+    def completions(self, placed: int, free: int) -> int:
+        """Placements of a leaf: the ways to put the atoms left in its free cells."""
+        return sum(
+            comb(free, n - placed) for n in range(max(self.least, placed), min(self.most, placed + free) + 1)
+        )
+
+
+@dataclass
+class _Leaves:
+    """The path search's leaves, by group: the leaves with ``placed`` atoms set and ``free``
+    cells free (``groups[g]``, in the order the search met them), how many (``leaves``), and per
+    cell how many of them set an atom there (``atoms``, (G, W*H)) or set it empty (``empties``;
+    a cell the backbone settles counts as set by every leaf).  ``rows`` are the first leaves
+    met, in the search's order (0 free, 1 empty, 2 an atom), ``row_group`` their groups;
+    ``pick`` writes out the leaves of given ranks in their groups when ``rows`` are not all."""
+
+    groups: list[tuple[int, int]]
+    leaves: np.ndarray
+    atoms: np.ndarray
+    empties: np.ndarray
+    rows: np.ndarray
+    row_group: np.ndarray
+    pick: object | None  # Callable[[list[list[int]]], list[list[np.ndarray]]]
+
+    def solution(self, search: _PathSearch, limit: int, seed: int) -> Solution:
+        """The exact answer from the leaves (see ``_PathSearch.solution``)."""
+        box = search.box
+        weights = [search.completions(k, f) for k, f in self.groups]
+        count = sum(int(n) * w for n, w in zip(self.leaves.tolist(), weights, strict=True))
         numerators = [0] * box.cells
-        for (k, f), rows in _groups(placed, free).items():
-            each, on_free = self._completions(k, f), self._completions(k + 1, f - 1) if f else 0
-            atoms = (leaves[rows] == 2).sum(axis=0).tolist()
-            frees = (leaves[rows] == 0).sum(axis=0).tolist()
+        for g, (k, f) in enumerate(self.groups):
+            each, on_free = weights[g], search.completions(k + 1, f - 1) if f else 0
+            n = int(self.leaves[g])
+            atoms, empties = self.atoms[g].tolist(), self.empties[g].tolist()
             for c in range(box.cells):
-                numerators[c] += atoms[c] * each + frees[c] * on_free
+                numerators[c] += atoms[c] * each + (n - atoms[c] - empties[c]) * on_free
         backbone = np.array(
             [1 if n == count else 0 if n == 0 else UNDECIDED for n in numerators], dtype=np.int8
         ).reshape(box.height, box.width)
         probabilities = np.array([n / count for n in numerators]).reshape(box.height, box.width)
         how = Count(count, True, method="path search")
-        rays = tuple(sorted(self.rays, key=lambda ray: ray[0]))
-        if count <= limit:
-            placements = sorted(self._every(leaves), key=lambda a: (len(a), a))
+        rays = tuple(sorted(search.rays, key=lambda ray: ray[0]))
+        least, most = search.least, search.most
+        if count <= limit:  # then every leaf is in ``rows`` (a leaf stands for one placement at least)
+            placements = sorted(self._every(search, self.rows), key=lambda a: (len(a), a))
             return Solution(
-                box, self.least, self.most, rays, True, None, backbone, how, placements, None,
-                probabilities, 0.0,
+                box, least, most, rays, True, None, backbone, how, placements, None, probabilities, 0.0,
             )  # fmt: skip
-        drawn = self._draw(leaves, weights, count, UNIFORM_SAMPLES, seed)
+        drawn = self._draw(search, weights, count, UNIFORM_SAMPLES, seed)
         return Solution(
-            box, self.least, self.most, rays, True, None, backbone, how, None, drawn, probabilities, 0.0,
+            box, least, most, rays, True, None, backbone, how, None, drawn, probabilities, 0.0,
             {"uniform": True},
         )  # fmt: skip
 
-    def _every(self, leaves: np.ndarray) -> Iterable[tuple[int, ...]]:
-        for row in leaves:
+    @staticmethod
+    def _every(search: _PathSearch, rows: np.ndarray) -> Iterable[tuple[int, ...]]:
+        for row in rows:
             atoms = np.flatnonzero(row == 2).tolist()
             free = np.flatnonzero(row == 0).tolist()
-            for n in range(max(self.least, len(atoms)), min(self.most, len(atoms) + len(free)) + 1):
+            for n in range(max(search.least, len(atoms)), min(search.most, len(atoms) + len(free)) + 1):
                 for extra in itertools.combinations(free, n - len(atoms)):
                     yield tuple(sorted([*atoms, *extra]))
 
     def _draw(
-        self, leaves: np.ndarray, weights: list[int], count: int, samples: int, seed: int
+        self, search: _PathSearch, weights: list[int], count: int, samples: int, seed: int
     ) -> list[tuple[int, ...]]:
-        """``samples`` placements drawn exactly uniformly: a leaf by its share of the count, then
-        how many atoms by their share of the leaf, then which free cells."""
+        """``samples`` placements drawn exactly uniformly: a number below the count names a
+        group (by its share), a leaf of it (by its rank in the search's order), how many atoms
+        (by their share of the leaf); then which free cells."""
         rng = random.Random(seed)
-        cumulative = list(itertools.accumulate(weights))
-        drawn = []
+        shares = [int(n) * w for n, w in zip(self.leaves.tolist(), weights, strict=True)]
+        cumulative = list(itertools.accumulate(shares))
+        wanted: list[tuple[int, int, int]] = []  # group, rank, the pick in the leaf
         for _ in range(samples):
-            row = leaves[bisect_right(cumulative, rng.randrange(count))]
+            r = rng.randrange(count)
+            g = bisect_right(cumulative, r)
+            rank, pick = divmod(r - (cumulative[g - 1] if g else 0), weights[g])
+            wanted.append((g, rank, pick))
+        ranks: list[list[int]] = [[] for _ in self.groups]
+        for g, rank, _ in wanted:
+            ranks[g].append(rank)
+        if len(self.rows) == int(self.leaves.sum()):
+            of_group = [np.flatnonzero(self.row_group == g) for g in range(len(self.groups))]
+            found = [[self.rows[of_group[g][rank]] for rank in sorted(r)] for g, r in enumerate(ranks)]
+        else:
+            found = self.pick([sorted(r) for r in ranks])  # type: ignore[operator]
+        by_rank = [dict(zip(sorted(ranks[g]), found[g], strict=True)) for g in range(len(self.groups))]
+        drawn = []
+        for g, rank, pick in wanted:
+            row = by_rank[g][rank]
             atoms = np.flatnonzero(row == 2).tolist()
             free = np.flatnonzero(row == 0).tolist()
-            pick = rng.randrange(self._completions(len(atoms), len(free)))
-            for n in range(max(self.least, len(atoms)), self.most + 1):
+            for n in range(max(search.least, len(atoms)), search.most + 1):
                 pick -= comb(len(free), n - len(atoms))
                 if pick < 0:
                     break
@@ -1099,9 +1168,109 @@ class _PathSearch:
         return drawn
 
 
-def _groups(placed: np.ndarray, free: np.ndarray) -> dict[tuple[int, int], np.ndarray]:
-    """The rows of each (atoms set, free cells) pair."""
-    groups: dict[tuple[int, int], list[int]] = {}
-    for row, key in enumerate(zip(placed.tolist(), free.tolist(), strict=True)):
-        groups.setdefault(key, []).append(row)
-    return {key: np.array(rows) for key, rows in groups.items()}
+class _CompiledPathSearch(_PathSearch):
+    """The path search run by numba (``bbcore.solver_kernels.path_kernel``): the same search,
+    the same leaves in the same order, so the same answers as the plain one (the reference),
+    its leaves added up by group instead of kept.  Past ``PATH_LEAVES`` leaves or the deadline
+    it gives up as the plain one does."""
+
+    BUDGET: Final = 1 << 16
+    """Branches per call of the kernel: the stop event and the deadline are looked at between."""
+
+    ROWS_BYTES: Final = 32 << 20
+    """The most bytes of leaves written out (the draws then come from them, with no second run)."""
+
+    def _leaves(self, limit: int) -> _Leaves | None:
+        from bbcore import solver_kernels as k
+        from bbcore.engine import compiled
+
+        box = self.box
+        side = box.width + 2
+        self.kernel = compiled(k.path_kernel)
+        self.box_cell, self.exit_code = k.padded_tables(box.width, box.height)
+        self.start_value = np.zeros((box.height + 2) * side, dtype=np.int8)
+        self.start_value[self.box_cell] = np.array(self.value, dtype=np.int8)
+        self.start_rays = np.array(
+            [(line, column, dl, dc) for (line, column), (dl, dc) in self.starts], dtype=np.int64
+        ).reshape(-1, 4)
+        self.expected = np.array([code_of(result) for _, result in self.rays], dtype=np.int64)
+        cells = box.cells
+        row_limit = max(limit + 1, min(PATH_LEAVES, self.ROWS_BYTES // max(1, cells)))
+        rows = np.zeros((max(0, row_limit), cells), dtype=np.int8)
+        row_group = np.zeros(len(rows), dtype=np.int64)
+        run = self._run(rows, row_group, None)
+        if run is None:
+            return None
+        slot, leaves, atoms, empties, state = run
+        groups = int(state[k.GROUPS])
+        leaves, atoms, empties = leaves[:groups], atoms[:groups], empties[:groups]
+        order = [(k_, f) for k_ in range(slot.shape[0]) for f in range(slot.shape[1]) if slot[k_, f] >= 0]
+        order.sort(key=lambda key: slot[key])
+        atoms, empties = atoms[:, self.box_cell], empties[:, self.box_cell]
+        fixed = np.array(self.value)
+        atoms[:, fixed == 1] = leaves[:, None]
+        empties[:, fixed == 0] = leaves[:, None]
+        stored = int(state[k.STORED])
+        self.slot = slot
+        return _Leaves(order, leaves, atoms, empties, rows[:stored], row_group[:stored], self._pick)
+
+    def _run(self, rows: np.ndarray, row_group: np.ndarray, picks: tuple | None):  # noqa: ANN202
+        """One whole run of the kernel: counting the leaves (``picks`` None), or writing out the
+        leaves of ``picks`` (start, rank, rows); None past the budget."""
+        from bbcore import solver_kernels as k
+
+        box = self.box
+        cells, padded = box.cells, len(self.start_value)
+        value = self.start_value.copy()
+        state = np.zeros(k.STATE_SIZE, dtype=np.int64)
+        state[k.PLACED], state[k.OPEN] = self.placed, self.open
+        state[k.LINE], state[k.COLUMN], state[k.DL], state[k.DC] = self.start_rays[0]
+        stack_cell = np.zeros(cells + 1, dtype=np.int64)
+        stack_ray = np.zeros((cells + 1, 6), dtype=np.int64)
+        counting = picks is None
+        if counting:
+            slot = np.full((self.most + 1, cells + 1), -1, dtype=np.int64)
+            groups = 16
+        else:
+            slot = self.slot
+            groups = int((slot >= 0).sum())
+        leaves = np.zeros(groups, dtype=np.int64)
+        atoms = np.zeros((groups, padded), dtype=np.int64)
+        empties = np.zeros((groups, padded), dtype=np.int64)
+        if counting:
+            pick_start = np.zeros(groups + 1, dtype=np.int64)
+            pick_rank, pick_rows = np.zeros(0, dtype=np.int64), np.zeros((0, cells), dtype=np.int8)
+        else:
+            pick_start, pick_rank, pick_rows = picks
+        pick_next = pick_start[:-1].copy()
+        while True:
+            status = self.kernel(
+                value, box.width + 2, box.height, box.width, self.start_rays, self.expected, self.exit_code,
+                self.box_cell, self.least, self.most, state, stack_cell, stack_ray, slot, leaves, atoms,
+                empties, rows, row_group, pick_start, pick_rank, pick_next, pick_rows, counting, self.BUDGET,
+            )  # fmt: skip
+            self.branches = int(state[k.BRANCHES])
+            if status == k.DONE:
+                break
+            if status == k.GROW:
+                leaves = np.concatenate([leaves, np.zeros_like(leaves)])
+                atoms = np.concatenate([atoms, np.zeros_like(atoms)])
+                empties = np.concatenate([empties, np.zeros_like(empties)])
+                continue
+            _check(self.stop)
+            if counting and self.deadline is not None and time.thread_time() > self.deadline:
+                return None
+            if counting and int(leaves.sum()) > PATH_LEAVES:
+                return None
+        if counting and int(leaves.sum()) > PATH_LEAVES:
+            return None
+        return slot, leaves, atoms, empties, state
+
+    def _pick(self, ranks: list[list[int]]) -> list[list[np.ndarray]]:
+        """The leaves of the given ranks (ascending) in each group, by a second run of the search."""
+        pick_start = np.array([0, *itertools.accumulate(len(r) for r in ranks)], dtype=np.int64)
+        pick_rank = np.array([rank for r in ranks for rank in r], dtype=np.int64)
+        pick_rows = np.zeros((len(pick_rank), self.box.cells), dtype=np.int8)
+        empty_rows = np.zeros((0, self.box.cells), dtype=np.int8)
+        self._run(empty_rows, np.zeros(0, dtype=np.int64), (pick_start, pick_rank, pick_rows))
+        return [[pick_rows[i] for i in range(pick_start[g], pick_start[g + 1])] for g in range(len(ranks))]

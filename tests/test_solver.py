@@ -32,6 +32,7 @@ from bbcore.solver import (
     Box,
     Count,
     SolverCancelled,
+    _CompiledPathSearch,
     _PathSearch,
     judge,
     next_shots,
@@ -260,6 +261,44 @@ def test_the_path_search_draws_each_agreeing_placement_equally_often():
     assert chi2 < len(brute) + 5 * (2 * len(brute)) ** 0.5
 
 
+@st.composite
+def searched_games(draw):
+    """A game of ``rectangle_games`` (ranges of counts) or ``square_games``, the cells the
+    backbone settles given to the search or not, whether placements are listed, and whether the
+    compiled search writes out its leaves or draws them by a second run."""
+    if draw(st.booleans()):
+        width, height, least, most, _, shown = draw(rectangle_games())
+    else:
+        width, n, _, shown = draw(square_games())
+        height, least, most = width, n, n
+    settled = draw(st.booleans())
+    return width, height, least, most, shown, settled, draw(st.sampled_from([0, 10**6])), draw(st.booleans())
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(searched_games())
+def test_the_compiled_path_search_answers_as_the_plain_one(drawn):
+    # The plain search (Python, every leaf kept) is the reference; the compiled one must give
+    # the same count, probabilities, backbone, listed placements and the same uniform draws.
+    width, height, least, most, shown, settled, limit, written_out = drawn
+    box = Box(width, height)
+    fixed = np.full(width * height, UNDECIDED)
+    if settled:  # the backbone, as the solver gives it to the search
+        fixed = _PathSearch(box, least, most, shown, fixed, None, None).solution(0, 1).backbone.ravel()
+    plain = _PathSearch(box, least, most, shown, fixed, None, None).solution(limit, 7)
+    search = _CompiledPathSearch(box, least, most, shown, fixed, None, None)
+    if not written_out:
+        search.ROWS_BYTES = 0  # the leaves drawn are found by a second run of the search
+    compiled = search.solution(limit, 7)
+    assert plain is not None and compiled is not None
+    assert compiled.count == plain.count
+    assert np.array_equal(compiled.probabilities, plain.probabilities)
+    assert np.array_equal(compiled.backbone, plain.backbone)
+    assert compiled.placements == plain.placements
+    assert compiled.samples == plain.samples
+    assert compiled.rays == plain.rays and compiled.extra == plain.extra
+
+
 def test_a_range_of_two_to_four_atoms_on_a_six_by_six_box_agrees_with_the_brute_force():
     hidden = (7, 15, 28)
     shown = shown_rays(6, 6, hidden, [1, 2, 4, 8, 11, 16, 19, 22])
@@ -368,16 +407,16 @@ def test_a_stop_set_cancels_the_solve():
         solve(6, 6, 3, 3, [(1, REFLECTED)], stop=stop)
 
 
-def test_a_stop_set_cancels_the_path_search():
+@pytest.mark.parametrize("search", [_PathSearch, _CompiledPathSearch])
+def test_a_stop_set_cancels_the_path_search(search):
     # Twelve rays on 10 x 10 and no cell settled: hundreds of thousands of branches; the stop
     # event is looked at every 4,096 (past 20 s without it, the search gives up: None, a failure).
     rng = random.Random(2)
     shown = shown_rays(10, 10, rng.sample(range(100), 10), sorted(rng.sample(range(1, 41), 12)))
     stop = threading.Event()
     stop.set()
-    search = _PathSearch(Box(10, 10), 10, 10, shown, np.full(100, UNDECIDED), 20.0, stop)
     with pytest.raises(SolverCancelled):
-        search.solution(0, 1)
+        search(Box(10, 10), 10, 10, shown, np.full(100, UNDECIDED), 20.0, stop).solution(0, 1)
 
 
 def test_a_stop_set_during_a_long_sat_call_cancels_it():
