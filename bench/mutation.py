@@ -65,10 +65,12 @@ MODULES: dict[str, tuple[str, tuple[str, ...]]] = {
     # time with --only ('bbcore.store.x_*range*')
     "shots": ("bbcore/shots.py", ("tests/test_decode.py", "tests/test_shots.py", "tests/test_shrunk.py")),
     "queries": ("bbcore/queries.py", ("tests/test_queries_expect.py", "tests/test_queries.py")),
-    "families": ("bbcore/families.py", ("tests/test_compact.py",)),
+    "families": ("bbcore/families.py", ("tests/test_compact.py", "tests/test_shrunk.py")),
     "statistics": ("bbcore/statistics.py", ("tests/test_statistics.py", "tests/test_statistics_stores.py")),
     "copy": ("bbcore/copy.py", ("tests/test_copy.py",)),
-    "export": ("bbcore/export.py", ("tests/test_export.py",)),
+    # a compact store's export (computed molecules, derived spectra, merged chunks) is tested in
+    # test_compact.py and test_shrunk.py
+    "export": ("bbcore/export.py", ("tests/test_export.py", "tests/test_compact.py", "tests/test_shrunk.py")),
     "compact.shards": ("bbcore/compact/shards.py", ("tests/test_compact.py",)),
     "compact.trace": ("bbcore/compact/trace.py", ("tests/test_compact.py",)),
     "compact.group": ("bbcore/compact/group.py", ("tests/test_compact.py",)),
