@@ -504,12 +504,24 @@ def test_a_typed_spectrum_has_the_key_of_its_molecules():
 
 
 def test_a_compact_export_sorted_in_chunks_is_the_full_stores(both_a4_b6, monkeypatch, capsys):
+    """A4_B6's 764 rows derived 7 families at a time, sorted in chunks of at least 50 rows (a
+    chunk ends with a batch of families), saved beside the database while the export runs, merged
+    into the full store's rows, and the folder removed at the end.  (With ``SORT_ROWS`` alone
+    shrunk, the 100 families came in one batch, so one chunk and no merge.)"""
     full, small = both_a4_b6
-    monkeypatch.setattr(export, "SORT_ROWS", 50)  # A4_B6's 764 rows in 16 files, merged
+    monkeypatch.setattr(families, "DERIVE_BATCH", 7)
+    monkeypatch.setattr(export, "SORT_ROWS", 50)
     assert cli(capsys, small, "export", "A4_B6", "--table", "spectrums") == cli(
         capsys, full, "export", "A4_B6", "--table", "spectrums"
     )
     assert not list(small.parent.glob(".bbcore-export-*"))
+    open_database(small)
+    rows = export.iter_rows(Config(4, 6), "spectrums")
+    next(rows)
+    (folder,) = small.parent.glob(".bbcore-export-*")  # the sorted chunks wait beside the database
+    assert len(list(folder.glob("*.spectrum.npy"))) > 2
+    rows.close()
+    assert not folder.exists()
 
 
 def test_a_stored_spectrum_of_a_compact_store_is_read_from_its_family(both_a4_b6, capsys):
