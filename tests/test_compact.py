@@ -504,12 +504,12 @@ def test_a_typed_spectrum_has_the_key_of_its_molecules():
 
 
 def test_a_compact_export_sorted_in_chunks_is_the_full_stores(both_a4_b6, monkeypatch, capsys):
-    """A4_B6's 764 rows derived 7 families at a time, sorted in chunks of at least 50 rows (a
-    chunk ends with a batch of families), saved beside the database while the export runs, merged
-    into the full store's rows, and the folder removed at the end.  (With ``SORT_ROWS`` alone
-    shrunk, the 100 families came in one batch, so one chunk and no merge.)"""
+    """A4_B6's 764 rows derived one family at a time, sorted in chunks of ``SORT_ROWS`` (50) rows
+    or a family more (a family has at most 8 spectra), saved beside the database while the export
+    runs, merged into the full store's rows, and the folder removed at the end.  (With
+    ``SORT_ROWS`` alone shrunk, the 100 families came in one batch: one chunk, no merge.)"""
     full, small = both_a4_b6
-    monkeypatch.setattr(families, "DERIVE_BATCH", 7)
+    monkeypatch.setattr(families, "DERIVE_BATCH", 1)
     monkeypatch.setattr(export, "SORT_ROWS", 50)
     assert cli(capsys, small, "export", "A4_B6", "--table", "spectrums") == cli(
         capsys, full, "export", "A4_B6", "--table", "spectrums"
@@ -519,7 +519,11 @@ def test_a_compact_export_sorted_in_chunks_is_the_full_stores(both_a4_b6, monkey
     rows = export.iter_rows(Config(4, 6), "spectrums")
     next(rows)
     (folder,) = small.parent.glob(".bbcore-export-*")  # the sorted chunks wait beside the database
-    assert len(list(folder.glob("*.spectrum.npy"))) > 2
+    sizes = [
+        len(np.load(folder / f"{n}.spectrum.npy")) for n in range(len(list(folder.glob("*.spectrum.npy"))))
+    ]
+    assert sum(sizes) == 764 and len(sizes) > 2
+    assert all(50 <= size < 50 + 8 for size in sizes[:-1]) and 0 < sizes[-1] < 50 + 8, sizes
     rows.close()
     assert not folder.exists()
 
