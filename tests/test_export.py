@@ -15,6 +15,7 @@ from expect import BBCORE, ROOT
 from unprivileged import give_to_nobody, make_unwritable, run_unprivileged
 
 from bbcore import export as export_module
+from bbcore import families
 from bbcore.config import Config
 from bbcore.explore import explore as explore_configuration
 from bbcore.export import COLUMNS, export, export_to_file, iter_rows
@@ -211,3 +212,16 @@ def test_an_export_into_a_folder_it_cannot_write_names_the_permission(explored, 
     assert result.returncode != 0 and result.stderr.count("\n") == 1, result.stderr
     assert f"cannot write {target}: Permission denied" in result.stderr
     assert list(folder.iterdir()) == []
+
+
+def test_a_servers_compact_export_sorted_in_chunks_is_the_same(pg_url, monkeypatch):
+    """On a PostgreSQL server (no file to put the chunks beside: they go to the system's temporary
+    folder), a compact store's spectra sorted in chunks and merged are the rows of one chunk."""
+    config = Config(4, 5)
+    assert explore_configuration(config, pg_url, store=COMPACT, workers=1) == COMPLETE
+    open_database(pg_url)
+    whole = list(iter_rows(config, "spectrums"))
+    monkeypatch.setattr(families, "DERIVE_BATCH", 1)
+    monkeypatch.setattr(export_module, "SORT_ROWS", 20)
+    assert len(whole) > 2 * 20 and list(iter_rows(config, "spectrums")) == whole
+    close_database()
