@@ -80,6 +80,14 @@ MODULES: dict[str, tuple[str, tuple[str, ...]]] = {
     "compact.write": ("bbcore/compact/write.py", COMPACT_TESTS),
     "compact.run": ("bbcore/compact/run.py", COMPACT_TESTS),
     "store": ("bbcore/store.py", ("tests/test_schema.py", "tests/test_explore.py")),
+    # small pure modules with tests of their own (issue 33, section 5)
+    "config": ("bbcore/config.py", ("tests/test_config.py",)),
+    "words": ("bbcore/words.py", ("tests/test_words.py",)),
+    "progress": ("bbcore/progress.py", ("tests/test_progress.py",)),
+    "render": ("bbcore/render.py", ("tests/test_render.py",)),
+    "plot": ("bbcore/plot.py", ("tests/test_plot.py",)),
+    "feasibility": ("bbcore/feasibility.py", ("tests/test_feasibility.py",)),
+    "columns": ("bbcore/columns.py", COMPACT_TESTS),
     "strategy": ("bbcore/strategy.py", ("tests/test_strategy.py",)),
 }
 """Each module and the tests run against its mutants."""

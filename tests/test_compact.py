@@ -20,12 +20,12 @@ from bbcore import engine, export, families, queries
 from bbcore.columns import Column, merged
 from bbcore.compact import group as group_stage
 from bbcore.compact import trace, write
-from bbcore.compact.shards import config_directory
+from bbcore.compact.shards import CompactError, config_directory, result_folder
 from bbcore.config import Config, parse_config
 from bbcore.explore import explore
 from bbcore.numbering import atoms_of_numbers, binomial_table
 from bbcore.progress import COMPLETE, PAUSED, ExploreError
-from bbcore.store import ExploredRange, open_database
+from bbcore.store import ExploredRange, config_row, open_database
 
 SPECTRUMS = (
     "SELECT spectrum, nb_mol, transform, canonical_number FROM Spectrums WHERE config = ? ORDER BY spectrum"
@@ -609,3 +609,28 @@ def test_decoding_a_stored_spectrum_starts_without_numba_or_plotext(both_a4_b6):
     assert done.returncode == 0, done.stderr
     assert "read from the explored A4_B6" in done.stdout
     assert done.stdout.splitlines()[-1] == "loaded: []"
+
+
+def test_writing_without_the_grouped_shards_says_where_they_were_looked_for(tmp_path):
+    """The writing stage, resumed with a shard folder that does not hold the grouped shards (another
+    ``--shards``, or results of an older bbtui), stops with one line that names the configuration
+    and the folder, and says what to do; nothing is written."""
+    path, a4_b4 = tmp_path / "compact.sqlite", Config(4, 4)
+    assert explore(a4_b4, path, store="compact") == COMPLETE
+    open_database(path)
+    elsewhere = tmp_path / "elsewhere" / "A4_B4"
+    steps = []
+    with pytest.raises(CompactError) as missing:
+        write.write_result(elsewhere, a4_b4, threading.Event(), steps.append)
+    assert str(missing.value) == (
+        f"the grouped shards of A4_B4 are not in {elsewhere}: explore it with the folder it was grouped "
+        "into, or reset it"
+    )
+    for shard in range(config_row(a4_b4).shards):
+        result_folder(elsewhere, shard).mkdir(parents=True)  # a result without the family columns
+    with pytest.raises(CompactError) as older:
+        write.write_result(elsewhere, a4_b4, threading.Event(), steps.append)
+    assert str(older.value) == (
+        "the grouped shards of A4_B4 were written by an older bbtui: reset it and explore it again"
+    )
+    assert steps == []
