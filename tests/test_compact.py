@@ -634,3 +634,18 @@ def test_writing_without_the_grouped_shards_says_where_they_were_looked_for(tmp_
         "the grouped shards of A4_B4 were written by an older bbtui: reset it and explore it again"
     )
     assert steps == []
+
+
+def test_every_progress_report_of_a_compact_run_names_its_phase(tmp_path):
+    """Each report a compact run makes (the TUI's and the CLI's progress line) names its phase, in
+    the order tracing, grouping, writing, complete, with the unit of that phase."""
+    reports = []
+    assert (
+        explore(Config(4, 4), tmp_path / "compact.sqlite", store="compact", progress=reports.append)
+        == COMPLETE
+    )
+    phases = [report.phase for report in reports]
+    assert phases[-1] == "complete" and "writing" in phases
+    assert phases[:-1] == sorted(phases[:-1], key=["tracing", "grouping", "writing"].index)
+    units = {report.phase: report.unit for report in reports[:-1]}
+    assert units == {"tracing": "molecules", "grouping": "shards", "writing": "families"}
