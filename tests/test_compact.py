@@ -638,7 +638,8 @@ def test_writing_without_the_grouped_shards_says_where_they_were_looked_for(tmp_
 
 def test_every_progress_report_of_a_compact_run_names_its_phase(tmp_path):
     """Each report a compact run makes (the TUI's and the CLI's progress line) names its phase, in
-    the order tracing, grouping, writing, complete, with the unit of that phase."""
+    the order tracing, grouping, writing, complete, with the unit of that phase, and the writing's
+    reports count A4_B4's 11 families of 11 from the first."""
     reports = []
     assert (
         explore(Config(4, 4), tmp_path / "compact.sqlite", store="compact", progress=reports.append)
@@ -649,3 +650,25 @@ def test_every_progress_report_of_a_compact_run_names_its_phase(tmp_path):
     assert phases[:-1] == sorted(phases[:-1], key=["tracing", "grouping", "writing"].index)
     units = {report.phase: report.unit for report in reports[:-1]}
     assert units == {"tracing": "molecules", "grouping": "shards", "writing": "families"}
+    writing = [(report.done, report.total) for report in reports if report.phase == "writing"]
+    assert all(0 <= done <= total for done, total in writing) and writing[-1] == (11, 11)  # families
+
+
+def test_a_pause_asked_as_the_last_families_are_written_pauses(tmp_path):
+    """A pause asked while the last batch of families is written (the report of all of them
+    written) pauses the run before the family indexes: PAUSED, not complete; resumed, it completes
+    with the families of a run never paused."""
+    config, path = Config(4, 4), tmp_path / "compact.sqlite"
+    stop = threading.Event()
+
+    def progress(report) -> None:
+        if report.phase == "writing" and report.done == report.total:
+            stop.set()
+
+    assert explore(config, path, store="compact", progress=progress, stop=stop) == PAUSED
+    open_database(path)
+    assert not config_row(config).complete
+    assert explore(config, path, store="compact") == COMPLETE
+    clean = tmp_path / "clean.sqlite"
+    assert explore(config, clean, store="compact") == COMPLETE
+    assert compact_spectrums(path, config) == compact_spectrums(clean, config)
