@@ -43,6 +43,7 @@ def test_round_ticks_are_one_two_or_five_times_a_power_of_ten_about_four_steps()
     assert round_ticks(7) == [0, 2, 4, 6]
     assert round_ticks(12) == [0, 5, 10]  # steps of 2 (6) and 5 (2) both 2 from 4: the larger
     assert round_ticks(15) == [0, 5, 10, 15]
+    assert round_ticks(39) == [0, 10, 20, 30]
     assert round_ticks(40) == [0, 10, 20, 30, 40]
     assert round_ticks(500) == [0, 100, 200, 300, 400, 500]
     assert round_ticks(58_905) == [0, 10_000, 20_000, 30_000, 40_000, 50_000]  # A4_B6's molecules
