@@ -47,6 +47,9 @@ CHECK_TESTS = (
 )
 """The tests run against each module of ``bbcore/check/``."""
 
+COMPACT_TESTS = ("tests/test_compact.py", "tests/test_shrunk.py")
+"""The tests run against ``bbcore/compact/``'s modules and families (test_shrunk.py: their batches shrunk)."""
+
 MODULES: dict[str, tuple[str, tuple[str, ...]]] = {
     "rays": ("bbcore/rays.py", ("tests/test_rays.py",)),
     "numbering": ("bbcore/numbering.py", ("tests/test_numbering.py",)),
@@ -65,16 +68,26 @@ MODULES: dict[str, tuple[str, tuple[str, ...]]] = {
     # time with --only ('bbcore.store.x_*range*')
     "shots": ("bbcore/shots.py", ("tests/test_decode.py", "tests/test_shots.py", "tests/test_shrunk.py")),
     "queries": ("bbcore/queries.py", ("tests/test_queries_expect.py", "tests/test_queries.py")),
-    "families": ("bbcore/families.py", ("tests/test_compact.py",)),
+    "families": ("bbcore/families.py", COMPACT_TESTS),
     "statistics": ("bbcore/statistics.py", ("tests/test_statistics.py", "tests/test_statistics_stores.py")),
     "copy": ("bbcore/copy.py", ("tests/test_copy.py",)),
-    "export": ("bbcore/export.py", ("tests/test_export.py",)),
-    "compact.shards": ("bbcore/compact/shards.py", ("tests/test_compact.py",)),
-    "compact.trace": ("bbcore/compact/trace.py", ("tests/test_compact.py",)),
-    "compact.group": ("bbcore/compact/group.py", ("tests/test_compact.py",)),
-    "compact.write": ("bbcore/compact/write.py", ("tests/test_compact.py",)),
-    "compact.run": ("bbcore/compact/run.py", ("tests/test_compact.py",)),
+    # a compact store's export (computed molecules, derived spectra, merged chunks) is tested in
+    # test_compact.py and test_shrunk.py
+    "export": ("bbcore/export.py", ("tests/test_export.py", *COMPACT_TESTS)),
+    "compact.shards": ("bbcore/compact/shards.py", COMPACT_TESTS),
+    "compact.trace": ("bbcore/compact/trace.py", COMPACT_TESTS),
+    "compact.group": ("bbcore/compact/group.py", COMPACT_TESTS),
+    "compact.write": ("bbcore/compact/write.py", COMPACT_TESTS),
+    "compact.run": ("bbcore/compact/run.py", COMPACT_TESTS),
     "store": ("bbcore/store.py", ("tests/test_schema.py", "tests/test_explore.py")),
+    # small pure modules with tests of their own (issue 33, section 5)
+    "config": ("bbcore/config.py", ("tests/test_config.py",)),
+    "words": ("bbcore/words.py", ("tests/test_words.py",)),
+    "progress": ("bbcore/progress.py", ("tests/test_progress.py",)),
+    "render": ("bbcore/render.py", ("tests/test_render.py",)),
+    "plot": ("bbcore/plot.py", ("tests/test_plot.py",)),
+    "feasibility": ("bbcore/feasibility.py", ("tests/test_feasibility.py",)),
+    "columns": ("bbcore/columns.py", COMPACT_TESTS),
     "strategy": ("bbcore/strategy.py", ("tests/test_strategy.py",)),
 }
 """Each module and the tests run against its mutants."""

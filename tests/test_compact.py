@@ -20,12 +20,12 @@ from bbcore import engine, export, families, queries
 from bbcore.columns import Column, merged
 from bbcore.compact import group as group_stage
 from bbcore.compact import trace, write
-from bbcore.compact.shards import config_directory
+from bbcore.compact.shards import CompactError, config_directory, result_folder
 from bbcore.config import Config, parse_config
 from bbcore.explore import explore
 from bbcore.numbering import atoms_of_numbers, binomial_table
 from bbcore.progress import COMPLETE, PAUSED, ExploreError
-from bbcore.store import ExploredRange, open_database
+from bbcore.store import ExploredRange, config_row, open_database
 
 SPECTRUMS = (
     "SELECT spectrum, nb_mol, transform, canonical_number FROM Spectrums WHERE config = ? ORDER BY spectrum"
@@ -504,12 +504,28 @@ def test_a_typed_spectrum_has_the_key_of_its_molecules():
 
 
 def test_a_compact_export_sorted_in_chunks_is_the_full_stores(both_a4_b6, monkeypatch, capsys):
+    """A4_B6's 764 rows derived one family at a time, sorted in chunks of ``SORT_ROWS`` (50) rows
+    or a family more (a family has at most 8 spectra), saved beside the database while the export
+    runs, merged into the full store's rows, and the folder removed at the end.  (With
+    ``SORT_ROWS`` alone shrunk, the 100 families came in one batch: one chunk, no merge.)"""
     full, small = both_a4_b6
-    monkeypatch.setattr(export, "SORT_ROWS", 50)  # A4_B6's 764 rows in 16 files, merged
+    monkeypatch.setattr(families, "DERIVE_BATCH", 1)
+    monkeypatch.setattr(export, "SORT_ROWS", 50)
     assert cli(capsys, small, "export", "A4_B6", "--table", "spectrums") == cli(
         capsys, full, "export", "A4_B6", "--table", "spectrums"
     )
     assert not list(small.parent.glob(".bbcore-export-*"))
+    open_database(small)
+    rows = export.iter_rows(Config(4, 6), "spectrums")
+    next(rows)
+    (folder,) = small.parent.glob(".bbcore-export-*")  # the sorted chunks wait beside the database
+    sizes = [
+        len(np.load(folder / f"{n}.spectrum.npy")) for n in range(len(list(folder.glob("*.spectrum.npy"))))
+    ]
+    assert sum(sizes) == 764 and len(sizes) > 2
+    assert all(50 <= size < 50 + 8 for size in sizes[:-1]) and 0 < sizes[-1] < 50 + 8, sizes
+    rows.close()
+    assert not folder.exists()
 
 
 def test_a_stored_spectrum_of_a_compact_store_is_read_from_its_family(both_a4_b6, capsys):
@@ -593,3 +609,66 @@ def test_decoding_a_stored_spectrum_starts_without_numba_or_plotext(both_a4_b6):
     assert done.returncode == 0, done.stderr
     assert "read from the explored A4_B6" in done.stdout
     assert done.stdout.splitlines()[-1] == "loaded: []"
+
+
+def test_writing_without_the_grouped_shards_says_where_they_were_looked_for(tmp_path):
+    """The writing stage, resumed with a shard folder that does not hold the grouped shards (another
+    ``--shards``, or results of an older bbtui), stops with one line that names the configuration
+    and the folder, and says what to do; nothing is written."""
+    path, a4_b4 = tmp_path / "compact.sqlite", Config(4, 4)
+    assert explore(a4_b4, path, store="compact") == COMPLETE
+    open_database(path)
+    elsewhere = tmp_path / "elsewhere" / "A4_B4"
+    steps = []
+    with pytest.raises(CompactError) as missing:
+        write.write_result(elsewhere, a4_b4, threading.Event(), steps.append)
+    assert str(missing.value) == (
+        f"the grouped shards of A4_B4 are not in {elsewhere}: explore it with the folder it was grouped "
+        "into, or reset it"
+    )
+    for shard in range(config_row(a4_b4).shards):
+        result_folder(elsewhere, shard).mkdir(parents=True)  # a result without the family columns
+    with pytest.raises(CompactError) as older:
+        write.write_result(elsewhere, a4_b4, threading.Event(), steps.append)
+    assert str(older.value) == (
+        "the grouped shards of A4_B4 were written by an older bbtui: reset it and explore it again"
+    )
+    assert steps == []
+
+
+def test_every_progress_report_of_a_compact_run_names_its_phase(tmp_path):
+    """Each report a compact run makes (the TUI's and the CLI's progress line) names its phase, in
+    the order tracing, grouping, writing, complete, with the unit of that phase, and the writing's
+    reports count A4_B4's 11 families of 11 from the first."""
+    reports = []
+    assert (
+        explore(Config(4, 4), tmp_path / "compact.sqlite", store="compact", progress=reports.append)
+        == COMPLETE
+    )
+    phases = [report.phase for report in reports]
+    assert phases[-1] == "complete" and "writing" in phases
+    assert phases[:-1] == sorted(phases[:-1], key=["tracing", "grouping", "writing"].index)
+    units = {report.phase: report.unit for report in reports[:-1]}
+    assert units == {"tracing": "molecules", "grouping": "shards", "writing": "families"}
+    writing = [(report.done, report.total) for report in reports if report.phase == "writing"]
+    assert all(0 <= done <= total for done, total in writing) and writing[-1] == (11, 11)  # families
+
+
+def test_a_pause_asked_as_the_last_families_are_written_pauses(tmp_path):
+    """A pause asked while the last batch of families is written (the report of all of them
+    written) pauses the run before the family indexes: PAUSED, not complete; resumed, it completes
+    with the families of a run never paused."""
+    config, path = Config(4, 4), tmp_path / "compact.sqlite"
+    stop = threading.Event()
+
+    def progress(report) -> None:
+        if report.phase == "writing" and report.done == report.total:
+            stop.set()
+
+    assert explore(config, path, store="compact", progress=progress, stop=stop) == PAUSED
+    open_database(path)
+    assert not config_row(config).complete
+    assert explore(config, path, store="compact") == COMPLETE
+    clean = tmp_path / "clean.sqlite"
+    assert explore(config, clean, store="compact") == COMPLETE
+    assert compact_spectrums(path, config) == compact_spectrums(clean, config)

@@ -159,3 +159,21 @@ def test_malformed(text):
 def test_config_error_is_a_value_error():
     """Callers that catch ValueError (argparse types) also catch a bad configuration."""
     assert issubclass(ConfigError, ValueError)
+
+
+def test_the_messages_in_full():
+    """The whole line of each refusal a user reads: the part named, the box in words (a/an), the
+    count to explore instead, and the widest square explored (13) accepted."""
+    assert (
+        validation_error("A4_B31") == "invalid configuration 'A4_B31': width must be between 2 and 30, got 31"
+    )
+    assert (
+        validation_error("A4_B8x1")
+        == "invalid configuration 'A4_B8x1': height must be between 2 and 30, got 1"
+    )
+    assert validation_error("A20_B4x5") == (
+        "invalid configuration 'A20_B4x5': number of atoms must be between 1 and 19 for a 4 x 5 box, got 20"
+    )
+    assert "explore one count, such as A3_B8)" in (exploring_refusal(parse_config("A3-6_B8")) or "")
+    assert exploring_refusal(Config(4, 13)) is None and exploring_refusal(Config(4, 14))
+    assert parse_config("A3-6_B8x6").with_atoms(4) == Config(4, 8, 6)  # the rectangle kept

@@ -5,15 +5,23 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
+import sys
 import tracemalloc
+from pathlib import Path
 
 import pytest
+from expect import BBCORE, ROOT
+from unprivileged import give_to_nobody, make_unwritable, run_unprivileged
 
 from bbcore import export as export_module
+from bbcore import families
 from bbcore.config import Config
+from bbcore.explore import explore as explore_configuration
 from bbcore.export import COLUMNS, export, export_to_file, iter_rows
+from bbcore.progress import COMPLETE
 from bbcore.statistics import StatisticsError
-from bbcore.store import Molecule, Spectrum
+from bbcore.store import COMPACT, Molecule, Spectrum, close_database, config_row, open_database
 
 A2_B4, A3_B4, A4_B4 = Config(2, 4), Config(3, 4), Config(4, 4)
 TEXT_COLUMNS = {"config", "molecule", "spectrum", "transform", "dh1", "dh2"}
@@ -74,6 +82,18 @@ def test_empty_tables(store):
     assert json.loads(export_text(A2_B4, "spectrums", "json")) == []
     assert export_text(A2_B4, "spectrums", "csv") == ",".join(COLUMNS["spectrums"]) + "\n"
     assert export_text(A2_B4, "report", "csv").splitlines()[1:] == ["total,0,0,0"]
+
+
+@pytest.mark.parametrize("fmt", ["csv", "json"])
+def test_the_count_returned_is_the_rows_written(store, fmt):
+    """The count ``export`` returns (``--output`` prints it) is the rows written, none included."""
+    cases = ((A4_B4, "molecules", 1820), (A4_B4, "spectrums", 66), (A2_B4, "spectrums", 0))
+    for config, table, rows in cases:
+        out = io.StringIO()
+        assert export(config, table, fmt, out) == rows
+        text = out.getvalue()
+        written = len(json.loads(text)) if fmt == "json" else len(text.splitlines()) - 1
+        assert written == rows
 
 
 def test_rows_are_streamed(store):
@@ -149,3 +169,59 @@ def test_incomplete_configuration_is_refused(store):
     """Only complete configurations are exported."""
     with pytest.raises(StatisticsError, match="A3_B5 is not explored"):
         export_text(Config(3, 5), "molecules", "csv")
+
+
+@pytest.fixture(scope="module")
+def compact_a4_b4(tmp_path_factory) -> Path:
+    """A4_B4 explored in a compact store (no Molecules rows: the export computes them)."""
+    path = tmp_path_factory.mktemp("compact") / "a4b4-compact.sqlite"
+    assert explore_configuration(A4_B4, path, store=COMPACT, workers=1) == COMPLETE
+    close_database()
+    return path
+
+
+def test_a_compact_stores_molecules_are_dated_when_the_configuration_was_completed(compact_a4_b4, explored):
+    """A compact store keeps no molecule rows: each exported row's dh1 and dh2 are the time the
+    configuration was completed, the same on every row, never empty, and its other columns are
+    those of the full store (the shared database's A4_B4)."""
+    open_database(compact_a4_b4)
+    completed = config_row(A4_B4).dh2
+    rows = json.loads(export_text(A4_B4, "molecules", "json"))
+    assert completed and {(row["dh1"], row["dh2"]) for row in rows} == {(completed, completed)}
+    open_database(explored)
+    undated = [{k: v for k, v in row.items() if k not in ("dh1", "dh2")} for row in rows]
+    assert undated == [
+        {k: v for k, v in row.items() if k not in ("dh1", "dh2")} for row in database_rows(A4_B4, "molecules")
+    ]
+
+
+def test_an_export_into_a_folder_it_cannot_write_names_the_permission(explored, tmp_path):
+    """``--output`` in a folder the user cannot write: one line that says the permission is
+    denied (the error of creating the file, not of cleaning up a file never made), a non-zero
+    exit, and nothing left in the folder.  Run as a user who cannot write (root can)."""
+    home, folder = tmp_path / "home", tmp_path / "out"
+    home.mkdir()
+    folder.mkdir()
+    give_to_nobody(home)
+    make_unwritable(folder)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("XDG_", "BBTUI_"))}
+    env.update(HOME=str(home), PYTHONPATH=f"{ROOT}{os.pathsep}{ROOT / 'tests'}", PYTHON=sys.executable)
+    target = folder / "report.csv"
+    words = ["export", "A4_B4", "--table", "report", "--output", str(target)]
+    result = run_unprivileged([*BBCORE, "--db", str(explored), *words], env=env)
+    assert result.returncode != 0 and result.stderr.count("\n") == 1, result.stderr
+    assert f"cannot write {target}: Permission denied" in result.stderr
+    assert list(folder.iterdir()) == []
+
+
+def test_a_servers_compact_export_sorted_in_chunks_is_the_same(pg_url, monkeypatch):
+    """On a PostgreSQL server (no file to put the chunks beside: they go to the system's temporary
+    folder), a compact store's spectra sorted in chunks and merged are the rows of one chunk."""
+    config = Config(4, 5)
+    assert explore_configuration(config, pg_url, store=COMPACT, workers=1) == COMPLETE
+    open_database(pg_url)
+    whole = list(iter_rows(config, "spectrums"))
+    monkeypatch.setattr(families, "DERIVE_BATCH", 1)
+    monkeypatch.setattr(export_module, "SORT_ROWS", 20)
+    assert len(whole) > 2 * 20 and list(iter_rows(config, "spectrums")) == whole
+    close_database()

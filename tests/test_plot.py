@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 
-from bbcore.plot import chart_text, plain_chart
+from bbcore.plot import chart_text, plain_chart, round_ticks, tick_label
 
 
 def chart(n: int) -> tuple[str, list[str], list[int]]:
@@ -34,3 +34,29 @@ def test_charts_drawn_from_several_threads_are_each_their_own() -> None:
         for _ in range(10):
             together = list(pool.map(lambda chart: chart_text(*chart, 50, 14), CHARTS))
             assert together == alone
+
+
+def test_round_ticks_are_one_two_or_five_times_a_power_of_ten_about_four_steps() -> None:
+    """From 0 to the largest count, about 4 steps of a round size; of two as close, the larger."""
+    assert round_ticks(0) == [0] and round_ticks(-3) == [0]
+    assert round_ticks(1) == [0, 1]
+    assert round_ticks(7) == [0, 2, 4, 6]
+    assert round_ticks(12) == [0, 5, 10]  # steps of 2 (6) and 5 (2) both 2 from 4: the larger
+    assert round_ticks(15) == [0, 5, 10, 15]
+    assert round_ticks(39) == [0, 10, 20, 30]
+    assert round_ticks(40) == [0, 10, 20, 30, 40]
+    assert round_ticks(500) == [0, 100, 200, 300, 400, 500]
+    assert round_ticks(58_905) == [0, 10_000, 20_000, 30_000, 40_000, 50_000]  # A4_B6's molecules
+    assert round_ticks(100, count=10) == list(range(0, 101, 10))
+
+
+def test_tick_labels_are_short_counts() -> None:
+    assert [tick_label(v) for v in (0, 950, 9_999, 10_000, 12_000, 999_000)] == [
+        "0",
+        "950",
+        "9999",
+        "10k",
+        "12k",
+        "999k",
+    ]
+    assert [tick_label(v) for v in (1_000_000, 1_500_000, 25_000_000)] == ["1M", "1.5M", "25M"]

@@ -44,3 +44,14 @@ def test_nothing_to_rate_is_no_rate():
     """Shards grouped, families written: ``own`` 0 is a rate of 0 (the faces then show no ETA)."""
     progress = RunClock("A4_B6").progress(3, 16, "grouping", own=0, unit="shards")
     assert progress.rate == 0.0 and progress.unit == "shards" and progress.eta is None
+
+
+def test_a_phase_rate_counts_from_the_phase_start_given_not_the_clocks():
+    """``since`` well before the clock started (a phase resumed by a later run, say): the rate is
+    over the seconds since ``since``, not since the clock started."""
+    since = time.monotonic() - 100.0
+    clock = RunClock("A4_B6")
+    before = time.monotonic()
+    progress = clock.progress(30, 100, "spectrums", own=1_000, since=since)
+    after = time.monotonic()
+    assert 1_000 / (after - since) <= progress.rate <= 1_000 / (before - since)  # about 10 a second

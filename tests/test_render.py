@@ -127,3 +127,24 @@ def test_max_atoms_differing():
     assert max_atoms_differing(["OO--", "O-O-", "--OO"]) == 2
     assert max_atoms_differing(["OO--", "O-O-"]) == 1
     assert max_atoms_differing(["OO--"]) == 0
+
+
+def test_a_rectangles_positions_figure():
+    """A 4 x 3 box (A2_B4x3): 3 rows of 4 cells, its 14 positions numbered around it counterclockwise
+    from the top of the left side, as the spec's numbering figure; no position 15.  And a box
+    taller than wide."""
+    assert position_labels(4, 3) == [str(p) for p in range(1, 15)]
+    assert position_labels(8) == [str(p) for p in range(1, 33)]
+    assert config_positions_figure(Config(2, 4, 3)) == "\n".join(
+        [
+            "   14 13 12 11",
+            " 1  -  -  -  - 10",
+            " 2  -  -  -  -  9",
+            " 3  -  -  -  -  8",
+            "    4  5  6  7",
+        ]
+    )
+    # taller than wide (2 x 3): more positions than its width's square has
+    assert config_positions_figure(Config(2, 2, 3)) == "\n".join(
+        ["   10  9", " 1  -  -  8", " 2  -  -  7", " 3  -  -  6", "    4  5"]
+    )

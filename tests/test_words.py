@@ -27,6 +27,16 @@ def test_counts_agree_with_their_noun_and_have_separators() -> None:
         ("A4_B8 molecule", "an A4_B8 molecule"),
         ("molecule", "a molecule"),
         ("atom", "an atom"),
+        ("18 x 18 box", "an 18 x 18 box"),
+        # capitals spelled out when no lower-case letter follows: an F, a B4, an X-ray
+        ("F", "an F"),
+        ("B4", "a B4"),
+        ("X-ray", "an X-ray"),
+        # else as a word: a Molecule, an Atom, a Xenon, an o
+        ("Molecule", "a Molecule"),
+        ("Atom", "an Atom"),
+        ("Xenon", "a Xenon"),
+        ("o", "an o"),
     ],
 )
 def test_a_or_an_as_read_aloud(text: str, said: str) -> None:
