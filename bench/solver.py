@@ -15,6 +15,11 @@ the shown rays with the solver's tracer and times the answer:
 - ``cpsat`` (only when named; needs ``pip install ortools``): OR-Tools CP-SAT
   on the 10 x 10 full spectrum's clauses, its first solve and backbone
   against CaDiCaL's (the figures in docs/decode-solver.md);
+- ``cubes`` (only when named): the 20 x 12 game of 12 rays, each shown ray
+  traced alone by the plain path search over the cells the backbone leaves
+  undecided, for at most 4 s of processor time: its leaves (cubes) and
+  branches, or how far it got (why the rays are not joined ray by ray:
+  docs/decode-solver.md);
 - ``engine``: A4_B8 games of 3 rays through the Decoder against
   ``bbcore.decode.candidates`` and ``ranked_shots`` called directly (today's
   path), alternating, in the same run: their ratio says whether the engine
@@ -48,8 +53,12 @@ from bbcore.shots import ranked_shots  # noqa: E402
 from bbcore.solver import Box, SolverTimeout, next_shots, solve, trace_result  # noqa: E402
 
 CASES = ("10x10-full", "10x10-partial", "20x12-full", "20x12-partial", "8x8-range", "engine")
-MEASURED = ("cpsat",)
-"""Cases only run when named: ``cpsat`` needs OR-Tools (pip install ortools), not a dependency."""
+MEASURED = ("cpsat", "cubes")
+"""Cases only run when named: ``cpsat`` needs OR-Tools (pip install ortools), not a dependency;
+``cubes`` is a measurement behind the docs, not a target."""
+
+CUBE_SECONDS = 4.0
+"""Processor time each ray of the ``cubes`` case is traced for."""
 
 
 def shown(box: Box, atoms, positions) -> tuple[list[tuple[int, object]], list[int]]:
@@ -172,6 +181,35 @@ def cpsat_case(seed: int) -> tuple[float, str]:
     )
 
 
+def cubes_case(seed: int) -> tuple[float, str]:
+    """Each shown ray of the 20 x 12 game of 12 rays alone: its cubes (the plain path search's
+    leaves with that ray only), over the cells the backbone of the whole game leaves undecided."""
+    from bbcore import solver
+
+    rng = random.Random(seed)
+    box = Box(20, 12)
+    hidden = rng.sample(range(box.cells), 15)
+    rays, _ = shown(box, hidden, rng.sample(range(1, box.positions + 1), 12))
+    start = time.perf_counter()
+    encoding = solver.Encoding(box, 15, 15, rays)
+    _, _, Solver = solver._pysat()
+    with Solver(name=solver.SOLVER, bootstrap_with=encoding.hard) as sat:
+        guard = solver._Interrupter(sat, None)
+        selectors = list(encoding.selectors.values())
+        guard.solve(selectors)
+        model = guard.model()
+        first = [tuple(c for c in range(box.cells) if model[c] > 0)]
+        backbone = solver._backbone(guard, box, selectors, first)
+    figures = []
+    for ray in rays:
+        search = solver._PathSearch(box, 15, 15, [ray], backbone, CUBE_SECONDS, None)
+        ended = search._leaves(solver.ENUMERATION_LIMIT) is not None
+        reached = f"{len(search.leaves):,}" if ended else f"past {CUBE_SECONDS:g} s at {len(search.leaves):,}"
+        figures.append(f"{ray[0]}: {reached} ({search.branches:,} branches)")
+    undecided = int((backbone == solver.UNDECIDED).sum())
+    return time.perf_counter() - start, f"{undecided} cells undecided; cubes per ray: " + "; ".join(figures)
+
+
 def run(case: str, seed: int) -> tuple[float, str]:
     if case == "10x10-full":
         return solver_case(10, 10, 10, None, seed)
@@ -185,6 +223,8 @@ def run(case: str, seed: int) -> tuple[float, str]:
         return range_case(seed)
     if case == "cpsat":
         return cpsat_case(seed)
+    if case == "cubes":
+        return cubes_case(seed)
     return engine_case(seed)
 
 
