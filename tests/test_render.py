@@ -108,6 +108,31 @@ def test_side_by_side():
     assert side_by_side([]) == ""
 
 
+def test_side_by_side_fills_each_shelf_to_the_width_exactly():
+    """A block goes on the shelf when the shelf's width with it (gaps included) is at most
+    ``max_width``: the first shelf and the next ones alike."""
+    assert side_by_side(["aa", "bb", "cc", "dd", "ee"], gap=1, max_width=5) == "aa bb\n\ncc dd\n\nee"
+    assert side_by_side(["aa", "bb", "cc"], gap=2, max_width=6) == "aa  bb\n\ncc"
+    assert side_by_side(["aa", "bb", "cc"], gap=2, max_width=10) == "aa  bb  cc"
+
+
+def test_side_by_side_keeps_a_block_wider_than_the_width_on_its_own_shelf():
+    assert side_by_side(["abcdefgh", "x", "y"], gap=1, max_width=4) == "abcdefgh\n\nx y"
+    assert side_by_side(["x", "abcdefgh"], gap=1, max_width=4) == "x\n\nabcdefgh"
+
+
+def test_side_by_side_pads_short_and_empty_blocks():
+    """A shorter block leaves its column blank below it; an empty block takes no width; the last
+    line keeps its last character, even a marked atom ``X``."""
+    assert side_by_side(["a\nb\nc", "xy", "z\nw"], gap=1) == "a xy z\nb    w\nc"
+    assert side_by_side(["", "x"], gap=2) == "  x"
+    boards = [
+        render_board(2, "OO", None, marked={1}, height=1),
+        render_board(2, "-O", None, marked={1}, height=1),
+    ]
+    assert side_by_side(boards) == "\n  O X      - X"
+
+
 @pytest.mark.parametrize(
     "molecules, cells",
     [
