@@ -24,7 +24,7 @@ from textual.widgets import DataTable, Input, Label
 from bbcore import explore as explore_module
 from bbcore import feasibility
 from bbcore import ranges as ranges_module
-from bbcore.config import Config, parse_config
+from bbcore.config import Config, exploring_refusal, parse_config
 from bbcore.explore import explore
 from bbcore.full import RANGE_SIZE
 from bbcore.progress import COMPLETE, PAUSED, ExploreError
@@ -100,6 +100,61 @@ def test_what_fits_is_accepted_and_what_does_not_is_refused_with_its_reason(tmp_
     monkeypatch.setattr(feasibility, "free_space", lambda path: 10**9)
     line = feasibility.refusal(parse_config("A5_B8"), path, workers=2)
     assert line is not None and "1.0 GB free at" in line and "limit" not in line
+
+
+def test_an_estimate_is_of_what_is_left():
+    """The molecules not yet stored (all of them by default, none once all are), in the store asked."""
+    a8_b8 = parse_config("A8_B8")
+    whole = feasibility.estimate(a8_b8, "compact", workers=2)
+    assert (whole.config, whole.store, whole.workers, whole.molecules) == (a8_b8, "compact", 2, 4_426_165_368)
+    done = feasibility.estimate(a8_b8, workers=2, done=a8_b8.nb_mol)
+    assert (done.store, done.molecules, done.seconds, done.disk) == ("full", 0, 0, 0)
+    assert feasibility.estimate(a8_b8, workers=2, done=a8_b8.nb_mol + 7).molecules == 0
+
+
+SERVER = ServerURL("postgresql://bob:secret@db.example/bb")
+
+
+def test_refusals_give_each_reason_and_only_those(tmp_path):
+    """Over a day and over the free space (A8_B8's full store: 1.3 TB, more than this machine has
+    free), over the free space alone (A10_B13 with 10^20 workers), the configuration's own refusal;
+    a server's disk is not judged, so over a day alone there.  The free space is read around
+    each line (other tests' files come and go meanwhile)."""
+    a8_b8, path = parse_config("A8_B8"), tmp_path / "db.sqlite"
+
+    def free() -> str:
+        return feasibility.size(feasibility.free_space(path))
+
+    frees = {free()}
+    both = feasibility.refusal(a8_b8, path, workers=2)
+    brief = feasibility.refusal(a8_b8, path, workers=2, brief=True)
+    disk = feasibility.refusal(HUGE, path, workers=10**20, brief=True)
+    frees.add(free())
+    assert both in {
+        "A8_B8 cannot finish here: 4,426,165,368 molecules would take about 41 hours and 1.3 TB of disk "
+        f"with 2 workers (over the limit of 24 hours and {f} free at {tmp_path}); --force runs it anyway"
+        for f in frees
+    }
+    assert brief in {f"A8_B8 cannot finish: about 41 hours and 1.3 TB (over a day, {f} free)" for f in frees}
+    assert disk in {f"A10_B13 cannot finish: about 1 s and 1.8 EB ({f} free)" for f in frees}
+    assert feasibility.refusal(Config(1, 14), path) == exploring_refusal(Config(1, 14)) is not None
+    assert feasibility.refusal(a8_b8, SERVER, workers=2, done=10**9) == (
+        "A8_B8 cannot finish here: 3,426,165,368 molecules would take about 32 hours and 1.0 TB of disk "
+        "with 2 workers (over the limit of 24 hours); --force runs it anyway"
+    )
+    assert feasibility.refusal(a8_b8, SERVER, workers=2, brief=True) == (
+        "A8_B8 cannot finish: about 41 hours and 1.3 TB (over a day)"
+    )
+
+
+def test_a_day_exactly_is_accepted_on_a_server_whatever_its_disk():
+    """86,400,000,000 molecules left at the compact rate on one worker: 24 hours, not over a day;
+    one molecule more is refused.  518 GB of disk, not ours to judge on a server."""
+    a10_b10 = parse_config("A10_B10")
+    day = feasibility.MAX_SECONDS * feasibility.RATES["compact"]
+    assert feasibility.refusal(a10_b10, SERVER, store="compact", workers=1, done=a10_b10.nb_mol - day) is None
+    line = feasibility.refusal(a10_b10, SERVER, store="compact", workers=1, done=a10_b10.nb_mol - day - 1)
+    assert line is not None and line.startswith("A10_B10 cannot finish here: 86,400,000,001 molecules")
 
 
 def test_rough_durations_and_sizes():
