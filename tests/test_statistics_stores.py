@@ -127,3 +127,35 @@ def test_a_profile_at_its_bounds_reads_back_exactly(tmp_path: Path, width: int):
     assert [(row.molecules, row.lowest) for row in profile if row.values == bounds] == [(1, 7)]
     assert all(type(v) is int for row in profile for v in row.values.values())
     assert sum(row.molecules for row in profile) == config.nb_mol
+
+
+@pytest.mark.parametrize("width", [11, 13])
+def test_a_compact_profile_at_its_bounds_is_counted_exactly(tmp_path: Path, width: int):
+    """A compact store's ``Profiles`` row with every statistic at its bound: read as two packed
+    integers (the rays and lengths, then the turns), each of which fits 63 bits up to A1_B13,
+    where the nine in one would not; the counts and the records show the bounds."""
+    config = Config(1, width)
+    path = tmp_path / "bounds.sqlite"
+    assert explore(config, path, store=COMPACT, workers=1) == COMPLETE
+    bounds = {c: base - 1 for c, base in zip(PROFILE_COLUMNS, profile_bases(config))}
+    open_database(path)
+    try:
+        assignments = ", ".join(f"{c} = ?" for c in PROFILE_COLUMNS)
+        db.execute_sql(
+            f'UPDATE "Profiles" SET {assignments}, molecules = 3 WHERE config = ? AND lowest = 1',
+            (*bounds.values(), config.name),
+        )
+        counts = statistics.profile_counts(config)
+    finally:
+        close_database()
+    for name in ("rays", "longest", "turns"):
+        columns = statistics.distribution_columns(name)
+        rows = [tuple(row) for row in counts.grouped[name].tolist()]
+        assert (*(bounds[c] for c in columns), 1, 1, 1, 3, 1) in rows, name
+        assert counts.grouped[name].dtype == np.int64
+    records = counts.records()
+    assert {key: value for key, (value, _, _) in records.items()} == {
+        (ray_class, measure): bounds[f"{ray_class}_max_{measure}"]
+        for ray_class in statistics.RAY_CLASSES
+        for measure in statistics.MEASURES
+    }
