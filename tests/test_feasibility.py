@@ -24,11 +24,12 @@ from textual.widgets import DataTable, Input, Label
 from bbcore import explore as explore_module
 from bbcore import feasibility
 from bbcore import ranges as ranges_module
-from bbcore.config import Config, parse_config
+from bbcore.config import Config, exploring_refusal, parse_config
 from bbcore.explore import explore
 from bbcore.full import RANGE_SIZE
 from bbcore.progress import COMPLETE, PAUSED, ExploreError
 from bbcore.ranges import fully_stored, missing_ranges
+from bbcore.server import ServerURL
 from bbcore.store import ExploredRange, open_database, stored_count
 from bbtui.app import BlackBoxApp
 
@@ -101,6 +102,61 @@ def test_what_fits_is_accepted_and_what_does_not_is_refused_with_its_reason(tmp_
     assert line is not None and "1.0 GB free at" in line and "limit" not in line
 
 
+def test_an_estimate_is_of_what_is_left():
+    """The molecules not yet stored (all of them by default, none once all are), in the store asked."""
+    a8_b8 = parse_config("A8_B8")
+    whole = feasibility.estimate(a8_b8, "compact", workers=2)
+    assert (whole.config, whole.store, whole.workers, whole.molecules) == (a8_b8, "compact", 2, 4_426_165_368)
+    done = feasibility.estimate(a8_b8, workers=2, done=a8_b8.nb_mol)
+    assert (done.store, done.molecules, done.seconds, done.disk) == ("full", 0, 0, 0)
+    assert feasibility.estimate(a8_b8, workers=2, done=a8_b8.nb_mol + 7).molecules == 0
+
+
+SERVER = ServerURL("postgresql://bob:secret@db.example/bb")
+
+
+def test_refusals_give_each_reason_and_only_those(tmp_path):
+    """Over a day and over the free space (A8_B8's full store: 1.3 TB, more than this machine has
+    free), over the free space alone (A10_B13 with 10^20 workers), the configuration's own refusal;
+    a server's disk is not judged, so over a day alone there.  The free space is read around
+    each line (other tests' files come and go meanwhile)."""
+    a8_b8, path = parse_config("A8_B8"), tmp_path / "db.sqlite"
+
+    def free() -> str:
+        return feasibility.size(feasibility.free_space(path))
+
+    frees = {free()}
+    both = feasibility.refusal(a8_b8, path, workers=2)
+    brief = feasibility.refusal(a8_b8, path, workers=2, brief=True)
+    disk = feasibility.refusal(HUGE, path, workers=10**20, brief=True)
+    frees.add(free())
+    assert both in {
+        "A8_B8 cannot finish here: 4,426,165,368 molecules would take about 41 hours and 1.3 TB of disk "
+        f"with 2 workers (over the limit of 24 hours and {f} free at {tmp_path}); --force runs it anyway"
+        for f in frees
+    }
+    assert brief in {f"A8_B8 cannot finish: about 41 hours and 1.3 TB (over a day, {f} free)" for f in frees}
+    assert disk in {f"A10_B13 cannot finish: about 1 s and 1.8 EB ({f} free)" for f in frees}
+    assert feasibility.refusal(Config(1, 14), path) == exploring_refusal(Config(1, 14)) is not None
+    assert feasibility.refusal(a8_b8, SERVER, workers=2, done=10**9) == (
+        "A8_B8 cannot finish here: 3,426,165,368 molecules would take about 32 hours and 1.0 TB of disk "
+        "with 2 workers (over the limit of 24 hours); --force runs it anyway"
+    )
+    assert feasibility.refusal(a8_b8, SERVER, workers=2, brief=True) == (
+        "A8_B8 cannot finish: about 41 hours and 1.3 TB (over a day)"
+    )
+
+
+def test_a_day_exactly_is_accepted_on_a_server_whatever_its_disk():
+    """86,400,000,000 molecules left at the compact rate on one worker: 24 hours, not over a day;
+    one molecule more is refused.  518 GB of disk, not ours to judge on a server."""
+    a10_b10 = parse_config("A10_B10")
+    day = feasibility.MAX_SECONDS * feasibility.RATES["compact"]
+    assert feasibility.refusal(a10_b10, SERVER, store="compact", workers=1, done=a10_b10.nb_mol - day) is None
+    line = feasibility.refusal(a10_b10, SERVER, store="compact", workers=1, done=a10_b10.nb_mol - day - 1)
+    assert line is not None and line.startswith("A10_B10 cannot finish here: 86,400,000,001 molecules")
+
+
 def test_rough_durations_and_sizes():
     assert feasibility.duration(40) == "40 s"
     assert feasibility.duration(24 * 3600) == "24 hours"
@@ -108,6 +164,61 @@ def test_rough_durations_and_sizes():
     assert feasibility.duration(3e9) == "95 years"
     assert feasibility.size(950e6) == "950 MB"
     assert feasibility.size(1.2e15) == "1.2 PB"
+
+
+def test_durations_change_unit_at_twice_the_unit_and_decimals_below_ten():
+    """A unit from twice its length (2 min, not 120 s); a decimal below 10 of it, none from 10;
+    a year of 365.25 days."""
+    year = 365.25 * 86400
+    assert [feasibility.duration(s) for s in (119, 120, 150, 599, 600, 7199)] == [
+        "119 s",
+        "2.0 min",
+        "2.5 min",
+        "10.0 min",
+        "10 min",
+        "120 min",
+    ]
+    assert [feasibility.duration(s) for s in (7200, 36_000, 172_800, 864_000)] == [
+        "2.0 hours",
+        "10 hours",
+        "2.0 days",
+        "10 days",
+    ]
+    assert [feasibility.duration(s) for s in (729 * 86400, 2 * year, 10 * year, 2300 * year)] == [
+        "729 days",
+        "2.0 years",
+        "10 years",
+        "2,300 years",
+    ]
+
+
+def test_sizes_in_decimal_units_with_a_decimal_below_ten():
+    """Whole bytes; a decimal below 10 of a larger unit, none from 10; zettabytes without end."""
+    assert [feasibility.size(n) for n in (0, 5, 999, 1000, 1500, 9_990, 10_000, 999_499)] == [
+        "0 B",
+        "5 B",
+        "999 B",
+        "1.0 kB",
+        "1.5 kB",
+        "10.0 kB",
+        "10 kB",
+        "999 kB",
+    ]
+    assert [feasibility.size(n) for n in (10e6, 2e9, 2e12, 45e12, 5e21, 3e24)] == [
+        "10 MB",
+        "2.0 GB",
+        "2.0 TB",
+        "45 TB",
+        "5.0 ZB",
+        "3,000 ZB",
+    ]
+
+
+def test_cores_are_the_machines_and_at_least_one(monkeypatch):
+    """A local run's default workers: the machine's cores; 1 where the system cannot tell."""
+    assert feasibility.cores() == os.cpu_count()
+    monkeypatch.setattr(os, "cpu_count", lambda: None)
+    assert feasibility.cores() == 1
 
 
 def test_an_estimate_never_promises_0_s(tmp_path, monkeypatch):
@@ -119,6 +230,97 @@ def test_an_estimate_never_promises_0_s(tmp_path, monkeypatch):
     monkeypatch.setattr(feasibility, "free_space", lambda path: 10**9)
     line = feasibility.refusal(HUGE, tmp_path / "db.sqlite", workers=10**20)
     assert "would take about 1 s and 1.8 EB of disk with 100000000000000000000 workers" in line
+
+
+# -- what the rest of a run needs, and the line of a full disk ------------------------
+
+A4_B7 = Config(4, 7)
+"""211,876 molecules, 28 positions: the full store's model gives 222 bytes of row and 48 of indexes
+a molecule (``FULL_*_BYTES_*``)."""
+
+
+def test_bytes_left_are_the_rows_left_and_what_finishes_the_run():
+    """A full store: 222 B a molecule left, then its indexes, 48 B a molecule twice (the WAL, then
+    the file), all of them however many are left; a compact store: 2 B a molecule left while
+    tracing, then 4 B a molecule of grouping and rows."""
+    nb_mol = A4_B7.nb_mol
+    assert feasibility.bytes_left(A4_B7, "full", 0) == (
+        nb_mol * 222 + 2 * nb_mol * 48,
+        "its 211,876 molecules left and its indexes",
+    )
+    assert feasibility.bytes_left(A4_B7, "full", 100_000) == (
+        111_876 * 222 + 2 * nb_mol * 48,
+        "its 111,876 molecules left and its indexes",
+    )
+    assert feasibility.bytes_left(A4_B7, "full", nb_mol) == (2 * nb_mol * 48, "its indexes")
+    assert feasibility.bytes_left(A4_B7, "full", nb_mol + 5) == (2 * nb_mol * 48, "its indexes")
+    assert feasibility.bytes_left(A4_B7, "compact", 0) == (
+        nb_mol * 6,
+        "its 211,876 molecules left and its grouping and the database's rows",
+    )
+    assert feasibility.bytes_left(A4_B7, "compact", 11_876) == (
+        200_000 * 2 + nb_mol * 4,
+        "its 200,000 molecules left and its grouping and the database's rows",
+    )
+    assert feasibility.bytes_left(A4_B7, "compact", nb_mol) == (
+        nb_mol * 4,
+        "its grouping and the database's rows",
+    )
+
+
+def test_a_full_disk_says_where_how_much_more_and_how_to_resume(tmp_path):
+    """The file's folder and its free space, what the rest needs, what is kept, and the command (or
+    the TUI's key) that resumes; every molecule stored: only the indexes are left."""
+    path = tmp_path / "db.sqlite"
+    free = feasibility.size(feasibility.free_space(tmp_path))
+    frees = {free}
+    line = feasibility.disk_full_line(A4_B7, path, 100_000, command="bbcore explore A4_B7")
+    frees.add(feasibility.size(feasibility.free_space(tmp_path)))
+    assert line in {
+        f"the disk is full at {tmp_path} ({f} free): A4_B7 needs about 45 MB more (an estimate) for its "
+        "111,876 molecules left and its indexes. 100,000 are stored and kept; free some space or move "
+        "db.sqlite to a larger disk, then run 'bbcore explore A4_B7' again to resume"
+        for f in frees
+    }
+    line = feasibility.disk_full_line(A4_B7, path, A4_B7.nb_mol, resume="press s to resume")
+    assert (
+        "needs about 20 MB more (an estimate) for its indexes. All 211,876 molecules are stored and kept;"
+        in line
+    )
+    assert line.endswith("to a larger disk, then press s to resume")
+    line = feasibility.disk_full_line(A4_B7, path, 5, store="compact")
+    assert "needs about 1.3 MB more (an estimate) for its 211,871 molecules left and its grouping" in line
+    assert line.endswith(
+        ". 5 are stored and kept; free some space or move db.sqlite to a larger disk, "
+        "then start it again to resume"
+    )
+
+
+def test_a_compact_runs_shard_folder_full_says_so(tmp_path):
+    """The shard files' folder (not the database's), on a file or on a server alike."""
+    shards = tmp_path / "shards"
+    shards.mkdir()
+    url = ServerURL("postgresql://bob:secret@db.example/bb")
+    for where in (tmp_path / "db.sqlite", url):
+        frees = {feasibility.size(feasibility.free_space(shards))}
+        line = feasibility.disk_full_line(A4_B7, where, 5, store="compact", folder=shards)
+        frees.add(feasibility.size(feasibility.free_space(shards)))
+        assert line in {
+            f"the disk is full at {shards} ({f} free): A4_B7 needs about 1.3 MB more (an estimate) for its "
+            "shard files and the rest of its run. 5 molecules are traced and kept; free some space there, "
+            "then start it again to resume"
+            for f in frees
+        }
+
+
+def test_a_servers_full_disk_is_the_servers_and_its_password_is_masked():
+    url = ServerURL("postgresql://bob:secret@db.example/bb")
+    line = feasibility.disk_full_line(A4_B7, url, 100_000, command="bbcore explore A4_B7")
+    assert line == (
+        "the server's disk is full (postgresql://bob:***@db.example/bb): A4_B7 needs about 45 MB more "
+        "(an estimate) for its 111,876 molecules left and its indexes. 100,000 are stored and kept; "
+        "free some space on the server, then run 'bbcore explore A4_B7' again to resume"
+    )
 
 
 # -- ranges, lazily ----------------------------------------------------------------

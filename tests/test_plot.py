@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import re
 from concurrent.futures import ThreadPoolExecutor
 
-from bbcore.plot import chart_text, plain_chart, round_ticks, tick_label
+from bbcore.plot import ANSI_RE, chart_text, plain_chart, round_ticks, tick_label
 
 
 def chart(n: int) -> tuple[str, list[str], list[int]]:
@@ -60,3 +61,47 @@ def test_tick_labels_are_short_counts() -> None:
         "999k",
     ]
     assert [tick_label(v) for v in (1_000_000, 1_500_000, 25_000_000)] == ["1M", "1.5M", "25M"]
+
+
+def test_a_chart_fills_its_size_without_colour() -> None:
+    """``width`` x ``height`` cells exactly (the frame spans the width), in the colourless theme:
+    no escape code but plotext's resets."""
+    for width, height in ((40, 12), (30, 10), (64, 20)):
+        text = chart_text("sizes", ["2", "3", "4", "5"], [7, 310, 12, 1], width, height)
+        assert set(ANSI_RE.findall(text)) == {"\x1b[0m"}
+        lines = plain_chart("sizes", [2, 3, 4, 5], [7, 310, 12, 1], width, height).splitlines()
+        assert len(lines) == height and max(len(line) for line in lines) == width
+
+
+def axis_labels(text: str) -> list[str]:
+    """The y axis's tick labels, top to bottom."""
+    return [line.split("┤")[0].strip() for line in text.splitlines() if "┤" in line]
+
+
+def test_the_y_axis_shows_the_round_ticks_as_short_counts() -> None:
+    for values in ([20_000, 5_000], [58_905], [3, 7, 1, 5], [1_500_000, 2]):
+        text = plain_chart("counts", list(range(len(values))), values, 40, 14)
+        assert axis_labels(text) == [tick_label(t) for t in reversed(round_ticks(max(values)))], values
+
+
+def test_bars_span_the_plot_each_above_its_label() -> None:
+    """On the 0 line, one run of bars a value (60 columns keep them apart): the first starts at
+    the axis, the last ends at the frame, and each label stands under its own bar; the tallest bar
+    reaches the top tick."""
+    for labels, values in (
+        (["2", "3", "4"], [10, 40, 20]),
+        (["7"], [1_007]),
+        (["a", "b", "c", "d"], [3, 7, 1, 5]),
+    ):
+        lines = plain_chart("bars", labels, values, 60, 12).splitlines()
+        zero = next(line for line in lines if line.lstrip().startswith("0┤"))
+        axis = zero.index("┤")
+        runs = [(m.start(), m.end()) for m in re.finditer("█+", zero)]
+        assert len(runs) == len(values)
+        assert runs[0][0] == axis + 1 and runs[-1][1] == zero.index("│", axis)
+        under = lines[-1]
+        for (start, end), label in zip(runs, labels):
+            assert start <= under.index(label) < end, (labels, label)
+        top = next(line for line in lines if "┤" in line)
+        tallest = runs[values.index(max(values))]
+        assert set(top[tallest[0] : tallest[1]]) == {"█"}

@@ -95,6 +95,15 @@ def test_marked_atoms_and_path():
     assert plain.splitlines()[3] == "  - - *"
 
 
+def test_blank_labels_are_one_blank_cell():
+    """A label of spaces or nothing is a ray not shot: one blank token, as narrow as any."""
+    labels = ["H", "   ", "", "R", "2", "2", " ", "H"]
+    assert diagram_grid(2, "O--O", labels)[0] == [" ", "H", " ", " "]
+    assert diagram_grid(2, "O--O", labels)[2][0] == " "
+    assert render_board(2, "O--O", labels) == render_board(2, "O--O", ["H", "", "", "R", "2", "2", "", "H"])
+    assert render_board(2, "O--O", labels).splitlines()[1:3] == ["H O - 2", "  - O 2"]
+
+
 def test_no_trailing_spaces():
     """Lines end at their last label, never with spaces."""
     rendered = render_board(4, "O-O-------------", "@&ab@&@c    @&@&")
@@ -106,6 +115,33 @@ def test_side_by_side():
     assert side_by_side(["ab\ncd", "x"]) == "ab    x\ncd"
     assert side_by_side(["ab\ncd", "xyz", "k"], gap=1, max_width=6) == "ab xyz\ncd\n\nk"
     assert side_by_side([]) == ""
+
+
+def test_side_by_side_fills_each_shelf_to_the_width_exactly():
+    """A block goes on the shelf when the shelf's width with it (gaps included) is at most
+    ``max_width``: the first shelf and the next ones alike."""
+    assert side_by_side(["aa", "bb", "cc", "dd", "ee"], gap=1, max_width=5) == "aa bb\n\ncc dd\n\nee"
+    assert side_by_side(["aa", "bb", "cc"], gap=2, max_width=6) == "aa  bb\n\ncc"
+    assert side_by_side(["aa", "bb", "cc"], gap=2, max_width=10) == "aa  bb  cc"
+    assert side_by_side(["a", "b", "c"], gap=2, max_width=5) == "a  b\n\nc"  # 1 + 2 + 1 + 2 + 1 > 5
+
+
+def test_side_by_side_keeps_a_block_wider_than_the_width_on_its_own_shelf():
+    assert side_by_side(["abcdefgh", "x", "y"], gap=1, max_width=4) == "abcdefgh\n\nx y"
+    assert side_by_side(["x", "abcdefgh"], gap=1, max_width=4) == "x\n\nabcdefgh"
+
+
+def test_side_by_side_pads_short_and_empty_blocks():
+    """A shorter block leaves its column blank below it; an empty block takes no width; the last
+    line keeps its last character, even a marked atom ``X``."""
+    assert side_by_side(["a\nb\nc", "xy", "z\nw"], gap=1) == "a xy z\nb    w\nc"
+    assert side_by_side(["ab\nc", "x\ny"], gap=1) == "ab x\nc  y"  # a block's lines left-aligned
+    assert side_by_side(["", "x"], gap=2) == "  x"
+    boards = [
+        render_board(2, "OO", None, marked={1}, height=1),
+        render_board(2, "-O", None, marked={1}, height=1),
+    ]
+    assert side_by_side(boards) == "\n  O X      - X"
 
 
 @pytest.mark.parametrize(
