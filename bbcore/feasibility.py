@@ -32,6 +32,7 @@ from pathlib import Path
 
 from bbcore.config import Config, exploring_refusal
 from bbcore.store import is_server
+from bbcore.words import plural
 
 MAX_SECONDS = 24 * 3600
 """Runs estimated longer than this are refused unless forced."""
@@ -165,7 +166,8 @@ def refusal(
     reasons += [f"{size(free)} free at {Path(db_path).resolve().parent}"] if over_disk else []
     return (
         f"{config.name} cannot finish here: {cost.molecules:,} molecules would take "
-        f"{cost.describe()} with {cost.workers} workers ({' and '.join(reasons)}); --force runs it anyway"
+        f"{cost.describe()} with {plural(cost.workers, 'worker')} ({' and '.join(reasons)}); "
+        "--force runs it anyway"
     )
 
 

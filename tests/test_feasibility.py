@@ -145,6 +145,10 @@ def test_refusals_give_each_reason_and_only_those(tmp_path):
     assert feasibility.refusal(a8_b8, SERVER, workers=2, brief=True) == (
         "A8_B8 cannot finish: about 41 hours and 1.3 TB (over a day)"
     )
+    assert feasibility.refusal(a8_b8, SERVER, workers=1) == (  # one worker, not "1 workers"
+        "A8_B8 cannot finish here: 4,426,165,368 molecules would take about 3.4 days and 1.3 TB of disk "
+        "with 1 worker (over the limit of 24 hours); --force runs it anyway"
+    )
 
 
 def test_a_day_exactly_is_accepted_on_a_server_whatever_its_disk():
@@ -229,7 +233,7 @@ def test_an_estimate_never_promises_0_s(tmp_path, monkeypatch):
     # cluster's threads go through the same estimate).
     monkeypatch.setattr(feasibility, "free_space", lambda path: 10**9)
     line = feasibility.refusal(HUGE, tmp_path / "db.sqlite", workers=10**20)
-    assert "would take about 1 s and 1.8 EB of disk with 100000000000000000000 workers" in line
+    assert "would take about 1 s and 1.8 EB of disk with 100,000,000,000,000,000,000 workers" in line
 
 
 # -- what the rest of a run needs, and the line of a full disk ------------------------
