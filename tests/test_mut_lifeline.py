@@ -44,6 +44,7 @@ if {no_prctl}:
         raise OSError("no prctl here")
     ctypes.CDLL = missing
 lifeline.die_with_parent(int(sys.argv[1]))
+print("ready", flush=True)
 time.sleep(600)
 """
 
@@ -99,6 +100,7 @@ def killed_parent(poll: float, no_prctl: bool) -> None:
     )
     worker = int(parent.stdout.readline())
     try:
+        assert parent.stdout.readline() == "ready\n"  # its parent is killed once it is watched
         assert alive(worker)
         parent.kill()
         parent.wait()
@@ -123,7 +125,8 @@ def test_a_worker_whose_parent_is_gone_before_it_starts_ends_at_once(flagged):
     orphaned_here(flagged)
     code = (
         "import os, sys; from bbcore import lifeline; "
-        "lifeline.die_with_parent(int(sys.argv[1]){}); print('ran on')"
+        "lifeline.die_with_parent(int(sys.argv[1]){}); import threading; "
+        "print('ran on with', *sorted(t.name for t in threading.enumerate()))"
     )
     gone = str(os.getpid() + 1)  # not the worker's parent, which is this process
     ended = subprocess.run(
@@ -143,4 +146,7 @@ def test_a_worker_whose_parent_is_gone_before_it_starts_ends_at_once(flagged):
         env=env(),
         timeout=60,
     )
-    assert (kept.returncode, kept.stdout) == (0, "ran on\n")
+    assert (kept.returncode, kept.stdout) == (
+        0,
+        "ran on with MainThread bbcore-lifeline\n",
+    )  # named in a dump

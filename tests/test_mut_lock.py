@@ -133,7 +133,7 @@ def test_a_lock_file_that_cannot_be_made_is_one_clear_error_and_no_lock_kept(tmp
 
 
 def test_the_lock_file_is_readable_by_all_and_writable_by_its_owner_only(tmp_path):
-    old = os.umask(0o022)
+    old = os.umask(0)  # the mode asked for, whole
     try:
         with exploration_lock(tmp_path / "db.sqlite", Config(4, 5)):
             pass

@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 from games import spectral_pair
 
+from bbcore import rays
 from bbcore.config import Config, parse_config
 from bbcore.numbering import atoms_of
 from bbcore.play import (
@@ -21,9 +22,13 @@ from bbcore.play import (
     Match,
     PlayError,
     chosen_match,
+    group_size,
     hard_match,
     random_match,
+    ray_result,
+    telling_ray,
 )
+from bbcore.store import open_database
 
 A3_B4 = Config(3, 4)
 OTHER = (0, 1, 2)  # neither: ray 2 tells it from 128 (128's comes out at 3, this one's is reflected)
@@ -168,3 +173,68 @@ def test_a_game_shows_its_molecule_and_a_random_game_its_seed():
     drawn = random_match(A3_B4, 42)
     assert (drawn.draw, drawn.seed) == ("random", 42) and 1 <= drawn.number <= 560
     assert 1 <= random_match(A3_B4).seed < 1_000_000
+
+
+def test_the_ray_that_tells_two_molecules_apart_may_be_the_first_or_the_last():
+    # A2_B4's 1 and 18 differ first at position 1; A3_B4's 137 and 281 only at the last, 16
+    a2_b4 = Config(2, 4)
+    assert telling_ray(a2_b4, atoms_of(a2_b4, 18), atoms_of(a2_b4, 1))[0] == 1
+    position, truth, yours = telling_ray(A3_B4, atoms_of(A3_B4, 281), atoms_of(A3_B4, 137))
+    assert position == 16 and truth != yours
+    assert truth == ray_result(rays.trace(4, atoms_of(A3_B4, 137), 16))
+    refused = chosen_match(A3_B4, 137, TATHAM).judge(atoms_of(A3_B4, 281))
+    assert not refused.right and refused.message.startswith("Refused: position 16 tells them apart")
+
+
+def test_a_random_draw_reaches_every_molecule_and_keeps_its_seed_and_rules():
+    a1_b2 = Config(1, 2)  # 4 molecules
+    assert {random_match(a1_b2, seed).number for seed in range(60)} == {1, 2, 3, 4}
+    a1_2_b2 = parse_config("A1-2_B2")  # 4 molecules of one atom, 6 of two
+    drawn = [random_match(a1_2_b2, seed, KBLACKBOX) for seed in range(80)]
+    assert {(m.count, m.number) for m in drawn} == {(1, n) for n in range(1, 5)} | {
+        (2, n) for n in range(1, 7)
+    }
+    assert all((m.draw, m.seed, m.rules) == ("random", seed, KBLACKBOX) for seed, m in enumerate(drawn))
+
+
+def test_a_hard_draw_is_replayed_by_its_seed(tmp_path):
+    open_database(tmp_path / "empty.sqlite")  # nothing explored: the book's hardest only
+    hardest = list(range(100, 300))
+    match = hard_match(A3_B4, hardest, rules=EMACS)
+    assert (match.draw, match.rules) == ("hard", EMACS) and isinstance(match.seed, int)
+    again = [hard_match(A3_B4, hardest, seed=match.seed).number for _ in range(3)]
+    assert again == [match.number] * 3
+    numbers = [hard_match(A3_B4, hardest, seed=seed).number for seed in range(10)]
+    assert numbers == [hard_match(A3_B4, hardest, seed=seed).number for seed in range(10)]
+    assert hard_match(A3_B4, hardest, seed=5).seed == 5
+
+
+def test_hard_draws_reach_every_spectral_group_of_an_explored_configuration(store):
+    """A3_B4 has 4 spectral groups of 2 (1 up to symmetry): with no book, each is drawn."""
+    drawn = {hard_match(A3_B4, [], seed=seed).number for seed in range(60)}
+    groups = {rays.spectrum(A3_B4, atoms_of(A3_B4, number)) for number in drawn}
+    assert len(groups) == 4 and len(drawn) == 8
+
+
+def test_a_rectangles_rays_are_traced_in_its_own_height():
+    a3_b5x4 = parse_config("A3_B5x4")  # 18 positions round a box 5 wide and 4 high
+    hidden = chosen_match(a3_b5x4, 7).atoms
+    assert hidden == (0, 1, 8)
+    # ray 3 tells them apart: out at 7 from the hidden atoms, at 11 from (0, 1, 2)
+    assert telling_ray(a3_b5x4, (0, 1, 2), hidden) == (3, 7, 11)
+    assert telling_ray(a3_b5x4, hidden, (0, 1, 2)) == (3, 11, 7)
+    assert group_size(a3_b5x4, hidden) == 1
+    judged = chosen_match(a3_b5x4, 7, TATHAM).judge((0, 1, 2))
+    assert judged.guess == (0, 1, 2) and judged.telling == (3, 7, 11)
+
+
+def test_a_spectral_group_counts_every_ray_the_first_included():
+    """A3_B4's 140 and 192 differ only at ray 1 (reflected, absorbed): each is alone in its group."""
+    first = [ray_result(rays.trace(4, atoms_of(A3_B4, n), 1)) for n in (140, 192)]
+    assert first[0] != first[1]
+    assert all(
+        ray_result(rays.trace(4, atoms_of(A3_B4, 140), p))
+        == ray_result(rays.trace(4, atoms_of(A3_B4, 192), p))
+        for p in range(2, 17)
+    )
+    assert group_size(A3_B4, atoms_of(A3_B4, 140)) == group_size(A3_B4, atoms_of(A3_B4, 192)) == 1

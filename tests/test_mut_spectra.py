@@ -25,7 +25,7 @@ from bbcore.progress import COMPLETE
 from bbcore.spectra import ambiguity_table, build_spectrums, computed_spectrums
 from bbcore.store import COMPACT, Spectrum, db
 
-A3_B4, A4_B4 = Config(3, 4), Config(4, 4)
+A3_B4, A4_B4, A4_B5 = Config(3, 4), Config(4, 4), Config(4, 5)
 
 
 def reference_spectrums(config: Config) -> dict[str, tuple[int, str, int]]:
@@ -132,3 +132,68 @@ def test_the_grouping_reports_at_each_step_and_no_more_often_than_report_every(a
     seen.clear()
     build_spectrums(A4_B4, lambda done, total: seen.append((done, total)))
     assert [d for d, _ in seen[:4]] == [0, 0, 0, 0] and seen[-1][0] == A4_B4.nb_mol
+
+
+def test_a_rebuild_touches_only_its_configuration_and_refreshes_the_planners_statistics(tmp_path):
+    path = tmp_path / "db.sqlite"
+    assert explore(A4_B4, path, workers=1) == COMPLETE
+    four = stored_rows(A4_B4)
+    db.execute_sql("ANALYZE")  # the file has planner statistics: they are kept up to date
+    assert explore(A3_B4, path, workers=1) == COMPLETE
+    stats = {(table, index): stat for table, index, stat in db.execute_sql("SELECT * FROM sqlite_stat1")}
+    assert stats[("Spectrums", "Spectrums")].split()[0] == "70"  # 66 of A4_B4 and A3_B4's 4
+    assert ("Molecules", "Molecules_A3_B4_spectrum") in stats
+    assert build_spectrums(A3_B4) == 4
+    assert stored_rows(A4_B4) == four
+    assert [(x.size, x.families, x.groups) for x in ambiguity_table(A3_B4)] == [(2, 1, 4)]
+    assert [(x.size, x.families, x.groups) for x in ambiguity_table(A4_B4)] == [(2, 9, 58), (3, 2, 8)]
+
+
+def grouping_reports(config: Config) -> list[int]:
+    """The molecules reported grouped while ``config``'s indexes and spectra are built again."""
+    with sqlite3.connect(db.database) as connection:
+        for name in ("spectrum", "canonical"):
+            connection.execute(f"DROP INDEX Molecules_{config.name}_{name}")
+    seen: list[int] = []
+    build_spectrums(config, lambda done, total: seen.append(done))
+    assert all(type(done) is int for done in seen)
+    return seen
+
+
+def test_the_grouping_estimates_its_steps_from_every_row_an_index_build_scans(tmp_path, monkeypatch):
+    """A3_B4 in a database holding A4_B5 too: each index build scans every configuration's rows."""
+    path = tmp_path / "db.sqlite"
+    assert explore(A4_B5, path, workers=1) == COMPLETE
+    assert explore(A3_B4, path, workers=1) == COMPLETE
+    rows = db.execute_sql("SELECT MAX(rowid) FROM Molecules").fetchone()[0]
+    assert rows == 12650 + 560
+    monkeypatch.setattr(spectra_module, "OPS_PER_TICK", 200)
+    monkeypatch.setattr(spectra_module, "REPORT_EVERY", 1e12)  # past any clock: only the steps report
+    seen = grouping_reports(A3_B4)
+    # 3 instructions a row and 8 a molecule for each index, 20 a molecule for the query
+    index = 3 * rows + 8 * 560
+    total = 2 * index + 20 * 560
+    assert seen == [0, 0, 560 * index // total, 560 * 2 * index // total, 560]
+    assert seen[3] == 496
+
+
+def test_a_step_longer_than_its_estimate_never_takes_the_count_back_nor_to_the_whole(tmp_path, monkeypatch):
+    path = tmp_path / "db.sqlite"
+    assert explore(A4_B5, path, workers=1) == COMPLETE
+    assert explore(A3_B4, path, workers=1) == COMPLETE
+    monkeypatch.setattr(spectra_module, "OPS_PER_TICK", 100)
+    monkeypatch.setattr(spectra_module, "REPORT_EVERY", 0.0)
+    # the index builds run several times their estimates: the count stops short of the query's share
+    monkeypatch.setattr(spectra_module, "INDEX_OPS_PER_ROW", 0)
+    monkeypatch.setattr(spectra_module, "INDEX_OPS_PER_MOLECULE", 1)
+    seen = grouping_reports(A3_B4)
+    assert seen == sorted(seen) and seen[-1] == 560
+    share = 560 * 2 * 560 // (2 * 560 + 20 * 560)  # the index builds' share: where the query starts
+    assert max(seen[:-1]) > share and len([done for done in seen if done == share]) >= 1
+    # the query (a small share here) runs 20 times its estimate: held at 99% of it, one short of the whole
+    monkeypatch.undo()
+    monkeypatch.setattr(spectra_module, "OPS_PER_TICK", 100)
+    monkeypatch.setattr(spectra_module, "REPORT_EVERY", 0.0)
+    monkeypatch.setattr(spectra_module, "QUERY_OPS_PER_MOLECULE", 1)
+    seen = grouping_reports(A3_B4)
+    assert seen == sorted(seen) and seen[-2:] == [559, 560]
