@@ -102,6 +102,7 @@ MODULES: dict[str, tuple[str, tuple[str, ...]]] = {
     # lifeline's functions run in workers: its tests call them here too, so that mutmut runs them
     "lifeline": ("bbcore/lifeline.py", ("tests/test_mut_lifeline.py",)),
     "play": ("bbcore/play.py", ("tests/test_play.py", "tests/test_mut_play.py")),
+    "decoder": ("bbcore/decoder.py", ("tests/test_decoder.py", "tests/test_mut_decoder.py")),
     "explore": (
         "bbcore/explore.py",
         ("tests/test_mut_explore.py", "tests/test_explore.py::test_too_large_a_configuration_is_refused"),
