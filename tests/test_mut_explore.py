@@ -21,6 +21,7 @@ from bbcore.config import Config, parse_config
 from bbcore.explore import default_store, explore, full_disk_line
 from bbcore.progress import ALREADY_COMPLETE, COMPLETE, PAUSED, ExploreError, Progress
 from bbcore.store import COMPACT, COPYING, FULL, Configuration, config_row, db, stored_count
+from bbcore.words import plural
 
 A3_B4, A4_B4, A4_B5 = Config(3, 4), Config(4, 4), Config(4, 5)
 
@@ -156,7 +157,7 @@ def test_a_run_that_cannot_finish_is_refused_with_its_figures_unless_forced(tmp_
             f"A4_B5 cannot finish here: {molecules:,} molecules would take about "
         )
         assert str(refused.value).endswith(
-            f" with {workers} workers (over the limit of 1 s); --force runs it anyway"
+            f" with {plural(workers, 'worker')} (over the limit of 1 s); --force runs it anyway"
         )
     assert stored_count(A4_B5) == stored  # nothing written
     # the store asked for is the one judged: a compact store's disk is a fraction of a full one's
