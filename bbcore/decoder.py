@@ -189,9 +189,8 @@ class Decoder:
         try:
             if height != width or least != most:
                 answer = self._by_counts(game, by, progress, cancelled)
-            elif self.source == "compute" or not explored:
-                if game.shown and self.within(game) is None and _to_try(self.config, game) > DIRECT_LIMIT:
-                    answer = self._solved(game, by, cancelled)
+            elif self._beyond_engine(game, explored):
+                answer = self._solved(game, by, cancelled)
         except solver.SolverCancelled:
             raise DecodeCancelled() from None
         except (solver.SolverMissing, solver.SolverTimeout) as error:
@@ -210,6 +209,38 @@ class Decoder:
         if found.count == 0 and game.shown:
             solution = self._solution(game, cancelled)  # the core: which rays cannot all hold
         return self._keep(Answer(game, found, shots, skipped, explored, solution, self.config))
+
+    def by_solver(self, game: Game) -> bool:
+        """Whether ``decode(game)`` asks the solver (nothing kept answers it): so that a screen
+        can say the solver's first decode compiles it (``solver.kernels_ready``)."""
+        if self.cached(game, "remaining") is not None:
+            return False
+        width, height, least, most = shape(self.config)
+        if height != width or least != most:
+            return self._counts_beyond_engine(game)
+        return self._beyond_engine(game, self.source != "compute" and is_explored(self.config))
+
+    def _beyond_engine(self, game: Game, explored: bool) -> bool:
+        """A square box with a fixed count: the solver when the store does not answer and
+        more than ``DIRECT_LIMIT`` molecules are left to try."""
+        return (
+            (self.source == "compute" or not explored)
+            and bool(game.shown)
+            and self.within(game) is None
+            and _to_try(self.config, game) > DIRECT_LIMIT
+        )
+
+    def _counts_beyond_engine(self, game: Game) -> bool:
+        """A rectangle, or a range of counts of which one passes ``DIRECT_LIMIT``: the solver."""
+        width, height, _, _ = shape(self.config)
+        return (
+            height != width or not game.shown or any(_to_try(c, game) > DIRECT_LIMIT for c in self._counts())
+        )
+
+    def _counts(self) -> list[Config]:
+        """A square box's configurations, one per count of atoms allowed."""
+        width, _, least, most = shape(self.config)
+        return [Config(n, width) for n in range(max(1, least), most + 1)]
 
     def _keep(self, answer: Answer) -> Answer:
         with self._lock:
@@ -248,13 +279,12 @@ class Decoder:
     ) -> Answer:
         """A range of counts on a square box: the engine once per count, added up, when each
         count passes ``DIRECT_LIMIT``; a rectangle or a larger range: the solver."""
-        width, height, least, most = shape(self.config)
-        configs = [Config(n, width) for n in range(max(1, least), most + 1)]
-        if height != width or not game.shown or any(_to_try(c, game) > DIRECT_LIMIT for c in configs):
+        if self._counts_beyond_engine(game):
             return self._solved(game, by, cancelled)
+        width, height, least, most = shape(self.config)
         total, counts = 0, np.zeros((height, width), dtype=np.int64)
         outcomes: dict[int, np.ndarray] = {}
-        for config in configs:
+        for config in self._counts():
             found = candidates(config, game, source="compute", progress=progress, stop=cancelled)
             total += found.count
             counts += atom_counts(found)

@@ -228,20 +228,30 @@ def kernels_cached(compact: bool = False) -> bool:
     (``compact``) the tracing, canonical, keys, profile and families ones.
     Asking for every kernel made a user who had only ever run one kind of
     exploration see "compiling" on every start (and a helper named like a
-    kernel, never cached, was asked for too).  numba names a cached kernel
-    ``<module>.<function>-<line>.py<version>.nbi``, in one of the folders of
-    ``numba_cache_folders``.
+    kernel, never cached, was asked for too).  Not the kernels compiled by this
+    process: the app knows those itself (``engine_loaded``).
     """
-    version = f"py{sys.version_info.major}{sys.version_info.minor}"
-    module = __name__.rpartition(".")[2]
     if compact:
         kernels = (_trace_kernel, _canonical_kernel, _keys_kernel, _profile_kernel, _families_kernel)
     else:
         kernels = (_trace_kernel, _enantiomer_kernel)
-    names = [
-        f"{module}.{kernel.__name__}-{kernel.__code__.co_firstlineno}.{version}.nbi" for kernel in kernels
-    ]
-    return any(all((folder / name).exists() for name in names) for folder in numba_cache_folders())
+    return all(_cached_on_disk(kernel) for kernel in kernels)
+
+
+def kernel_ready(kernel) -> bool:
+    """Whether ``compiled(kernel)`` comes at once: compiled in this process already, or
+    cached on disk (loaded in about a second; compiled, it takes up to a minute).  Any
+    kernel of bbcore's modules (the solver's, the strategy's, the engine's)."""
+    return kernel_identity(kernel) in _COMPILED or _cached_on_disk(kernel)
+
+
+def _cached_on_disk(kernel) -> bool:
+    """numba names a cached kernel ``<module>.<function>-<line>.py<version>.nbi``, in one
+    of the folders of ``numba_cache_folders`` (the same for every module of bbcore)."""
+    version = f"py{sys.version_info.major}{sys.version_info.minor}"
+    module = kernel.__module__.rpartition(".")[2]
+    name = f"{module}.{kernel.__name__}-{kernel.__code__.co_firstlineno}.{version}.nbi"
+    return any((folder / name).exists() for folder in numba_cache_folders())
 
 
 def numba_cache_folders() -> list[Path]:

@@ -691,6 +691,15 @@ def _no_ray(box: Box, atoms_min: int, atoms_max: int) -> Solution:
     )  # fmt: skip
 
 
+def kernels_ready() -> bool:
+    """Whether the compiled path search comes at once (compiled or cached); else the first
+    decode that needs it compiles it (about 10 s), which a screen says."""
+    from bbcore import solver_kernels
+    from bbcore.engine import kernel_ready
+
+    return kernel_ready(solver_kernels.path_kernel)
+
+
 def _check(stop: Stop | None) -> None:
     if stop is not None and stop.is_set():
         raise SolverCancelled()

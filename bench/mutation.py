@@ -50,6 +50,8 @@ CHECK_TESTS = (
 COMPACT_TESTS = ("tests/test_compact.py", "tests/test_shrunk.py")
 """The tests run against ``bbcore/compact/``'s modules and families (test_shrunk.py: their batches shrunk)."""
 
+SCREEN_TESTS = ("tests/test_tui_paging.py", "tests/test_navigation.py")
+"""The pilot tests that step through molecules and groups with their keys."""
 MODULES: dict[str, tuple[str, tuple[str, ...]]] = {
     "rays": ("bbcore/rays.py", ("tests/test_rays.py",)),
     "numbering": ("bbcore/numbering.py", ("tests/test_numbering.py",)),
@@ -107,6 +109,19 @@ MODULES: dict[str, tuple[str, tuple[str, ...]]] = {
         "bbcore/explore.py",
         ("tests/test_mut_explore.py", "tests/test_explore.py::test_too_large_a_configuration_is_refused"),
     ),
+    # the screens' actions (issue 33, section 5), with the pilot tests that press their keys:
+    # run them an action at a time, ``--only 'bbtui.screens.groups.xǁGroupsScreenǁaction_*'``
+    # (each mutant runs pilot tests: 20 to 60 s)
+    "screens.molecule": ("bbtui/screens/molecule.py", SCREEN_TESTS),
+    "screens.groups": (
+        "bbtui/screens/groups.py",
+        (
+            "tests/test_tui_paging.py",
+            "tests/test_tui_newcomer.py::test_enter_before_the_groups_first_page_opens_its_first_group",
+        ),
+    ),
+    "screens.group": ("bbtui/screens/group.py", SCREEN_TESTS),
+    "screens.statistics": ("bbtui/screens/statistics.py", ("tests/test_tui_paging.py",)),
 }
 """Each module and the tests run against its mutants."""
 DEFAULT = ("rays", "numbering", "geometry")
@@ -142,7 +157,7 @@ def mutmut_section(source: str, tests: tuple[str, ...]) -> str:
     return (
         "\n[tool.mutmut]\n"
         f"source_paths = [{json.dumps(source)}]\n"
-        'also_copy = ["bbcore", "tests"]\n'
+        'also_copy = ["bbcore", "bbtui", "tests"]\n'
         f"pytest_add_cli_args_test_selection = {json.dumps(list(tests))}\n"
         'pytest_add_cli_args = ["-p", "no:xdist", "-p", "no:cacheprovider", "-q"]\n'
         "use_git_change_detection = false\n"

@@ -1,4 +1,4 @@
-"""Games the decode tests share (bbcore's, the CLI's and the TUI's): it holds no test."""
+"""Games and molecules the tests share (bbcore's, the CLI's and the TUI's): it holds no test."""
 
 from __future__ import annotations
 
@@ -33,3 +33,16 @@ def spectral_pair(config: Config) -> tuple[int, int]:
             return seen[spectrum], number
         seen[spectrum] = number
     raise AssertionError(f"{config.name} has no spectral group")
+
+
+def assert_reversible(config: Config, atoms: tuple[int, ...]) -> None:
+    """Every ray of a molecule that comes out at q from p comes out at p from q, with the same
+    length and turns and its path reversed (on any box, square or not)."""
+    traced = rays.trace_all(config, atoms)
+    for ray in traced:
+        if ray.result != "out":
+            continue
+        back = traced[ray.exit - 1]
+        assert back.result == "out"
+        assert (back.exit, back.length, back.turns) == (ray.position, ray.length, ray.turns)
+        assert back.path == ray.path[::-1]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import textwrap
 
 import pytest
+from games import assert_reversible
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -253,15 +254,7 @@ def assert_normalised(spectrum: str) -> None:
 @given(data=st.data())
 def test_rays_are_reversible(random_molecules, data):
     """p exits at q iff q exits at p, with the same length and turns."""
-    config, atoms = data.draw(random_molecules)
-    traced = rays.trace_all(config, atoms)
-    for ray in traced:
-        if ray.result != "out":
-            continue
-        back = traced[ray.exit - 1]
-        assert back.result == "out"
-        assert (back.exit, back.length, back.turns) == (ray.position, ray.length, ray.turns)
-        assert back.path == ray.path[::-1]
+    assert_reversible(*data.draw(random_molecules))
 
 
 @settings(max_examples=100, deadline=None)

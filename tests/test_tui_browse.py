@@ -264,3 +264,38 @@ async def test_molecule_of_a_configuration_past_64_bits(explored: Path) -> None:
         await pilot.press("c")
         await wait_for(pilot, lambda: screen.number == 1)
         assert screen.query_one("#molecule-board Board", Board).molecule == top_rows[::-1]
+
+
+async def test_o_opens_the_focused_enantiomer_and_slash_jumps_to_a_number(explored: Path) -> None:
+    """On the Molecule screen, ``o`` on one of the enantiomer boards shows that molecule (each of
+    the boards, the last too), and ``/`` puts the cursor in the number's input: a number typed
+    there and Enter shows it. Escape leaves the input for the board, then the screen."""
+    app = BlackBoxApp(explored, A4_B4)
+    async with app.run_test(size=(140, 50)) as pilot:
+        app.open_molecule(A4_B4, 2)
+        await wait_for(
+            pilot, lambda: isinstance(app.screen, MoleculeScreen) and app.screen.record is not None
+        )
+        screen = app.screen
+        images = list(screen.enantiomer_numbers)
+        assert len(set(images)) == 8  # 8 distinct images: each board names another molecule
+        for index in (7, 3):
+            start = screen.number
+            boards = list(screen.query_one("#enantiomers").children)
+            boards[index].focus()
+            await pilot.press("o")
+            await wait_for(
+                pilot, lambda i=index: screen.number == images[i] and screen.record.number == images[i]
+            )
+            assert screen.number != start or images[index] == start
+            assert sorted(screen.enantiomer_numbers) == sorted(images)  # the same enantiomer group
+        number_input = screen.query_one("#molecule-number", Input)
+        await pilot.press("slash")
+        assert screen.focused is number_input
+        number_input.value = ""
+        await pilot.press(*"123", "enter")
+        await wait_for(pilot, lambda: screen.record is not None and screen.record.number == 123)
+        await pilot.press("slash", "escape")  # Escape leaves the input for the molecule's board
+        assert app.screen is screen and isinstance(screen.focused, Board)
+        await pilot.press("escape")  # then the screen
+        assert app.screen is not screen

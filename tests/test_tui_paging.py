@@ -106,6 +106,8 @@ async def test_groups_last_page_of_a_remainder(explored: Path) -> None:
         screen = await groups_of_page(pilot, PAGE)
         await pilot.press("a", "s")  # every group of size 2: 58 = 5 x 11 + 3
         assert text_of(app, "#groups-summary").startswith("58 groups: every spectral group, size 2")
+        assert summary_rows(app) == "rows 1-11 · page 1/6"  # another size starts at its first group
+        assert rows(screen) == expected_rows(1, 11, all_rows=True, size=2)
         await pilot.press("l")
         assert summary_rows(app) == "rows 56-58 · page 6/6"
         assert rows(screen) == expected_rows(56, 58, all_rows=True, size=2)
@@ -116,6 +118,36 @@ async def test_groups_last_page_of_a_remainder(explored: Path) -> None:
         await pilot.press("n", "l")
         assert summary_rows(app) == "rows 1-11 · page 1/1"
         assert rows(screen) == expected_rows(1, 11)
+
+
+async def test_groups_last_page_of_one_row_and_the_cursor_one_row_from_each_edge(explored: Path) -> None:
+    """66 groups in pages of 13: the last page holds one row (an ``l`` that took the page of
+    the group before it showed page 5). ``p`` steps back onto the first page. The cursor turns
+    the page only past a page's last or first row, never from the row next to it."""
+    app = BlackBoxApp(explored, A4_B4)
+    async with app.run_test(size=(140, 24)) as pilot:
+        screen = await groups_of_page(pilot, 13)
+        await pilot.press("a")
+        assert summary_rows(app) == "rows 1-13 · page 1/6"
+        await pilot.press("l")
+        assert summary_rows(app) == "rows 66-66 · page 6/6"
+        assert rows(screen) == expected_rows(66, 66, all_rows=True) and screen.table.cursor_row == 0
+        for page in (5, 4, 3, 2, 1):
+            await pilot.press("p")
+            first = (page - 1) * 13 + 1
+            assert summary_rows(app) == f"rows {first}-{first + 12} · page {page}/6"
+        assert rows(screen) == expected_rows(1, 13, all_rows=True)
+        await pilot.press(*["down"] * 11)  # onto the page's second last row
+        assert (screen.first, screen.table.cursor_row) == (0, 11)
+        await pilot.press("down")  # onto its last row: no turn yet
+        assert (screen.first, screen.table.cursor_row) == (0, 12)
+        await pilot.press("down")  # past it: the next page, on its first row
+        assert (screen.first, screen.table.cursor_row) == (13, 0)
+        await pilot.press("down", "up")  # from the second row up: the first row, no turn
+        assert (screen.first, screen.table.cursor_row) == (13, 0)
+        await pilot.press("up")  # past it: the page before, on its last row
+        assert (screen.first, screen.table.cursor_row) == (0, 12)
+        assert summary_rows(app) == "rows 1-13 · page 1/6"
 
 
 async def test_group_steps_stop_at_the_first_and_last_group(explored: Path) -> None:

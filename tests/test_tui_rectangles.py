@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from pilot import cursor_to, open_screen, text_of, wait_for
 from textual.widget import Widget
 from textual.widgets import Input
@@ -172,3 +173,41 @@ async def test_rules_cycle_and_a_range_preset_hides_its_count(tmp_path: Path) ->
         status = text_of(app, "#play-status")
         assert "3 to 6 atoms hidden" in status and f"of {match.count}" not in status
         assert "rays 0" in status and "points" not in status
+
+
+async def test_the_solvers_first_decode_says_it_compiles(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A decode that needs the solver when its kernel is neither compiled in this process nor
+    cached on disk says so (it compiled for about 10 s with "Decoding ..." alone); once
+    compiled, the next decode does not say it again."""
+    from bbcore import engine, solver, solver_kernels
+
+    path_kernel = engine.kernel_identity(solver_kernels.path_kernel)
+    monkeypatch.setattr(engine, "_COMPILED", {k: v for k, v in engine._COMPILED.items() if k != path_kernel})
+    monkeypatch.setattr(engine, "__file__", str(tmp_path / "engine.py"))  # no cache found beside it
+    assert not solver.kernels_ready()
+    config = Config(2, 6, 4)  # a rectangle: only the solver decodes it
+    app = BlackBoxApp(tmp_path / "decode.sqlite", config)
+    async with app.run_test(size=SMALL) as pilot:
+        screen = await open_screen(app, pilot, "d", DecodeScreen)
+        await wait_for(pilot, lambda: screen.answer is not None)
+        said: list[str] = []
+        real_say = screen.say  # watched, not replaced: every line still goes to the screen
+        monkeypatch.setattr(
+            screen, "say", lambda text, error=False: (said.append(text), real_say(text, error=error))
+        )
+        for atoms in ((3, 17), (0, 23)):
+            said.clear()
+            labels = labels_text(rays.spectrum_labels(rays.spectrum(config, atoms)))
+            screen.spectrum_input.value = labels
+            screen.spectrum_input.focus()
+            await pilot.press("enter")
+            await wait_for(pilot, lambda labels=labels: any(line.startswith(f"{labels}: ") for line in said))
+            compiling = [line for line in said if "compiling the solver" in line]
+            assert compiling == (
+                [f"Decoding {labels}: compiling the solver, first time only (about 10 s)..."]
+                if atoms == (3, 17)
+                else []
+            )
+    assert solver.kernels_ready()

@@ -208,3 +208,39 @@ async def test_keys_are_handled_while_the_optimal_book_is_read(tmp_path, monkeyp
         finally:
             gate.set()
         await wait_for(pilot, lambda: screen.optimal is not None)
+
+
+async def test_keys_are_handled_while_the_books_are_compared(tmp_path, monkeypatch):
+    """Comparing the optimal book with the greedy one (rays per molecule, where they differ)
+    runs in its own worker: keys move the cursor while it is held, and the figures come once
+    it is let go."""
+    path = tmp_path / "db.sqlite"
+    store_optimum(path, A2_B4, "rays")
+    gate, comparing = threading.Event(), threading.Event()
+    real = screen_module.differences
+
+    def held(*args):
+        """The real comparison, held until the test lets it go (60 s at most)."""
+        comparing.set()
+        gate.wait(timeout=60)
+        return real(*args)
+
+    monkeypatch.setattr(screen_module, "differences", held)
+    app = BlackBoxApp(path, A2_B4)
+    async with app.run_test(size=(140, 60)) as pilot:
+        screen = await open_screen(app, pilot, "b", StrategyScreen)
+        try:
+            await wait_for(pilot, comparing.is_set)
+            assert text_of(app, "#strategy-differences") == "Comparing the books..."
+            tree = screen.tree
+            tree.focus()
+            line = tree.cursor_line
+            for key in ("down", "down", "up"):
+                await pilot.press(key)
+                assert tree.cursor_line != line, "the key waited for the comparison"
+                line = tree.cursor_line
+            assert any(w.group == "strategy-compare" and w.is_running for w in app.workers)
+        finally:
+            gate.set()
+        await wait_for(pilot, lambda: text_of(app, "#strategy-differences") != "Comparing the books...")
+        assert "optimal" in text_of(app, "#strategy-optimal-figures")

@@ -43,6 +43,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, Label, ProgressBar
 from textual.worker import get_current_worker
 
+from bbcore import solver
 from bbcore.config import Config, parse_config, validation_error
 from bbcore.decode import BATCH, Candidates, DecodeCancelled, check_guess
 from bbcore.decoder import Answer, Decoder, count_sentence, source_phrase
@@ -424,6 +425,9 @@ class DecodeScreen(Screen):
                 self.post_message(DecodeProgress(done, total))
 
         cancelled = get_current_worker().cancelled_event
+        if game.shown and not solver.kernels_ready() and decoder.by_solver(game):
+            # Asked here, off the event loop: the route may read the store.
+            self.app.call_from_thread(self.say_compiling, game)
         try:
             answer = decoder.decode(game, by=ranking, progress=progress, cancelled=cancelled)
         except DecodeCancelled:
@@ -432,6 +436,12 @@ class DecodeScreen(Screen):
             self.post_message(DecodeFinished(game, None, error=str(error)))
             return
         self.post_message(DecodeFinished(game, answer))
+
+    def say_compiling(self, game: Game) -> None:
+        """The first decode by the solver compiles it: say why this one takes longer."""
+        if game == self.game:
+            labels = labels_text(game.labels)
+            self.say(f"Decoding {labels}: compiling the solver, first time only (about 10 s)...")
 
     def on_decode_progress(self, message: DecodeProgress) -> None:
         """Move the bar."""

@@ -36,15 +36,12 @@ class GroupTable(DataTable):
             super().__init__()
             self.step = step
 
-    class EarlySelect(Message):
-        """Enter came before the first page was read (``g`` then Enter at once)."""
-
-    def action_select_cursor(self) -> None:
-        """Enter: the row under the cursor, or, with no page read yet, the first row once it is."""
-        if self.row_count:
-            super().action_select_cursor()
-        else:
-            self.post_message(self.EarlySelect())
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Enter with no row yet (``g`` then Enter at once) is the screen's: it opens the first
+        group once the page is read (``GroupsScreen.action_select_early``)."""
+        if action == "select_cursor":
+            return self.row_count > 0
+        return super().check_action(action, parameters)
 
     def action_cursor_down(self) -> None:
         """Down; past the last row, the next page."""
@@ -76,7 +73,7 @@ class GroupsScreen(Screen):
         Binding("o", "order", "Order"),
         Binding("s", "size", "Size"),
         Binding("a", "all_rows", "All/families"),
-        # Enter before the table has the focus (right after g): the table's own Enter otherwise.
+        # Enter before the table has the focus or a row (right after g): the table's own otherwise.
         Binding("enter", "select_early", "Open", show=False),
     ]
 
@@ -316,7 +313,6 @@ class GroupsScreen(Screen):
         self.groups.all_rows = not self.groups.all_rows
         self.load(0)
 
-    @on(GroupTable.EarlySelect)
     def action_select_early(self) -> None:
         """Enter before the first page is read, or before the table has the focus: the group
         under the cursor opens as soon as there is one (a key typed right after ``g`` is not

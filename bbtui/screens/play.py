@@ -37,6 +37,7 @@ from textual.validation import ValidationResult, Validator
 from textual.widgets import Footer, Header, Input, Label
 from textual.worker import get_current_worker
 
+from bbcore import solver
 from bbcore.config import Config, parse_config, validation_error
 from bbcore.decode import DecodeCancelled
 from bbcore.decoder import Decoder, count_sentence
@@ -548,6 +549,8 @@ class PlayScreen(Screen):
     @work(thread=True, exclusive=True, group="coach")
     def run_coach(self, decoder: Decoder, game: Game) -> None:
         """Candidates, then the next shots, in a thread; a newer shot cancels it."""
+        if game.shown and not solver.kernels_ready() and decoder.by_solver(game):
+            self.app.call_from_thread(self.coach_compiling, game)
         try:
             answer = decoder.decode(game, cancelled=get_current_worker().cancelled_event)
         except DecodeCancelled:
@@ -556,6 +559,12 @@ class PlayScreen(Screen):
             self.app.call_from_thread(self.coach_refused, game, str(error))
             return
         self.post_message(CoachAnswer(answer))
+
+    def coach_compiling(self, game: Game) -> None:
+        """The coach's first decode by the solver compiles it: say why it takes longer."""
+        if self.match is not None and self.match.game == game and self.coaching:
+            text = "The coach is compiling the solver, first time only (about 10 s)..."
+            self.query_one("#play-coach-text", Label).update(text)
 
     def coach_refused(self, game: Game, reason: str) -> None:
         """Say why the coach cannot decode this game (a board too large to enumerate)."""
