@@ -112,7 +112,14 @@ MODULES: dict[str, tuple[str, tuple[str, ...]]] = {
     # the screens' actions (issue 33, section 5), with the pilot tests that press their keys:
     # run them an action at a time, ``--only 'bbtui.screens.groups.xǁGroupsScreenǁaction_*'``
     # (each mutant runs pilot tests: 20 to 60 s)
-    "screens.molecule": ("bbtui/screens/molecule.py", SCREEN_TESTS),
+    "screens.molecule": (
+        "bbtui/screens/molecule.py",
+        (
+            *SCREEN_TESTS,
+            "tests/test_tui_browse.py::test_o_opens_the_focused_enantiomer_and_slash_jumps_to_a_number",
+            "tests/test_tui_browse.py::test_molecule_of_a_configuration_past_64_bits",  # c: the canonical one
+        ),
+    ),
     "screens.groups": (
         "bbtui/screens/groups.py",
         (
