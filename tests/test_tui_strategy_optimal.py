@@ -176,33 +176,44 @@ async def test_a_points_book_stops_to_guess_and_says_so(tmp_path):
         assert f"The seeker guesses among 3 molecules here: {listed}." in said
 
 
+def held(monkeypatch, name: str) -> tuple[threading.Event, threading.Event]:
+    """The screen module's ``name`` (a function its worker calls) held until the test sets the
+    first event (60 s at most); the second is set once a worker calls it."""
+    gate, called = threading.Event(), threading.Event()
+    real = getattr(screen_module, name)
+
+    def hold(*args):
+        called.set()
+        gate.wait(timeout=60)
+        return real(*args)
+
+    monkeypatch.setattr(screen_module, name, hold)
+    return gate, called
+
+
+async def keys_move_the_cursor(pilot, screen: StrategyScreen, waited_for: str) -> None:
+    """Down, down, up each move the tree's cursor at once (no key waits for a worker)."""
+    tree = screen.tree
+    tree.focus()
+    line = tree.cursor_line
+    for key in ("down", "down", "up"):
+        await pilot.press(key)
+        assert tree.cursor_line != line, f"the key waited for {waited_for}"
+        line = tree.cursor_line
+
+
 async def test_keys_are_handled_while_the_optimal_book_is_read(tmp_path, monkeypatch):
     path = tmp_path / "db.sqlite"
     store_optimum(path, A2_B4, "rays")
-    gate, reading = threading.Event(), threading.Event()
-    real = screen_module.stored_optimal_book
-
-    def held(config, objective):
-        """The real read, held until the test lets it go (60 s at most)."""
-        reading.set()
-        gate.wait(timeout=60)
-        return real(config, objective)
-
-    monkeypatch.setattr(screen_module, "stored_optimal_book", held)
+    gate, reading = held(monkeypatch, "stored_optimal_book")
     app = BlackBoxApp(path, A2_B4)
     async with app.run_test(size=(140, 60)) as pilot:
         screen = await open_screen(app, pilot, "b", StrategyScreen)
         try:
             await wait_for(pilot, reading.is_set)
             await wait_for(pilot, lambda: screen.book is not None and screen.branch("greedy").children)
-            tree = screen.tree
-            tree.focus()
             assert str(screen.branch("optimal").label) == "optimal for rays: reading..."
-            line = tree.cursor_line
-            for key in ("down", "down", "up"):
-                await pilot.press(key)
-                assert tree.cursor_line != line, "the key waited for the optimal book"
-                line = tree.cursor_line
+            await keys_move_the_cursor(pilot, screen, "the optimal book")
             assert any(w.group == "strategy-optimal" and w.is_running for w in app.workers)
             assert screen.optimal is None
         finally:
@@ -216,29 +227,14 @@ async def test_keys_are_handled_while_the_books_are_compared(tmp_path, monkeypat
     it is let go."""
     path = tmp_path / "db.sqlite"
     store_optimum(path, A2_B4, "rays")
-    gate, comparing = threading.Event(), threading.Event()
-    real = screen_module.differences
-
-    def held(*args):
-        """The real comparison, held until the test lets it go (60 s at most)."""
-        comparing.set()
-        gate.wait(timeout=60)
-        return real(*args)
-
-    monkeypatch.setattr(screen_module, "differences", held)
+    gate, comparing = held(monkeypatch, "differences")
     app = BlackBoxApp(path, A2_B4)
     async with app.run_test(size=(140, 60)) as pilot:
         screen = await open_screen(app, pilot, "b", StrategyScreen)
         try:
             await wait_for(pilot, comparing.is_set)
             assert text_of(app, "#strategy-differences") == "Comparing the books..."
-            tree = screen.tree
-            tree.focus()
-            line = tree.cursor_line
-            for key in ("down", "down", "up"):
-                await pilot.press(key)
-                assert tree.cursor_line != line, "the key waited for the comparison"
-                line = tree.cursor_line
+            await keys_move_the_cursor(pilot, screen, "the comparison")
             assert any(w.group == "strategy-compare" and w.is_running for w in app.workers)
         finally:
             gate.set()
