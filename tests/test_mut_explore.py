@@ -20,7 +20,7 @@ from bbcore.compact import run as compact_run
 from bbcore.config import Config, parse_config
 from bbcore.explore import default_store, explore, full_disk_line
 from bbcore.progress import ALREADY_COMPLETE, COMPLETE, PAUSED, ExploreError, Progress
-from bbcore.store import COMPACT, COPYING, FULL, Configuration, config_row, db, stored_count
+from bbcore.store import COMPACT, COPYING, FULL, Configuration, config_row, db, open_database, stored_count
 from bbcore.words import plural
 
 A3_B4, A4_B4, A4_B5 = Config(3, 4), Config(4, 4), Config(4, 5)
@@ -89,6 +89,7 @@ def test_a_configuration_started_in_one_store_is_refused_the_other_and_resumes_i
 
 def test_a_full_disk_line_names_what_the_rest_of_the_run_needs_in_its_store(tmp_path):
     path = tmp_path / "db.sqlite"
+    open_database(path)  # the line reads what is stored: this database, not an earlier test's
     # not explored yet: the store it would get (full up to COMPACT_ABOVE: indexes; compact: grouping)
     full = full_disk_line(Config(4, 9), path, command="bbcore explore A4_B9")
     assert "A4_B9 needs about" in full and "its 1,663,740 molecules left and its indexes" in full
