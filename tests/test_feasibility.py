@@ -272,14 +272,21 @@ def test_bytes_left_are_the_rows_left_and_what_finishes_the_run():
     )
 
 
+def around_free_space(folder, line_of) -> tuple[str, set[str]]:
+    """``line_of()``'s line, and the free space at ``folder`` as it was just before and just
+    after (other tests' files come and go meanwhile): the line names one of them."""
+    before = feasibility.size(feasibility.free_space(folder))
+    line = line_of()
+    return line, {before, feasibility.size(feasibility.free_space(folder))}
+
+
 def test_a_full_disk_says_where_how_much_more_and_how_to_resume(tmp_path):
     """The file's folder and its free space, what the rest needs, what is kept, and the command (or
     the TUI's key) that resumes; every molecule stored: only the indexes are left."""
     path = tmp_path / "db.sqlite"
-    free = feasibility.size(feasibility.free_space(tmp_path))
-    frees = {free}
-    line = feasibility.disk_full_line(A4_B7, path, 100_000, command="bbcore explore A4_B7")
-    frees.add(feasibility.size(feasibility.free_space(tmp_path)))
+    line, frees = around_free_space(
+        tmp_path, lambda: feasibility.disk_full_line(A4_B7, path, 100_000, command="bbcore explore A4_B7")
+    )
     assert line in {
         f"the disk is full at {tmp_path} ({f} free): A4_B7 needs about 45 MB more (an estimate) for its "
         "111,876 molecules left and its indexes. 100,000 are stored and kept; free some space or move "
@@ -306,9 +313,9 @@ def test_a_compact_runs_shard_folder_full_says_so(tmp_path):
     shards.mkdir()
     url = ServerURL("postgresql://bob:secret@db.example/bb")
     for where in (tmp_path / "db.sqlite", url):
-        frees = {feasibility.size(feasibility.free_space(shards))}
-        line = feasibility.disk_full_line(A4_B7, where, 5, store="compact", folder=shards)
-        frees.add(feasibility.size(feasibility.free_space(shards)))
+        line, frees = around_free_space(
+            shards, lambda w=where: feasibility.disk_full_line(A4_B7, w, 5, store="compact", folder=shards)
+        )
         assert line in {
             f"the disk is full at {shards} ({f} free): A4_B7 needs about 1.3 MB more (an estimate) for its "
             "shard files and the rest of its run. 5 molecules are traced and kept; free some space there, "

@@ -93,14 +93,21 @@ def drop_indexes(path) -> None:
             connection.execute(f"DROP INDEX Molecules_{A4_B4.name}_{name}")
 
 
-def test_the_grouping_reports_its_progress_without_reaching_the_whole_before_its_end(a4_b4, monkeypatch):
+def shrunk_grouping_reports(a4_b4, monkeypatch, report_every: float) -> list[tuple[int, int]]:
+    """The progress reports of A4_B4's grouping, its indexes dropped first (so that it builds
+    them), with ticks every 500 SQLite operations and reports ``report_every`` seconds apart."""
     path, reference = a4_b4
     explore(A4_B4, path)
     drop_indexes(path)
     monkeypatch.setattr(spectra_module, "OPS_PER_TICK", 500)
-    monkeypatch.setattr(spectra_module, "REPORT_EVERY", 0.0)
+    monkeypatch.setattr(spectra_module, "REPORT_EVERY", report_every)
     seen: list[tuple[int, int]] = []
     assert build_spectrums(A4_B4, lambda done, total: seen.append((done, total))) == len(reference)
+    return seen
+
+
+def test_the_grouping_reports_its_progress_without_reaching_the_whole_before_its_end(a4_b4, monkeypatch):
+    seen = shrunk_grouping_reports(a4_b4, monkeypatch, 0.0)
     assert {total for _, total in seen} == {A4_B4.nb_mol}
     done = [d for d, _ in seen]
     assert done[0] == 0 and done[-1] == A4_B4.nb_mol
@@ -117,13 +124,7 @@ def test_the_grouping_reports_its_progress_without_reaching_the_whole_before_its
 
 
 def test_the_grouping_reports_at_each_step_and_no_more_often_than_report_every(a4_b4, monkeypatch):
-    path, reference = a4_b4
-    explore(A4_B4, path)
-    drop_indexes(path)
-    monkeypatch.setattr(spectra_module, "OPS_PER_TICK", 500)
-    monkeypatch.setattr(spectra_module, "REPORT_EVERY", 3600.0)
-    seen: list[tuple[int, int]] = []
-    build_spectrums(A4_B4, lambda done, total: seen.append((done, total)))
+    seen = shrunk_grouping_reports(a4_b4, monkeypatch, 3600.0)
     # the start, each of its three steps (two indexes, the query), the end
     assert len(seen) == 5
     assert seen[0] == seen[1] == (0, A4_B4.nb_mol) and seen[-1] == (A4_B4.nb_mol, A4_B4.nb_mol)
