@@ -210,11 +210,16 @@ class Decoder:
             solution = self._solution(game, cancelled)  # the core: which rays cannot all hold
         return self._keep(Answer(game, found, shots, skipped, explored, solution, self.config))
 
-    def by_solver(self, game: Game) -> bool:
-        """Whether ``decode(game)`` asks the solver (nothing kept answers it): so that a screen
-        can say the solver's first decode compiles it (``solver.kernels_ready``)."""
-        if self.cached(game, "remaining") is not None:
+    def compiles_solver(self, game: Game) -> bool:
+        """Whether ``decode(game)`` compiles the solver first (about 10 s): it asks the solver
+        (nothing kept answers it) and the solver's kernel is neither compiled nor cached, so
+        that a screen can say why this decode takes longer.  It may read the store: call it
+        from a worker."""
+        if not game.shown or solver.kernels_ready():
             return False
+        with self._lock:
+            if game.results in self._answers:
+                return False
         width, height, least, most = shape(self.config)
         if height != width or least != most:
             return self._counts_beyond_engine(game)

@@ -43,7 +43,6 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, Label, ProgressBar
 from textual.worker import get_current_worker
 
-from bbcore import solver
 from bbcore.config import Config, parse_config, validation_error
 from bbcore.decode import BATCH, Candidates, DecodeCancelled, check_guess
 from bbcore.decoder import Answer, Decoder, count_sentence, source_phrase
@@ -425,7 +424,7 @@ class DecodeScreen(Screen):
                 self.post_message(DecodeProgress(done, total))
 
         cancelled = get_current_worker().cancelled_event
-        if game.shown and not solver.kernels_ready() and decoder.by_solver(game):
+        if decoder.compiles_solver(game):
             # Asked here, off the event loop: the route may read the store.
             self.app.call_from_thread(self.say_compiling, game)
         try:

@@ -37,7 +37,6 @@ from textual.validation import ValidationResult, Validator
 from textual.widgets import Footer, Header, Input, Label
 from textual.worker import get_current_worker
 
-from bbcore import solver
 from bbcore.config import Config, parse_config, validation_error
 from bbcore.decode import DecodeCancelled
 from bbcore.decoder import Decoder, count_sentence
@@ -549,7 +548,7 @@ class PlayScreen(Screen):
     @work(thread=True, exclusive=True, group="coach")
     def run_coach(self, decoder: Decoder, game: Game) -> None:
         """Candidates, then the next shots, in a thread; a newer shot cancels it."""
-        if game.shown and not solver.kernels_ready() and decoder.by_solver(game):
+        if decoder.compiles_solver(game):
             self.app.call_from_thread(self.coach_compiling, game)
         try:
             answer = decoder.decode(game, cancelled=get_current_worker().cancelled_event)
