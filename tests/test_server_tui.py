@@ -24,7 +24,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from pilot import wait_for
+from pilot import tables_pending, wait_for
 from stores import cli, explore_sources, same
 from textual.app import App
 from textual.geometry import Region
@@ -80,11 +80,14 @@ async def tour(db: Path | str) -> list[list[str]]:
             await wait_for(pilot, lambda: not app.workers._workers or all(w.is_finished for w in app.workers))
             # the screen as it stays: a table filled or laid out after its worker ended (a loaded machine
             # caught a distribution table's column one width narrower) is read once it stops changing
+            # and a table's columns are measured on Idle: read once none is pending (a loaded CI run
+            # read the Statistics distribution's table before, its columns at their headings' widths)
+            await wait_for(pilot, lambda: not tables_pending(app.screen))
             shown = screen_text(app)
             for _ in range(50):
                 await pilot.pause(0.1)
                 again = screen_text(app)
-                if again == shown:
+                if again == shown and not tables_pending(app.screen):
                     break
                 shown = again
             seen.append([f"after {pressed!r} on {kind.__name__}"] + shown)

@@ -15,10 +15,10 @@ import re
 from pathlib import Path
 
 import pytest
-from pilot import wait_for
+from pilot import tables_pending, wait_for
 from test_tui_keys import SCREENS, settle, show
 from textual.pilot import Pilot
-from textual.widgets import DataTable, Input, Label
+from textual.widgets import Input, Label
 
 from bbcore.config import parse_config
 from bbtui.app import BlackBoxApp
@@ -28,13 +28,6 @@ from bbtui.screens.strategy import StrategyScreen
 
 A4_B4 = parse_config("A4_B4")
 SIZES = {"80x24": (80, 24), "120x35": (120, 35)}
-
-
-def tables_pending(screen) -> bool:
-    """Whether a table has rows whose widths it has not measured yet: it does so when its
-    messages run out (Textual's DataTable, on Idle); under load two screenshots in a row
-    showed the Groups table's columns cut to their headings' widths."""
-    return any(table._require_update_dimensions or table._updated_cells for table in screen.query(DataTable))
 
 
 def hold_strategy_still(app, screen: StrategyScreen) -> None:

@@ -28,6 +28,7 @@ from bbtui.host import Host, host, unwatch_app
 from bbtui.screens.confirm import ConfirmScreen
 from bbtui.widgets.inputs import ConfigValidator, KeyInput
 from bbtui.widgets.progress import ExplorationPanel
+from bbtui.widgets.tables import fit_columns
 
 COLUMNS = (
     ("config", "configuration"),
@@ -169,6 +170,7 @@ class ExploreScreen(Screen):
         self.database_error = None
         for state in self.states.values():
             table.add_row(*self.row_cells(state), key=state.config.name)
+        fit_columns(table)
         if selected is not None:
             self.select(selected)
         if self.bb_app.exploring is not None:
@@ -468,9 +470,13 @@ class ExploreScreen(Screen):
             "families": "-",
             "ambiguous": "-",
         }
+        changed = False
         for column, label in cells.items():
             if self.table.get_cell(progress.config, column) != label:
                 self.table.update_cell(progress.config, column, label)
+                changed = True
+        if changed:
+            fit_columns(self.table)
 
     def exploring_changed(self, exploring: Config | None) -> None:
         """A run started or ended."""

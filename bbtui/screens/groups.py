@@ -22,6 +22,7 @@ from bbcore.queries import config_state, group_count, group_page, group_sizes
 from bbcore.words import plural
 from bbtui.host import Host, host, unwatch_app
 from bbtui.screens.group import GroupList, GroupScreen
+from bbtui.widgets.tables import fit_columns
 
 PAGE = Binding.Group("Page")
 
@@ -211,6 +212,7 @@ class GroupsScreen(Screen):
                 row.spectrum,
                 key=str(index),
             )
+        fit_columns(table)
         if page:
             target = (cursor if cursor is not None else self.first) - self.first
             table.move_cursor(row=min(max(target, 0), len(page) - 1), animate=False)

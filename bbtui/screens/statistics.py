@@ -43,6 +43,7 @@ from bbcore.statistics import (
 from bbcore.store import DATABASE_ERRORS, StoreError, db, error_line, opened
 from bbtui.widgets.board import Board
 from bbtui.widgets.plot import BarPlot
+from bbtui.widgets.tables import fit_columns
 
 
 @dataclass
@@ -58,6 +59,14 @@ class StatisticsLoaded(Message):
 def number_cell(value: int) -> Text:
     """A count for a table cell: right-aligned, with thousands separators."""
     return Text(f"{value:,}", justify="right")
+
+
+def fill_table(table: DataTable, labels: tuple[str, ...], rows: list[tuple[Text, ...]]) -> None:
+    """Replace a table's columns and rows, each column as wide as its label or widest cell."""
+    table.clear(columns=True)
+    table.add_columns(*labels)
+    table.add_rows(rows)
+    fit_columns(table)
 
 
 def record_title(record: RayRecord) -> str:
@@ -169,15 +178,15 @@ class StatisticsScreen(Screen):
         """The spec's table with its total line, the share, the risk table."""
         ambiguity = report.ambiguity
         table = self.query_one("#ambiguity-table", DataTable)
-        table.clear(columns=True)
-        table.add_columns("size", "up to symmetry", "spectra", "molecules")
-        for line in ambiguity.lines:
-            counts = (line.families, line.groups, line.molecules)
-            table.add_row(*map(number_cell, (line.size, *counts)))
         total = ambiguity.total
-        table.add_row(
-            Text("total", style="bold"), *map(number_cell, (total.families, total.groups, total.molecules))
+        rows = [
+            tuple(map(number_cell, (line.size, line.families, line.groups, line.molecules)))
+            for line in ambiguity.lines
+        ]
+        rows.append(
+            (Text("total", style="bold"), *map(number_cell, (total.families, total.groups, total.molecules)))
         )
+        fill_table(table, ("size", "up to symmetry", "spectra", "molecules"), rows)
         share = (
             f"Ambiguous molecules: {total.molecules:,} of {self.config.nb_mol:,} "
             f"({100 * ambiguity.share:.2f}%); {ambiguity.unique:,} have a spectrum of their own."
@@ -186,10 +195,14 @@ class StatisticsScreen(Screen):
         )
         self.query_one("#share", Label).update(share)
         risk = self.query_one("#risk-table", DataTable)
-        risk.clear(columns=True)
-        risk.add_columns("atoms differing", "points at risk", "up to symmetry", "spectra")
-        for line in ambiguity.risk:
-            risk.add_row(*map(number_cell, (line.max_diff, line.points, line.families, line.groups)))
+        fill_table(
+            risk,
+            ("atoms differing", "points at risk", "up to symmetry", "spectra"),
+            [
+                tuple(map(number_cell, (line.max_diff, line.points, line.families, line.groups)))
+                for line in ambiguity.risk
+            ],
+        )
 
     async def show_records(self, report: StatisticsReport, spectra: dict[int, str]) -> None:
         """One board per record, its ray drawn."""
@@ -249,10 +262,8 @@ class StatisticsScreen(Screen):
             for series in distribution.series
         )
         table = self.query_one("#distribution-table", DataTable)
-        table.clear(columns=True)
-        table.add_columns(distribution.key_label, *distribution.series)
-        for key, counts in distribution.rows:
-            table.add_row(number_cell(key), *map(number_cell, counts))
+        rows = [(number_cell(key), *map(number_cell, counts)) for key, counts in distribution.rows]
+        fill_table(table, (distribution.key_label, *distribution.series), rows)
 
     def action_tab(self, tab: str) -> None:
         """Show a tab."""
