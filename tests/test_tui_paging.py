@@ -151,22 +151,40 @@ async def test_groups_last_page_of_one_row_and_the_cursor_one_row_from_each_edge
 
 
 async def test_group_steps_stop_at_the_first_and_last_group(explored: Path) -> None:
+    """Each end is reached by a step from its neighbour (an ``n`` that stops one short of the
+    last, or a ``p`` one short of the first, fails here); a step past it stays, and says so."""
     app = BlackBoxApp(explored, A4_B4)
     async with app.run_test(size=(140, 30)) as pilot:
         await groups_of_page(pilot, PAGE)
+
+        async def step(group: GroupScreen, key: str, index: int) -> None:
+            await pilot.press(key)
+            await wait_for(pilot, lambda: group.index == index)
+            assert group.spectrum == group_at(A4_B4, index, all_rows=True).spectrum
+            assert text_of(app, "#group-summary").startswith(f"Group {index + 1} of 66")
+
+        async def stays(group: GroupScreen, key: str, where: str) -> None:
+            index = group.index
+            app.clear_notifications()
+            await pilot.press(key)  # one past the end: stays
+            await wait_for(pilot, lambda: app._notifications)
+            note = next(iter(app._notifications))
+            assert (note.message, note.title) == (
+                f"This is the {where} group of the list (66 groups).",
+                "Groups",
+            )
+            assert (group.index, group.spectrum) == (index, group_at(A4_B4, index, all_rows=True).spectrum)
+
         await pilot.press("a", "l", "enter")  # the last of 66
-        last = group_at(A4_B4, 65, all_rows=True)
         await wait_for(pilot, lambda: isinstance(app.screen, GroupScreen) and app.screen.members)
         group = app.screen
-        assert group.spectrum == last.spectrum
+        assert group.spectrum == group_at(A4_B4, 65, all_rows=True).spectrum
         assert text_of(app, "#group-summary").startswith("Group 66 of 66")
-        await pilot.press("n")  # one past the last: stays
-        await pilot.pause()
-        assert (group.index, group.spectrum) == (65, last.spectrum)
-        await pilot.press("p")
-        await wait_for(pilot, lambda: group.index == 64)
-        assert group.spectrum == group_at(A4_B4, 64, all_rows=True).spectrum
-        assert text_of(app, "#group-summary").startswith("Group 65 of 66")
+        await stays(group, "n", "last")
+        await step(group, "p", 64)
+        await step(group, "n", 65)  # onto the last from its neighbour
+        await stays(group, "n", "last")
+        await step(group, "p", 64)
         await pilot.press("escape")  # the list followed: its cursor on row 65
         screen = app.screen
         assert isinstance(screen, GroupsScreen)
@@ -176,9 +194,10 @@ async def test_group_steps_stop_at_the_first_and_last_group(explored: Path) -> N
         await wait_for(pilot, lambda: isinstance(app.screen, GroupScreen) and app.screen.members)
         group = app.screen
         assert text_of(app, "#group-summary").startswith("Group 1 of 66")
-        await pilot.press("p")  # one before the first: stays
-        await pilot.pause()
-        assert (group.index, group.spectrum) == (0, group_at(A4_B4, 0, all_rows=True).spectrum)
+        await stays(group, "p", "first")
+        await step(group, "n", 1)
+        await step(group, "p", 0)  # onto the first from its neighbour
+        await stays(group, "p", "first")
 
 
 def heading(app) -> str:
