@@ -1,0 +1,72 @@
+"""A compact store's families (``bbcore.families``): its small pure pieces, in full.
+
+Written for the mutation run of ``bbcore/families.py`` (``bench/mutation.py families``): the
+packing of molecule numbers, the images of a family's molecules by each symmetry, the atoms
+two molecules do not share, and a spectrum read back as its partner array, each against a
+brute force or the spec's definition.  (Reading and writing the rows is checked against the
+full store in tests/test_compact.py and tests/test_shrunk.py, which the run names too.)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from bbcore import engine, rays
+from bbcore.config import Config
+from bbcore.families import images_of, max_atoms_apart, numbers_dtype, partner_of, unpack_numbers
+from bbcore.geometry import TRANSFORM_NAMES
+from bbcore.numbering import atoms_of, binomial_table, number_of
+
+A3_B4 = Config(3, 4)
+
+
+def test_numbers_are_packed_in_four_bytes_while_they_fit_else_eight():
+    small, large = Config(4, 8), Config(7, 13)  # 635,376 and 3.4 x 10^10 molecules
+    assert small.nb_mol <= 1 << 32 < large.nb_mol
+    assert numbers_dtype(small) == np.dtype("<u4") and numbers_dtype(large) == np.dtype("<u8")
+    numbers = np.array([1, 70_000, small.nb_mol], dtype="<u4")
+    assert unpack_numbers(small, numbers.tobytes()).tolist() == [1, 70_000, small.nb_mol]
+    wide = np.array([1, large.nb_mol], dtype="<u8")
+    unpacked = unpack_numbers(large, wide.tobytes())
+    assert unpacked.tolist() == [1, large.nb_mol] and unpacked.dtype == np.int64
+
+
+def test_the_images_of_molecules_by_each_transform_sorted():
+    numbers = np.array([200, 3, 57], dtype=np.int64)
+    assert images_of(A3_B4, numbers, TRANSFORM_NAMES[0]).tolist() == [3, 57, 200]
+    assert images_of(A3_B4, np.empty(0, np.int64), TRANSFORM_NAMES[3]).tolist() == []
+    for index, name in enumerate(TRANSFORM_NAMES):
+        atoms = np.array([atoms_of(A3_B4, int(k)) for k in numbers], dtype=np.int64)
+        table = engine.image_numbers(A3_B4, atoms, binomial_table(A3_B4))
+        assert images_of(A3_B4, numbers, name).tolist() == sorted(table[:, index].tolist())
+    # the transforms are not all the identity here: some image differs
+    assert any(images_of(A3_B4, numbers, name).tolist() != [3, 57, 200] for name in TRANSFORM_NAMES)
+
+
+def test_the_most_atoms_one_molecule_has_where_another_has_none():
+    def brute(numbers):
+        boards = [set(atoms_of(A3_B4, k)) for k in numbers]
+        return max((len(a - b) for a in boards for b in boards), default=0)
+
+    one = number_of(A3_B4, [0, 1, 2])
+    assert max_atoms_apart(A3_B4, np.array([one])) == 0
+    assert max_atoms_apart(A3_B4, np.array([], dtype=np.int64)) == 0
+    for cells in ([[0, 1, 2], [0, 1, 3]], [[0, 1, 2], [3, 4, 5]], [[0, 1, 2], [0, 4, 5], [0, 1, 5]]):
+        numbers = [number_of(A3_B4, c) for c in cells]
+        assert max_atoms_apart(A3_B4, np.array(numbers)) == brute(numbers)
+    assert max_atoms_apart(A3_B4, np.array([number_of(A3_B4, [0, 1, 2]), number_of(A3_B4, [3, 4, 5])])) == 3
+
+
+def test_a_spectrum_is_read_back_as_the_engines_partner_array():
+    for k in (1, 77, 300, A3_B4.nb_mol):
+        atoms = atoms_of(A3_B4, k)
+        spectrum = rays.spectrum(A3_B4, atoms)
+        partner = engine.trace_batch(A3_B4, np.array([atoms], dtype=np.uint8))[0][0]
+        assert partner_of(A3_B4, spectrum).tolist() == partner.astype(np.int64).tolist()
+    spectrum = rays.spectrum(A3_B4, atoms_of(A3_B4, 300))  # a@bcdbc@&@&@@&ad
+    assert partner_of(A3_B4, spectrum[:-1]) is None  # too short
+    assert partner_of(A3_B4, spectrum + "@") is None  # too long
+    label = next(c for c in spectrum if c not in "@&")
+    assert partner_of(A3_B4, spectrum.replace(label, "@", 1)) is None  # a label once
+    other = next(c for c in spectrum if c not in "@&" + label)
+    assert partner_of(A3_B4, spectrum.replace(other, label)) is None  # a label four times
