@@ -472,3 +472,50 @@ def test_the_shot_table_says_when_a_shot_has_more_results_than_it_shows():
     assert shot_table([shot], 1, results)[1].endswith(f"{results:>3}: {shown}")
     fewer = ", ".join(outcome_text(r, n) for r, n in shot.outcomes[:-1])
     assert shot_table([shot], 1, results - 1)[1].endswith(f"{results:>3}: {fewer}, ...")
+
+
+def test_a_cell_possible_in_two_placements_of_1832_is_not_drawn_empty():
+    """``Answer.heat`` of the solver: per mille, a possible cell at least 1 (the faces draw 0 as
+    certain empty)."""
+    config = Config(1, 6, 6, 4)
+    game = Game.empty(6).with_result(4, 15).with_result(12, "@")
+    answer = Decoder(config).decode(game)
+    assert answer.found is None and answer.count == 1832 and answer.exact
+    solution = answer.solution
+    heat, total = answer.heat()
+    rare = (solution.backbone == -1) & (solution.probabilities < 0.0015)
+    assert total == 1000 and rare.sum() >= 1 and (solution.probabilities[rare] > 0).all()
+    assert (heat[rare] == 1).all()
+    per_mille = np.clip(np.rint(solution.probabilities * 1000), 1, 999).astype(np.int64)
+    expected = np.where(solution.backbone == 1, 1000, np.where(solution.backbone == 0, 0, per_mille))
+    assert np.array_equal(heat, expected) and heat.dtype == np.int64
+
+
+def test_past_the_limit_a_set_cancel_stops_the_solver_and_an_unexplored_store_is_solved(
+    tmp_path, monkeypatch
+):
+    game = one_ray(A3_B4)
+    monkeypatch.setattr("bbcore.decoder.DIRECT_LIMIT", 0)
+    cancelled = threading.Event()
+    cancelled.set()
+    with pytest.raises(DecodeCancelled):
+        Decoder(A3_B4, source="compute").decode(game, cancelled=cancelled)
+    open_database(tmp_path / "empty.sqlite")  # A3_B4 not explored there: "auto" solves too
+    try:
+        answer = Decoder(A3_B4).decode(game)
+        assert answer.found.source == "solver" and not answer.explored
+    finally:
+        close_database()
+
+
+def test_a_range_on_a_square_whose_count_passes_the_engines_limit_is_solved(monkeypatch):
+    """Both limits shrunk (the decoder's choice and the engine's own refusal) to the two atoms'
+    C(16, 2) = 120 molecules: at it, the engine once per count; one under, the solver."""
+    game = one_ray(A1_2_B4)
+    agree = placements(A1_2_B4, game)
+    for limit, method in ((120, "engine"), (119, "path search")):
+        monkeypatch.setattr("bbcore.decoder.DIRECT_LIMIT", limit)
+        monkeypatch.setattr("bbcore.decode.DIRECT_LIMIT", limit)
+        answer = Decoder(A1_2_B4).decode(game)
+        assert answer.count == len(agree) and answer.solution.count.method == method
+        assert_shots_are_the_brute_forces(answer, A1_2_B4, agree, "remaining")
