@@ -363,7 +363,8 @@ def _solved_sentence(answer: Answer) -> str:
     if not answer.game.shown:
         return f"No ray shot: every placement ({count.value:,}) agrees; they are not listed."
     if count.exact:
-        return f"{plural(count.value, 'placement')} agree with these rays."
+        verb = "agrees" if count.value == 1 else "agree"
+        return f"{plural(count.value, 'placement')} {verb} with these rays."
     return (
         f"About {count.value:,} placements agree with these rays (estimated: within a factor "
         f"{1 + (count.tolerance or 0):g} with {count.confidence:.0%} confidence)."
