@@ -35,7 +35,7 @@ from bbcore.game import DecodeError, Game, parse_game
 from bbcore.numbering import atoms_of
 from bbcore.progress import COMPLETE
 from bbcore.shots import outcome_text, rank_shots
-from bbcore.solver import Count
+from bbcore.solver import Box, Count
 from bbcore.store import close_database, open_database
 
 A2_B4, A3_B4 = Config(2, 4), Config(3, 4)
@@ -519,3 +519,57 @@ def test_a_range_on_a_square_whose_count_passes_the_engines_limit_is_solved(monk
         answer = Decoder(A1_2_B4).decode(game)
         assert answer.count == len(agree) and answer.solution.count.method == method
         assert_shots_are_the_brute_forces(answer, A1_2_B4, agree, "remaining")
+
+
+def as_game(width: int, shown: list[tuple[int, object]]) -> Game:
+    game = Game.empty(width)
+    for position, result in shown:
+        game = game.with_result(position, result)
+    return game
+
+
+def test_a_range_on_a_square_with_one_placement_two_or_none(monkeypatch):
+    one = as_game(4, [(1, "@"), (2, 7), (3, 10)])  # an atom at cell 3, alone
+    answer = Decoder(A1_2_B4).decode(one)
+    solution = answer.solution
+    assert count_sentence(answer) == "1 placement agrees with these rays."
+    assert answer.shots == [] and answer.skipped is None and solution.consistent
+    assert solution.count.method == "engine" and solution.margin == 0.0
+    assert (solution.box, solution.atoms_min, solution.atoms_max) == (Box(4, 4), 1, 2)
+    assert solution.rays == tuple(one.rays())
+    two = as_game(4, [(1, "@"), (2, 6), (3, 10)])
+    agree = placements(A1_2_B4, two)
+    answer = Decoder(A1_2_B4).decode(two)
+    assert answer.count == len(agree) == 2 and answer.skipped is None
+    assert_shots_are_the_brute_forces(answer, A1_2_B4, agree, "remaining")
+    monkeypatch.setattr("bbcore.decoder.NEXT_SHOT_BUDGET", 2 * len(two.unknown) - 1)
+    answer = Decoder(A1_2_B4).decode(two)
+    assert answer.shots == []
+    assert answer.skipped == "next shots not ranked: 2 candidates is too many rays to trace"
+    # each count within the budget, their sum one ray past it: not ranked
+    game = one_ray(A1_2_B4)
+    monkeypatch.setattr("bbcore.decoder.NEXT_SHOT_BUDGET", len(game.unknown) * 52 - 1)
+    answer = Decoder(A1_2_B4).decode(game)
+    assert answer.shots == []
+    assert answer.skipped == "next shots not ranked: 52 candidates is too many rays to trace"
+    # none: the solver names the rays that cannot all hold; a cancel set before it stops it
+    none = as_game(4, [(1, "&"), (2, "&"), (3, "&")])
+    assert placements(A1_2_B4, none) == []
+    answer = Decoder(A1_2_B4).decode(none)
+    assert answer.count == 0 and answer.core and not answer.solution.consistent
+    assert count_sentence(answer).startswith("No placement agrees with these rays: these cannot all hold")
+    decoder = Decoder(A1_2_B4)
+    cancelled, progress = stop_after(_to_try(Config(2, 4), none))  # after the last count's
+    with pytest.raises(DecodeCancelled):
+        decoder.decode(none, progress=progress, cancelled=cancelled)
+    assert decoder.cached(none) is None
+
+
+def test_a_cancel_stops_the_next_count_of_a_range_even_with_nothing_to_rank(monkeypatch):
+    """No shot ranked (the budget shrunk to 1): the cancel set after the first count's candidates
+    is seen by the next count's."""
+    monkeypatch.setattr("bbcore.decoder.NEXT_SHOT_BUDGET", 1)
+    game = one_ray(A1_2_B4).with_result(2, "@")
+    cancelled, progress = stop_after(16)
+    with pytest.raises(DecodeCancelled):
+        Decoder(A1_2_B4).decode(game, progress=progress, cancelled=cancelled)
