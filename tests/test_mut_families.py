@@ -9,15 +9,21 @@ full store in tests/test_compact.py and tests/test_shrunk.py, which the run name
 
 from __future__ import annotations
 
+import sqlite3
+from pathlib import Path
+
 import numpy as np
 
-from bbcore import engine, rays
+from bbcore import engine, families, rays
 from bbcore.config import Config
+from bbcore.explore import explore
 from bbcore.families import images_of, max_atoms_apart, numbers_dtype, partner_of, unpack_numbers
 from bbcore.geometry import TRANSFORM_NAMES
 from bbcore.numbering import atoms_of, binomial_table, number_of
+from bbcore.progress import COMPLETE
+from bbcore.store import close_database, open_database
 
-A3_B4 = Config(3, 4)
+A3_B4, A3_B5, A4_B5 = Config(3, 4), Config(3, 5), Config(4, 5)
 
 
 def test_numbers_are_packed_in_four_bytes_while_they_fit_else_eight():
@@ -70,3 +76,49 @@ def test_a_spectrum_is_read_back_as_the_engines_partner_array():
     assert partner_of(A3_B4, spectrum.replace(label, "@", 1)) is None  # a label once
     other = next(c for c in spectrum if c not in "@&" + label)
     assert partner_of(A3_B4, spectrum.replace(other, label)) is None  # a label four times
+
+
+OLD_FILE = Path(__file__).parent / "data" / "compact_before_families.sqlite"
+"""A4_B5 and A3_B4 explored compact by the release before Families (Spectrums rows, FamilyMolecules)."""
+
+
+def family_rows(path: Path, name: str) -> list[tuple]:
+    with sqlite3.connect(path) as connection:
+        return connection.execute(
+            "SELECT * FROM Families WHERE config = ? ORDER BY position", (name,)
+        ).fetchall()
+
+
+def rows_of(path: Path, table: str, name: str) -> int:
+    with sqlite3.connect(path) as connection:
+        return connection.execute(f"SELECT COUNT(*) FROM {table} WHERE config = ?", (name,)).fetchone()[0]
+
+
+def test_a_migration_in_batches_of_seven_is_whole_and_leaves_the_other_configurations(tmp_path, monkeypatch):
+    """``MIGRATE_BATCH`` shrunk to 7 (43 families: six full batches and one of one), in a file
+    that also holds a full store's A3_B5 and another old compact configuration: A4_B5 comes out
+    as a fresh compact exploration writes it, its progress from 0 to 43, and nothing else moves."""
+    old, fresh = tmp_path / "old.sqlite", tmp_path / "fresh.sqlite"
+    old.write_bytes(OLD_FILE.read_bytes())
+    assert explore(A3_B5, old, store="full") == COMPLETE
+    close_database()
+    kept = {
+        (table, name): rows_of(old, table, name)
+        for table in ("Spectrums", "FamilyMolecules")
+        for name in ("A3_B5", "A3_B4")
+    }
+    assert kept[("Spectrums", "A3_B5")] > 0 and kept[("FamilyMolecules", "A3_B4")] > 0
+    seen = []
+    open_database(old)
+    try:
+        monkeypatch.setattr(families, "MIGRATE_BATCH", 7)
+        assert families.migrate(A4_B5, lambda done, total: seen.append((done, total))) == 43
+        assert not families.needs_migration(A4_B5) and families.needs_migration(A3_B4)
+    finally:
+        close_database()
+    assert seen == [(0, 43), *((done, 43) for done in range(7, 43, 7)), (43, 43)]
+    assert rows_of(old, "Spectrums", "A4_B5") == rows_of(old, "FamilyMolecules", "A4_B5") == 0
+    assert {key: rows_of(old, *key) for key in kept} == kept
+    assert explore(A4_B5, fresh, store="compact") == COMPLETE
+    close_database()
+    assert family_rows(old, "A4_B5") == family_rows(fresh, "A4_B5") and len(family_rows(old, "A4_B5")) == 43
