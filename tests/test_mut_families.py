@@ -122,3 +122,44 @@ def test_a_migration_in_batches_of_seven_is_whole_and_leaves_the_other_configura
     assert explore(A4_B5, fresh, store="compact") == COMPLETE
     close_database()
     assert family_rows(old, "A4_B5") == family_rows(fresh, "A4_B5") and len(family_rows(old, "A4_B5")) == 43
+
+
+def test_a_typed_spectrum_finds_its_spectral_group_as_the_full_store_has_it(tmp_path):
+    """``spectrum_group`` on a compact A3_B5 (8 spectral groups in 2 families) gives every
+    ambiguous spectrum the full store's ``Spectrums`` row, with its molecules' max_diff; a
+    spectrum of one molecule, or malformed, none."""
+    full, compact = tmp_path / "full.sqlite", tmp_path / "compact.sqlite"
+    assert explore(A3_B5, full, store="full") == COMPLETE
+    close_database()
+    with sqlite3.connect(full) as connection:
+        rows = connection.execute(
+            "SELECT spectrum, nb_mol, transform, canonical_number FROM Spectrums WHERE config = 'A3_B5'"
+        ).fetchall()
+        members = {
+            spectrum: [
+                n
+                for (n,) in connection.execute(
+                    "SELECT number FROM Molecules WHERE config = 'A3_B5' AND spectrum = ? ORDER BY number",
+                    (spectrum,),
+                )
+            ]
+            for spectrum, *_ in rows
+        }
+        unique = connection.execute(
+            "SELECT spectrum FROM Molecules WHERE config = 'A3_B5' AND spectrum NOT IN "
+            "(SELECT spectrum FROM Spectrums WHERE config = 'A3_B5') LIMIT 1"
+        ).fetchone()[0]
+    assert len(rows) == 8
+    assert explore(A3_B5, compact, store="compact") == COMPLETE
+    try:
+        for spectrum, nb_mol, transform, canonical in rows:
+            group = families.spectrum_group(A3_B5, spectrum)
+            numbers = np.array(members[spectrum])
+            assert group == families.SpectrumRow(
+                spectrum, nb_mol, transform, canonical, max_atoms_apart(A3_B5, numbers)
+            )
+            assert families.spectrum_numbers(A3_B5, spectrum) == members[spectrum]
+        assert families.spectrum_group(A3_B5, unique) is None
+        assert families.spectrum_group(A3_B5, unique[:-1]) is None
+    finally:
+        close_database()
