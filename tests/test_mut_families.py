@@ -163,3 +163,20 @@ def test_a_typed_spectrum_finds_its_spectral_group_as_the_full_store_has_it(tmp_
         assert families.spectrum_group(A3_B5, unique[:-1]) is None
     finally:
         close_database()
+
+
+def test_the_shards_counts_are_each_configurations_own(tmp_path):
+    """Two compact configurations in one file: each one's counts of spectra and families are
+    its own shards' (A3_B5: 8 spectral groups in 2 families), a configuration never explored
+    has none, and ``group_count`` counts families unless asked for every spectrum."""
+    path = tmp_path / "two.sqlite"
+    for config in (A3_B5, A3_B4):
+        assert explore(config, path, store="compact") == COMPLETE
+    try:
+        assert families.spectra_counts(A3_B5) == (8, 2)
+        assert families.group_count(A3_B5) == 2 and families.group_count(A3_B5, all_rows=True) == 8
+        spectra, count = families.spectra_counts(A3_B4)
+        assert (spectra, count) != (8, 2) and 0 < count <= spectra
+        assert families.spectra_counts(Config(2, 4)) == (0, 0)
+    finally:
+        close_database()
