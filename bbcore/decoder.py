@@ -65,6 +65,7 @@ from bbcore.shots import (
     NextShot,
     Ranking,
     atom_counts,
+    next_shots,
     outcome_text,
     rank_shots,
     ranked_shots,
@@ -294,7 +295,8 @@ class Decoder:
             total += found.count
             counts += atom_counts(found)
             if found.count and len(game.unknown) * found.count <= NEXT_SHOT_BUDGET:
-                for shot in ranked_shots(config, game, found, by=by, stop=cancelled)[0]:
+                # every count's outcomes, one molecule's too (ranked_shots ranks none for one)
+                for shot in next_shots(config, game, found, stop=cancelled):
                     into = outcomes.setdefault(shot.position, np.zeros(4 * width + 2, dtype=np.int64))
                     for result, n in shot.outcomes:
                         into[solver.code_of(result) + 2] += n
@@ -361,7 +363,8 @@ def _solved_sentence(answer: Answer) -> str:
     if not answer.game.shown:
         return f"No ray shot: every placement ({count.value:,}) agrees; they are not listed."
     if count.exact:
-        return f"{plural(count.value, 'placement')} agree with these rays."
+        verb = "agrees" if count.value == 1 else "agree"
+        return f"{plural(count.value, 'placement')} {verb} with these rays."
     return (
         f"About {count.value:,} placements agree with these rays (estimated: within a factor "
         f"{1 + (count.tolerance or 0):g} with {count.confidence:.0%} confidence)."

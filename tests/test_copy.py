@@ -208,6 +208,24 @@ def test_a_small_page_size_copies_in_many_bounded_pages(sources, pg_url):
     assert target_state(pg_url, config) == (True, config.nb_mol)
 
 
+def test_a_page_that_divides_a_table_exactly_copies_its_last_row_once(sources, tmp_path):
+    """``PAGE`` shrunk to 105, which divides A4_B6's 58,905 molecules: the last page is full, so
+    the copy asks once more and finds the table done; a file to a file, every row there once."""
+    config, seen = Config(4, 6), []
+    target = tmp_path / "target.sqlite"
+    copy_configuration(
+        config, sources[FULL], store.location(str(target)), page=105, progress=lambda *a: seen.append(a)
+    )
+    close_database()
+    molecules = [done for table, done, _ in seen if table == "Molecules"]
+    assert config.nb_mol % 105 == 0 and molecules[-1] == config.nb_mol
+    assert [b - a for a, b in zip([0, *molecules], molecules)] == [105] * (config.nb_mol // 105)
+    with sqlite3.connect(sources[FULL]) as source, sqlite3.connect(target) as copied:
+        for table in ("Molecules", "Spectrums", "ExploredRanges"):
+            query = f"SELECT * FROM {table} WHERE config = 'A4_B6' ORDER BY 1, 2, 3"
+            assert copied.execute(query).fetchall() == source.execute(query).fetchall(), table
+
+
 # -- refusals ----------------------------------------------------------------------------------
 
 
