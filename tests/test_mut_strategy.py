@@ -23,6 +23,7 @@ from bbcore.config import Config
 from bbcore.game import ABSORBED, REFLECTED, Game
 from bbcore.store import Book, close_database, open_database
 from bbcore.strategy import (
+    STORED_DEPTH,
     BookNode,
     StrategyError,
     book,
@@ -371,5 +372,75 @@ def test_a_configuration_missing_a_stored_spectrum_is_one_line(tmp_path, explore
         with pytest.raises(StrategyError) as error:
             spectra_codes(A3_B4, "store")
         assert str(error.value) == "A3_B4: 559 spectra stored, 560 expected"
+    finally:
+        close_database()
+
+
+# -- the book's edges --------------------------------------------------------------------------
+
+
+def test_children_come_most_candidates_first_then_by_outcome():
+    """Each node's children as the screens list them: the most candidates first, ties by the
+    outcome's code (reflected, absorbed, then the exits in order), rebuilt ones too."""
+    made_here = compute_book(A3_B4, source="compute")
+    checked = 0
+    for index in range(len(made_here.nodes)):
+        if made_here.nodes.depth[index] > STORED_DEPTH or made_here.nodes.shot[index] < 0:
+            continue
+        kids = made_here.children(index)
+        keys = [(-int(made_here.nodes.count[c]), int(made_here.nodes.outcome[c])) for c in kids]
+        assert keys == sorted(keys) and len(kids) >= 2, index
+        assert sum(int(made_here.nodes.count[c]) for c in kids) == int(made_here.nodes.count[index])
+        checked += 1
+    assert checked > 20
+    assert len({-k for k, _ in keys}) > 1  # counts that differ, so the order is seen
+
+
+def test_a_box_of_one_molecule_needs_no_ray():
+    """A box full of atoms (A4_B2: one molecule): no first shot, no ray, and the book says it
+    stops at once."""
+    one = Config(4, 2)
+    made_here = compute_book(one, source="compute")
+    summary = made_here.summary()
+    assert summary["first_shot"] is None and summary["molecules"] == 1
+    assert summary["rays"] == {"mean": 0.0, "max": 0, "histogram": {"0": 1}}
+    assert made_here.line(1) == []
+    assert made_here.advice(Game.empty(2)) == (
+        "The book (by remaining) stops here: its 1 candidates share one spectrum."
+    )
+
+
+def test_a_book_is_refused_for_a_range_and_past_its_limit(monkeypatch):
+    """One line each: a range of atom counts, and more molecules than ``BOOK_LIMIT`` (a book of
+    exactly the limit is made)."""
+    import bbcore.strategy as strategy
+
+    with pytest.raises(StrategyError) as error:
+        compute_book(Config(2, 3, atoms_max=3))
+    assert str(error.value) == "A2-3_B3 is a range of atom counts: a book is made for one count"
+    monkeypatch.setattr(strategy, "BOOK_LIMIT", A3_B4.nb_mol)
+    assert compute_book(A3_B4, source="compute").molecules == A3_B4.nb_mol
+    monkeypatch.setattr(strategy, "BOOK_LIMIT", A3_B4.nb_mol - 1)
+    with pytest.raises(StrategyError) as error:
+        compute_book(A3_B4, source="compute")
+    assert str(error.value) == (
+        "A3_B4 has 560 molecules: too many for a book in memory (the limit is 559, about 0 MB)"
+    )
+    monkeypatch.setattr(strategy, "BOOK_LIMIT", 12_345_678)  # A6_B8: 74,974,368 molecules
+    with pytest.raises(StrategyError) as error:
+        compute_book(Config(6, 8))
+    assert str(error.value).endswith("(the limit is 12,345,678, about 740 MB)")
+
+
+def test_compute_book_reads_an_explored_store_by_default(tmp_path, explored):
+    """With no source given, a complete configuration's spectra come from the store, and
+    ``progress`` is told as they are read."""
+    copy = tmp_path / "copy.sqlite"
+    shutil.copy(explored, copy)
+    open_database(copy, write=False)
+    try:
+        told: list[int] = []
+        made_here = compute_book(A3_B4, progress=lambda d, _: told.append(d))
+        assert made_here.source == "store" and told[-1] == A3_B4.nb_mol
     finally:
         close_database()
