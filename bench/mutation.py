@@ -115,6 +115,14 @@ MODULES: dict[str, tuple[str, tuple[str, ...]]] = {
     # planted by hand); the notes say why
     "sql": ("bbcore/sql.py", ("tests/test_mut_sql.py", "tests/test_schema.py")),
     "runner": ("bbcore/runner.py", ("tests/test_mut_runner.py",)),
+    "full": (
+        "bbcore/full.py",
+        (
+            "tests/test_mut_full.py",
+            "tests/test_explore.py",
+            "tests/test_shrunk.py::test_a_full_store_written_in_chunks_of_a_few_rows_is_the_same",
+        ),
+    ),
     # the screens' actions (issue 33, section 5), with the pilot tests that press their keys:
     # run them an action at a time, ``--only 'bbtui.screens.groups.xǁGroupsScreenǁaction_*'``
     # (each mutant runs pilot tests: 20 to 60 s)
