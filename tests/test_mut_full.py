@@ -95,7 +95,7 @@ def test_a_halt_before_a_range_writes_nothing(tmp_path):
 
 
 @pytest.mark.parametrize(("below", "pool"), [(A3_B5.nb_mol + 1, False), (A3_B5.nb_mol, True)])
-def test_a_configuration_below_in_process_below_starts_no_worker(tmp_path, monkeypatch, below, pool, reference):
+def test_below_in_process_below_no_worker_starts(tmp_path, monkeypatch, below, pool, reference):
     """Below ``IN_PROCESS_BELOW`` molecules a run with two workers runs in this process (no
     child process); at it exactly, in a pool; both store the same rows."""
     monkeypatch.setattr(full, "IN_PROCESS_BELOW", below)
@@ -129,7 +129,8 @@ def test_finish_counts_the_ambiguous_spectra(tmp_path):
         assert stored_count(A3_B5) == A3_B5.nb_mol and not config_row(A3_B5).complete
         count = full.finish(A3_B5)
         with sqlite3.connect(path) as connection:
-            (spectra,) = connection.execute("SELECT COUNT(*) FROM Spectrums WHERE config = 'A3_B5'").fetchone()
+            query = "SELECT COUNT(*) FROM Spectrums WHERE config = 'A3_B5'"
+            (spectra,) = connection.execute(query).fetchone()
             shared = connection.execute(
                 "SELECT COUNT(*) FROM (SELECT spectrum FROM Molecules WHERE config = 'A3_B5' "
                 "GROUP BY spectrum HAVING COUNT(*) > 1)"
