@@ -444,3 +444,25 @@ def test_compute_book_reads_an_explored_store_by_default(tmp_path, explored):
         assert made_here.source == "store" and told[-1] == A3_B4.nb_mol
     finally:
         close_database()
+
+
+def test_a_book_stops_while_its_spectra_are_traced(monkeypatch):
+    """``stop`` set while the spectra are traced (``BATCH`` shrunk: several batches) ends the
+    book there, before the rest is traced or anything played."""
+    import bbcore.strategy as strategy
+    from bbcore.decode import DecodeCancelled
+
+    monkeypatch.setattr(strategy, "BATCH", 100)
+    stop = threading.Event()
+    told: list[int] = []
+    placed: list[int] = []
+
+    def progress(done: int, _: int) -> None:
+        told.append(done)
+        stop.set()
+
+    with pytest.raises(DecodeCancelled):
+        compute_book(
+            A3_B4, source="compute", progress=progress, played=lambda d, _: placed.append(d), stop=stop
+        )
+    assert told == [0] and placed == []
