@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import shutil
 import threading
+from collections.abc import Callable
 from functools import cache
 
 import numpy as np
@@ -25,6 +26,7 @@ from bbcore.store import Book, close_database, open_database
 from bbcore.strategy import (
     STORED_DEPTH,
     BookNode,
+    StrategyBook,
     StrategyError,
     book,
     code_of_result,
@@ -40,10 +42,15 @@ from bbcore.strategy import (
 A3_B4 = Config(3, 4)
 
 
-@cache
-def made(by: str):
-    """A3_B4's book, made once per policy (each test reads it; ``follow`` rebuilds nodes)."""
-    return compute_book(A3_B4, by, source="compute")
+@pytest.fixture(scope="module")
+def made() -> Callable[[str], StrategyBook]:
+    """``made(by)``: A3_B4's book, made once per policy and module (``follow`` rebuilds nodes).
+
+    A fixture, not a module-level cache: mutmut runs the tests once in its own process before
+    forking for each mutant, and a book cached in the module then was made (and its nodes
+    rebuilt) by the unmutated code, which a mutant's tests would read.
+    """
+    return cache(lambda by: compute_book(A3_B4, by, source="compute"))
 
 
 @pytest.fixture(scope="module")
@@ -89,7 +96,7 @@ def test_codes_and_results_are_each_other_s_inverse():
     assert isinstance(code_of_result(5), int)
 
 
-def test_following_each_molecule_s_line_reaches_its_nodes(lines):
+def test_following_each_molecule_s_line_reaches_its_nodes(lines, made):
     """Every beginning of every molecule's line, played as a game, is a node of the book: at its
     depth, with the rays and points spent, the shot the line takes next (none at the end), the
     outcome that led there, and exactly the molecules whose lines begin so."""
@@ -116,7 +123,7 @@ def test_following_each_molecule_s_line_reaches_its_nodes(lines):
             assert book.path(index)[-1] == index and len(book.path(index)) == depth + 1
 
 
-def test_what_the_book_still_spends_from_a_node(lines):
+def test_what_the_book_still_spends_from_a_node(lines, made):
     """``ahead``: the mean and most rays and points the node's molecules still need, from their
     own lines; ``advice`` says the same in words (or that the book stops)."""
     book = made("remaining")
@@ -152,7 +159,7 @@ def test_what_the_book_still_spends_from_a_node(lines):
     assert seen_leaf and seen_inner
 
 
-def test_a_game_off_the_book_is_not_followed(lines):
+def test_a_game_off_the_book_is_not_followed(lines, made):
     """A game whose shots are not the book's (another first shot, an outcome no molecule gives,
     a ray more than the line's, another box) has no node, and ``advice`` says the book does not
     play it."""
@@ -177,7 +184,7 @@ def test_a_game_off_the_book_is_not_followed(lines):
     assert book.follow(Game.empty(A3_B4.width)) == 0
 
 
-def test_advice_names_its_policy():
+def test_advice_names_its_policy(made):
     """The policy in each sentence is the book's own."""
     book = made("information")
     assert book.advice(Game.empty(A3_B4.width)).startswith(
@@ -185,7 +192,7 @@ def test_advice_names_its_policy():
     )
 
 
-def test_the_hardest_count_is_the_molecules_with_the_most_rays(lines):
+def test_the_hardest_count_is_the_molecules_with_the_most_rays(lines, made):
     book = made("remaining")
     most = max(len(line) for line in lines.values())
     assert book.hardest_count() == sum(len(line) == most for line in lines.values())
@@ -276,6 +283,7 @@ def test_book_reads_an_explored_store_and_passes_on_its_callbacks(tmp_path, expl
     made, computed = book(A3_B4, progress=lambda d, _: read.append(d), played=lambda d, _: placed.append(d))
     assert computed and made.source == "store"
     assert read[-1] == placed[-1] == A3_B4.nb_mol
+    assert book(A3_B4, "information", source="compute")[0].source == "computed"  # as asked
     stop = threading.Event()
     stop.set()
     with pytest.raises(DecodeCancelled):
