@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 import os
 import signal
+import sys
 import threading
 import time
 from concurrent.futures.process import BrokenProcessPool
@@ -29,6 +30,14 @@ from bbcore.runner import Halted, InlineRunner, LocalRunner, check_halt
 
 def square(job: int) -> int:
     return job * job
+
+
+STATE = "as imported"
+"""Changed by a test in this process: a spawned worker imports this module afresh."""
+
+
+def state(_: int) -> str:
+    return STATE
 
 
 def halting(job: tuple[Path, float]) -> str:
@@ -146,6 +155,17 @@ def test_local_runs_every_job_and_keeps_its_queue_short():
     local.close()
     try:
         assert list(local.run(square, iter([5]), threading.Event())) == [(5, 25)]
+    finally:
+        local.close()
+
+
+def test_local_workers_start_afresh(monkeypatch):
+    """Workers are spawned, not forked: they inherit nothing of the driver's state (its open
+    database, its threads), only what they import."""
+    monkeypatch.setattr(sys.modules[__name__], "STATE", "changed in the driver")
+    local = LocalRunner(1)
+    try:
+        assert list(local.run(state, iter([1]), threading.Event())) == [(1, "as imported")]
     finally:
         local.close()
 
