@@ -219,7 +219,7 @@ def test_local_stop_halts_the_tasks_under_way(tmp_path):
     setter = threading.Thread(target=stop_once_started)
     setter.start()
     try:
-        assert list(local.run(halting, iter([(tmp_path, 120.0), (tmp_path, 120.0)]), stop)) == []
+        assert list(local.run(halting, iter([(tmp_path, 30.0), (tmp_path, 30.0)]), stop)) == []
     finally:
         setter.join()
         local.close()
