@@ -192,7 +192,7 @@ def test_local_takes_no_job_once_stopped():
                 stop.set()
                 before = len(taken)
         assert len(taken) == before == 2  # workers + 1
-        assert got[0] == 0 and set(got) <= {0, 1}
+        assert got and set(got) <= {0, 1}  # the two taken (a set of finished ones: any order)
     finally:
         local.close()
 
