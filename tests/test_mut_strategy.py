@@ -450,6 +450,7 @@ def test_compute_book_reads_an_explored_store_by_default(tmp_path, explored):
         told: list[int] = []
         made_here = compute_book(A3_B4, progress=lambda d, _: told.append(d))
         assert made_here.source == "store" and told[-1] == A3_B4.nb_mol
+        assert spectra_codes(A3_B4)[1] == "store"  # its default too
     finally:
         close_database()
 
