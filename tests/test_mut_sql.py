@@ -224,6 +224,10 @@ def test_by_spectrum_reads_one_configuration_s_molecules(full, dialect):
         for r in full.execute("EXPLAIN QUERY PLAN " + sql.by_spectrum(A3_B4, "*", "spectrum = ?"), ("x",))
     )
     assert sql.spectrum_index(A3_B4) in plan
+    for statement in sql.drop_indexes(A3_B4):  # a configuration still explored has no index yet
+        full.execute(statement)
+    query = sql.by_spectrum(A3_B4, "number", "spectrum = ?", indexed=False, order="number")
+    assert [n for (n,) in full.execute(query, (spectrum,))] == expected
     table, where = sql.molecules_indexed(A3_B4, "k")
     assert table.startswith('"Molecules" AS k') and where == "k.config = 'A3_B4'"
 
@@ -361,8 +365,10 @@ def test_a_compact_store_s_profile_rows(compact, tmp_path):
     ).fetchall()
     assert rows
     assert sorted(compact.execute(sql.profile_rows(columns), ("A4_B4",))) == sorted(rows)
-    packed = compact.execute(sql.profile_packed(["absorbed_number * 100 + out_number"]), ("A4_B4",))
-    assert sorted(packed) == sorted((a * 100 + o, m, low) for a, _, o, m, low in rows)
+    packed = compact.execute(
+        sql.profile_packed(["absorbed_number * 100 + out_number", "reflected_number"]), ("A4_B4",)
+    )
+    assert sorted(packed) == sorted((a * 100 + o, r, m, low) for a, r, o, m, low in rows)
     every = tuple(row[1] for row in compact.execute('PRAGMA table_info("Profiles")'))[1:-2]
     whole = compact.execute(
         f'SELECT config, {", ".join(every)}, molecules, lowest FROM "Profiles"'
