@@ -101,7 +101,7 @@ def codes_of_spectra(
     return out
 
 
-def _letters_kernel(chars, rows, codes):  # pragma: no cover
+def _letters_kernel(chars, rows, codes):  # pragma: no cover  # pragma: no mutate block
     """Spectrum characters to codes (compiled by numba): the two ends of a letter point at
     each other."""
     first = np.empty(26, dtype=np.int64)
@@ -224,7 +224,7 @@ def _book_kernel(
     points,
     depth_nodes,
     depth_leaves,
-):  # pragma: no cover
+):  # pragma: no cover  # pragma: no mutate block
     """Play the policy over the molecules ``order`` (compiled by numba), ``budget``
     molecules read at a time: returns True once the tree is played, False when the budget
     ran out (called again with the same arrays, it goes on where it stopped, in the middle

@@ -113,7 +113,7 @@ MODULES: dict[str, tuple[str, tuple[str, ...]]] = {
     "plot": ("bbcore/plot.py", ("tests/test_plot.py",)),
     "feasibility": ("bbcore/feasibility.py", ("tests/test_feasibility.py",)),
     "columns": ("bbcore/columns.py", COMPACT_TESTS),
-    "strategy": ("bbcore/strategy.py", ("tests/test_strategy.py",)),
+    "strategy": ("bbcore/strategy.py", ("tests/test_strategy.py", "tests/test_mut_strategy.py")),
     # the rest of bbcore, issue 33 section 5 (notes: bench/mutation_notes.md)
     "spectra": (
         "bbcore/spectra.py",
@@ -131,6 +131,20 @@ MODULES: dict[str, tuple[str, tuple[str, ...]]] = {
     "explore": (
         "bbcore/explore.py",
         ("tests/test_mut_explore.py", "tests/test_explore.py::test_too_large_a_configuration_is_refused"),
+    ),
+    # issue 33 section 5, fourth session: each statement run on a real store (sql); the runners on
+    # plain tasks (runner: ``_worker_init`` runs in spawned workers only, planted by hand); the
+    # full store's pipeline in one process and through the pool (full: its workers' functions
+    # planted by hand); the notes say why
+    "sql": ("bbcore/sql.py", ("tests/test_mut_sql.py", "tests/test_schema.py")),
+    "runner": ("bbcore/runner.py", ("tests/test_mut_runner.py",)),
+    "full": (
+        "bbcore/full.py",
+        (
+            "tests/test_mut_full.py",
+            "tests/test_explore.py",
+            "tests/test_shrunk.py::test_a_full_store_written_in_chunks_of_a_few_rows_is_the_same",
+        ),
     ),
     # the screens' actions (issue 33, section 5), with the pilot tests that press their keys:
     # run them an action at a time, ``--only 'bbtui.screens.groups.xǁGroupsScreenǁaction_*'``
