@@ -165,7 +165,10 @@ MODULES: dict[str, tuple[str, tuple[str, ...]]] = {
         ),
     ),
     "screens.group": ("bbtui/screens/group.py", SCREEN_TESTS),
-    "screens.statistics": ("bbtui/screens/statistics.py", ("tests/test_tui_paging.py",)),
+    "screens.statistics": (
+        "bbtui/screens/statistics.py",
+        ("tests/test_tui_paging.py", "tests/test_tui_statistics.py", "tests/test_tui_tables.py"),
+    ),
 }
 """Each module and the tests run against its mutants."""
 DEFAULT = ("rays", "numbering", "geometry")

@@ -6,6 +6,7 @@ import itertools
 from collections import Counter, defaultdict
 from pathlib import Path
 
+from pilot import wait_for
 from textual.app import App
 from textual.containers import ItemGrid
 from textual.widgets import DataTable, Label, Select, TabbedContent
@@ -160,3 +161,47 @@ def test_round_ticks():
     assert round_ticks(1820) == [0, 500, 1000, 1500]
     assert round_ticks(3) == [0, 1, 2, 3]
     assert round_ticks(0) == [0]
+
+
+async def test_n_from_any_tab_or_a_blank_choice_and_before_any_report(explored):
+    """``n`` from the first tab opens the Distributions tab on the next distribution; from a
+    blank choice (the Select's prompt, which a user can pick) it shows the first; on a
+    configuration with no report it does nothing (and the app stays up)."""
+    app = StatisticsApp(explored, A4_B4)
+    async with app.run_test(size=(140, 50)) as pilot:
+        screen = await loaded(app, pilot)
+        assert screen.report is not None
+        names = [d.name for d in screen.report.distributions]
+        tabs = screen.query_one("#stats-tabs", TabbedContent)
+        choice = screen.query_one("#distribution-choice", Select)
+        assert (tabs.active, choice.value) == ("ambiguity", names[0])
+        await pilot.press("n")
+        await pilot.pause()
+        assert (tabs.active, choice.value) == ("distributions", names[1])
+        choice.clear()  # the blank choice
+        await pilot.pause()
+        await pilot.press("n")
+        await pilot.pause()
+        assert choice.value == names[0]
+    app = StatisticsApp(explored, Config(3, 5))  # not explored: no report
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await loaded(app, pilot)
+        assert screen.report is None
+        await pilot.press("n")
+        await pilot.pause()
+        assert app.is_running and screen.query_one("#stats-tabs", TabbedContent).active == "ambiguity"
+
+
+async def test_r_says_it_reads_and_shows_the_tabs_loading_until_the_report_is_read(explored):
+    app = StatisticsApp(explored, A4_B4)
+    async with app.run_test(size=(140, 50)) as pilot:
+        screen = await loaded(app, pilot)
+        tabs = screen.query_one("#stats-tabs", TabbedContent)
+        summary = screen.query_one("#stats-summary", Label)
+        assert not tabs.loading
+        screen.action_reload()  # read at once: the worker's answer is handled only after a pause
+        assert tabs.loading is True
+        assert str(summary.render()) == "Reading the statistics of A4_B4..."
+        await loaded(app, pilot)
+        await wait_for(pilot, lambda: not tabs.loading)
+        assert str(summary.render()).startswith("A4_B4: 1,820 molecules")
