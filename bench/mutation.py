@@ -50,6 +50,13 @@ CHECK_TESTS = (
 COMPACT_TESTS = ("tests/test_compact.py", "tests/test_shrunk.py")
 """The tests run against ``bbcore/compact/``'s modules and families (test_shrunk.py: their batches shrunk)."""
 
+COMPACT_STAGE_TESTS = ("tests/test_mut_compact.py", *COMPACT_TESTS, "-m", "not slow")
+"""The tests run against ``compact/``'s stages, ``columns`` and ``shards`` (mutcompact, issue 33): the
+compact tests but the slow ones (A4_B6 killed at six points, A5_B6 with workers, every reader on
+A4_B6, the eight configurations compared: 100 of their 136 s), with which each surviving mutant
+cost minutes at ``nice -n 19``; what those pin of the stages, tests/test_mut_compact.py pins
+directly, in seconds."""
+
 SCREEN_TESTS = ("tests/test_tui_paging.py", "tests/test_navigation.py")
 """The pilot tests that step through molecules and groups with their keys."""
 MODULES: dict[str, tuple[str, tuple[str, ...]]] = {
@@ -76,11 +83,11 @@ MODULES: dict[str, tuple[str, tuple[str, ...]]] = {
     # a compact store's export (computed molecules, derived spectra, merged chunks) is tested in
     # test_compact.py and test_shrunk.py
     "export": ("bbcore/export.py", ("tests/test_export.py", *COMPACT_TESTS)),
-    "compact.shards": ("bbcore/compact/shards.py", COMPACT_TESTS),
-    "compact.trace": ("bbcore/compact/trace.py", COMPACT_TESTS),
-    "compact.group": ("bbcore/compact/group.py", COMPACT_TESTS),
+    "compact.shards": ("bbcore/compact/shards.py", COMPACT_STAGE_TESTS),
+    "compact.trace": ("bbcore/compact/trace.py", COMPACT_STAGE_TESTS),
+    "compact.group": ("bbcore/compact/group.py", COMPACT_STAGE_TESTS),
     "compact.write": ("bbcore/compact/write.py", COMPACT_TESTS),
-    "compact.run": ("bbcore/compact/run.py", COMPACT_TESTS),
+    "compact.run": ("bbcore/compact/run.py", COMPACT_STAGE_TESTS),
     "store": ("bbcore/store.py", ("tests/test_schema.py", "tests/test_explore.py")),
     # small pure modules with tests of their own (issue 33, section 5)
     "config": ("bbcore/config.py", ("tests/test_config.py",)),
@@ -89,7 +96,7 @@ MODULES: dict[str, tuple[str, tuple[str, ...]]] = {
     "render": ("bbcore/render.py", ("tests/test_render.py",)),
     "plot": ("bbcore/plot.py", ("tests/test_plot.py",)),
     "feasibility": ("bbcore/feasibility.py", ("tests/test_feasibility.py",)),
-    "columns": ("bbcore/columns.py", COMPACT_TESTS),
+    "columns": ("bbcore/columns.py", COMPACT_STAGE_TESTS),
     "strategy": ("bbcore/strategy.py", ("tests/test_strategy.py",)),
     # the rest of bbcore, issue 33 section 5 (notes: bench/mutation_notes.md)
     "spectra": (

@@ -1,0 +1,241 @@
+"""The compact exploration's stages, each pinned where the mutation run found it loose (issue 33, section 5).
+
+``tests/test_compact.py`` compares whole compact stores with full ones; these tests hold
+the pieces that comparison cannot see: how ranges are cut, how profiles are summed (on
+both of ``merge_profiles``' paths), which shard a record goes to, which files a resumed
+run forgets.  Their notes: ``bench/mutation_notes.md`` (``compact/trace.py`` and after).
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from collections import defaultdict
+
+import numpy as np
+import pytest
+
+from bbcore import engine
+from bbcore.compact import trace
+from bbcore.compact.group import read_shard
+from bbcore.compact.shards import SHARED, TRACED, shard_folder
+from bbcore.config import Config
+from bbcore.explore import explore
+from bbcore.progress import COMPLETE, PAUSED
+from bbcore.store import ExploredRange, close_database, ensure_config, now, open_database, stored_count
+
+A4_B4 = Config(4, 4)
+"""1,820 molecules, 228 canonical ones."""
+
+
+# -- compact/trace.py -------------------------------------------------------------------------
+
+
+def test_a_range_is_a_power_of_two_from_the_fewest_numbers_to_the_most():
+    """Real configurations: A5_B8 keeps ranges of 2^18 (its docstring), A6_B8's 74,974,368
+    molecules take 2^19 (2^19 x 2 x 128 is past them), A7_B8 reaches 2^22 and A8_B8 is held there."""
+    assert trace.range_size(Config(5, 8)) == 1 << 18
+    assert trace.range_size(Config(6, 8)) == 1 << 19
+    assert trace.range_size(Config(7, 8)) == 1 << 22
+    assert trace.range_size(Config(8, 8)) == 1 << 22
+    assert trace.range_size(A4_B4) == trace.RANGE_SIZE  # a small configuration: the fewest
+
+
+def test_a_range_doubles_exactly_while_the_configuration_keeps_enough_tasks(monkeypatch):
+    """At its edges, shrunk: A4_B4's 1,820 molecules in at least 910 tasks take ranges of 2
+    (2 x 2 x 910 is 1,820 exactly), in 911 ranges of 1; the most is reached, never passed."""
+    monkeypatch.setattr(trace, "RANGE_SIZE", 1)
+    monkeypatch.setattr(trace, "LARGEST_RANGE", 1 << 12)
+    monkeypatch.setattr(trace, "RANGES_AT_LEAST", 910)
+    assert trace.range_size(A4_B4) == 2
+    monkeypatch.setattr(trace, "RANGES_AT_LEAST", 911)
+    assert trace.range_size(A4_B4) == 1
+    monkeypatch.setattr(trace, "RANGES_AT_LEAST", 1)
+    assert trace.range_size(A4_B4) == 1024  # 1,024 <= 1,820 < 2,048
+    monkeypatch.setattr(trace, "LARGEST_RANGE", 1024)
+    assert trace.range_size(A4_B4) == 1024  # the most, exactly
+    monkeypatch.setattr(trace, "LARGEST_RANGE", 512)
+    assert trace.range_size(A4_B4) == 512  # held at the most
+
+
+def summed(rows: np.ndarray) -> list[list[int]]:
+    """Profile rows summed the plain way: by the 9 statistics, molecules added, lowest kept, sorted."""
+    sums: dict[tuple, list[int]] = defaultdict(lambda: [0, None])
+    for row in rows.tolist():
+        entry = sums[tuple(row[:9])]
+        entry[0] += row[9]
+        entry[1] = row[10] if entry[1] is None else min(entry[1], row[10])
+    return [[*stats, molecules, lowest] for stats, (molecules, lowest) in sorted(sums.items())]
+
+
+@pytest.mark.parametrize("largest", [3, 40, 5_000])
+def test_profiles_are_summed_by_their_statistics_on_either_path(largest):
+    """``merge_profiles`` against the plain sum, split in parts anyhow: small statistics (packed
+    in one int64) and large ones (5,000 rays of a class and lengths: past 2^63, sorted as
+    rows); the rows come out in increasing statistics, each once."""
+    generator = np.random.default_rng(largest)
+    rows = np.empty((600, trace.PROFILE_WIDTH), dtype=np.int64)
+    rows[:, :9] = generator.integers(0, 3, size=(600, 9))  # many rows share their statistics
+    rows[:, :9] *= generator.integers(1, largest + 1, size=9)  # a column's values spread to ``largest``
+    rows[:, 9] = generator.integers(1, 9, size=600)
+    rows[:, 10] = generator.permutation(600) + 1
+    expected = summed(rows)
+    assert len(expected) < 600  # some merged
+    for cuts in ([], [1], [17, 300, 301], [599]):
+        parts = np.split(rows, cuts)
+        assert trace.merge_profiles(parts).tolist() == expected
+    assert trace.merge_profiles([trace.merge_profiles(np.split(rows, [250])), rows[:0]]).tolist() == expected
+
+
+@pytest.mark.parametrize("columns", [range(0, 3), range(3, 6), range(2, 5), range(6, 9)])
+def test_profiles_differing_in_three_statistics_only_stay_apart(columns):
+    """Every row of values 0 to 2, 0 to 5, 0 to 2 in three neighbouring statistics, the others 0:
+    the two radixes of the packing differ (one is 1 where no ray of a class, or no length, is
+    seen), and a statistic packed with the other's radix would land two profiles on one number."""
+    combos = np.array(list(itertools.product(range(3), range(6), range(3))), dtype=np.int64)
+    rows = np.zeros((2 * len(combos), trace.PROFILE_WIDTH), dtype=np.int64)
+    rows[:, list(columns)] = np.r_[combos, combos]
+    rows[:, 9] = np.arange(len(rows)) + 1
+    rows[:, 10] = np.arange(len(rows))[::-1] + 1
+    assert trace.merge_profiles([rows]).tolist() == summed(rows)
+
+
+def test_profiles_of_nothing_are_no_row():
+    assert trace.merge_profiles([]).shape == (0, trace.PROFILE_WIDTH)
+    assert trace.merge_profiles([np.empty((0, trace.PROFILE_WIDTH), dtype=np.int64)]).shape == (
+        0,
+        trace.PROFILE_WIDTH,
+    )
+
+
+def canonical_records(config: Config, start: int, stop: int) -> dict[int, tuple[int, bool]]:
+    """``{canonical number: (key, shared)}`` of the canonical molecules numbered start..stop-1."""
+    atoms, own = engine.canonical_molecules(config, start, stop)
+    partner, _, _ = engine.trace_batch(config, atoms)
+    keys, _, shared = engine.spectrum_keys(config, atoms, partner)
+    return {int(n): (int(k), bool(s)) for n, k, s in zip(own, keys, shared)}
+
+
+@pytest.mark.parametrize(("start", "stop", "batch"), [(1, 1821, 1 << 16), (1, 1821, 7), (100, 901, 13)])
+def test_a_traced_range_writes_each_record_once_in_the_shard_of_its_keys_low_bits(
+    tmp_path, monkeypatch, start, stop, batch
+):
+    """``trace_range`` on A4_B4 in 4 shards, traced ``TRACE_BATCH`` numbers at a time: each canonical
+    molecule of the range once, its key and its ``SHARED`` bit, in the shard of its key's two low
+    bits, in a file named after the range (no part left); its molecules and profile count every
+    molecule of those enantiomer groups."""
+    monkeypatch.setattr(trace, "TRACE_BATCH", batch)
+    monkeypatch.setattr(trace, "PROFILE_ROWS", 5)  # summed now and then
+    job = trace.TraceJob(A4_B4, start, stop, 4, str(tmp_path))
+    result = trace.trace_range(job)
+    expected = canonical_records(A4_B4, start, stop)
+    found: dict[int, tuple[int, bool]] = {}
+    for shard in range(4):
+        assert [p.name for p in shard_folder(tmp_path, shard).iterdir()] == [f"{start}-{stop}.keys"]
+        records = read_shard(tmp_path, shard)
+        assert ((records["key"] & np.uint64(3)) == shard).all()
+        for key, raw in zip(records["key"].tolist(), records["number"].tolist()):
+            number = raw & ~int(SHARED)
+            assert number not in found
+            found[number] = (key, bool(raw & int(SHARED)))
+    assert found == expected
+    assert result.records == len(expected)
+    atoms, own = engine.canonical_molecules(A4_B4, start, stop)
+    orbit = engine.spectrum_keys(A4_B4, atoms, engine.trace_batch(A4_B4, atoms)[0])[1]
+    assert result.molecules == int(orbit.sum()) == int(result.profile[:, 9].sum())
+    assert result.profile[:, 10].min() == min(expected)
+    if (start, stop) == (1, 1821):
+        assert result.molecules == A4_B4.nb_mol
+
+
+def test_a_resumed_tracing_forgets_the_files_of_ranges_it_did_not_record(tmp_path):
+    """A run killed between writing a range's files and recording it left them: they go (records
+    in each shard, the profile, and half-written ``.part`` files), the recorded range's stay."""
+    directory = tmp_path / "A4_B4"
+    kept = [
+        directory / "s00000" / "1-101.keys",
+        directory / "s00003" / "1-101.keys",
+        directory / "profiles" / "1-101.npy",
+    ]
+    gone = [
+        directory / "s00000" / "101-201.keys",
+        directory / "s00003" / ".101-201.keys.77.part",
+        directory / "profiles" / "101-201.npy",
+        directory / "profiles" / ".101-201.npy.part",
+    ]
+    for path in kept + gone:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(b"x")
+    (directory / TRACED).touch()  # not a folder: left alone
+    open_database(tmp_path / "db.sqlite")
+    try:
+        ensure_config(A4_B4, "compact")
+        ExploredRange.insert(config=A4_B4.name, start=1, stop=101, nb_mol=5, dh1=now()).execute()
+        ExploredRange.insert(
+            config="A3_B4", start=101, stop=201, nb_mol=5, dh1=now()
+        ).execute()  # not A4_B4's
+        trace._forget_unrecorded(directory, A4_B4)
+        trace._forget_unrecorded(tmp_path / "nowhere", A4_B4)  # no folder yet: nothing to forget
+    finally:
+        close_database()
+    assert [path.exists() for path in kept + gone] == [True] * len(kept) + [False] * len(gone)
+    assert (directory / TRACED).exists()
+
+
+def tracing_reports(path, **options) -> tuple[list[tuple[int, int]], str]:
+    """(done, total) of each tracing report of a compact A4_B4 run, and its end."""
+    reports = []
+    explore(A4_B4, path, store="compact", workers=1, progress=reports.append, **options)
+    return [(r.done, r.total) for r in reports if r.phase == "tracing"], reports[-1].phase
+
+
+def test_tracing_reports_count_the_molecules_of_each_recorded_range_from_those_stored(tmp_path):
+    """A4_B4 in 19 ranges of 100: a report before the first range, then one a range, each counting
+    the molecules of the ranges recorded (from 0, or from those a paused run stored) up to all
+    1,820 of them."""
+    path = tmp_path / "db.sqlite"
+    stop = threading.Event()
+    first, end = tracing_reports(path, range_size=100)
+    assert end == "complete" and first[0] == (0, 1820) and first[-1] == (1820, 1820)
+    assert len(first) == 1 + 19 and first == sorted(first) and first[1][0] > 0
+    other = tmp_path / "paused.sqlite"
+    reports = []
+
+    def pause_after_three(report) -> None:
+        reports.append(report)
+        if report.phase == "tracing" and len(reports) == 4:
+            stop.set()
+
+    stop.clear()
+    assert (
+        explore(
+            A4_B4, other, store="compact", workers=1, range_size=100, stop=stop, progress=pause_after_three
+        )
+        == PAUSED
+    )
+    stored = reports[3].done
+    assert 0 < stored < 1820
+    resumed, end = tracing_reports(other, range_size=100)
+    assert end == "complete" and resumed[0] == (stored, 1820) and resumed[-1] == (1820, 1820)
+    assert len(resumed) == 1 + 19 - 3
+
+
+def test_a_pause_asked_as_the_last_range_is_traced_pauses_before_its_profiles_are_summed(tmp_path):
+    """The last range's report asks a pause: the run pauses with every range recorded and the
+    profiles not summed yet (nothing past the tracing), and resumed it completes."""
+    path, stop = tmp_path / "db.sqlite", threading.Event()
+
+    def progress(report) -> None:
+        if report.phase == "tracing" and report.done == report.total:
+            stop.set()
+
+    assert (
+        explore(A4_B4, path, store="compact", workers=1, range_size=500, stop=stop, progress=progress)
+        == PAUSED
+    )
+    open_database(path)
+    try:
+        assert stored_count(A4_B4) == A4_B4.nb_mol and not trace.profiles_stored(A4_B4)
+    finally:
+        close_database()
+    assert explore(A4_B4, path, store="compact") == COMPLETE
