@@ -9,20 +9,30 @@ run forgets.  Their notes: ``bench/mutation_notes.md`` (``compact/trace.py`` and
 from __future__ import annotations
 
 import itertools
+import shutil
 import threading
 from collections import defaultdict
 
 import numpy as np
 import pytest
+from stores import figures
 
 from bbcore import engine
-from bbcore.compact import trace
+from bbcore.compact import shards, trace
 from bbcore.compact.group import read_shard
-from bbcore.compact.shards import SHARED, TRACED, shard_folder
+from bbcore.compact.shards import SHARED, TRACED, config_directory, result_folder, shard_folder
 from bbcore.config import Config
 from bbcore.explore import explore
-from bbcore.progress import COMPLETE, PAUSED
-from bbcore.store import ExploredRange, close_database, ensure_config, now, open_database, stored_count
+from bbcore.progress import COMPLETE, PAUSED, ExploreError
+from bbcore.store import (
+    ExploredRange,
+    GroupedShard,
+    close_database,
+    ensure_config,
+    now,
+    open_database,
+    stored_count,
+)
 
 A4_B4 = Config(4, 4)
 """1,820 molecules, 228 canonical ones."""
@@ -239,3 +249,64 @@ def test_a_pause_asked_as_the_last_range_is_traced_pauses_before_its_profiles_ar
     finally:
         close_database()
     assert explore(A4_B4, path, store="compact") == COMPLETE
+
+
+# -- compact/group.py -------------------------------------------------------------------------
+
+
+def grouping_reports(path, stop: threading.Event | None = None, pause_at: int | None = None):
+    """A4_B4 explored compact (8 shards: ``SHARD_RECORDS`` shrunk by the caller), paused once
+    ``pause_at`` shards are grouped; its end and (done, total) of each grouping report."""
+    reports: list = []
+
+    def progress(report) -> None:
+        reports.append(report)
+        if pause_at is not None and report.phase == "grouping" and report.done == pause_at:
+            stop.set()
+
+    end = explore(A4_B4, path, store="compact", workers=1, stop=stop, progress=progress)
+    return end, [(r.done, r.total) for r in reports if r.phase == "grouping"]
+
+
+def test_a_paused_grouping_keeps_its_grouped_shards_and_groups_only_the_others(tmp_path, monkeypatch):
+    """In 8 shards, a pause after 3: those 3 recorded, their records deleted and their results
+    kept, the 5 others' records kept; resumed, the reports count on from 3 shards of 8 to 8 and
+    the store is the one of a run never paused."""
+    monkeypatch.setattr(shards, "SHARD_RECORDS", 29)  # 228 expected records: 8 shards of 29
+    path, clean = tmp_path / "paused.sqlite", tmp_path / "clean.sqlite"
+    end, first = grouping_reports(path, threading.Event(), pause_at=3)
+    assert end == PAUSED and first == [(0, 8), (1, 8), (2, 8), (3, 8)]
+    directory = config_directory(path, A4_B4)
+    open_database(path)
+    try:
+        assert sorted(row.shard for row in GroupedShard.select()) == [0, 1, 2]
+    finally:
+        close_database()
+    assert [shard_folder(directory, s).exists() for s in range(8)] == [False] * 3 + [True] * 5
+    assert [result_folder(directory, s).exists() for s in range(8)] == [True] * 3 + [False] * 5
+    end, resumed = grouping_reports(path)
+    assert end == COMPLETE and resumed == [(n, 8) for n in range(3, 9)]
+    assert grouping_reports(clean) == (COMPLETE, [(n, 8) for n in range(9)])
+    assert figures(path, A4_B4) == figures(clean, A4_B4)
+
+
+def test_grouping_without_the_traced_shard_files_says_where_they_were_looked_for(tmp_path):
+    """Resumed once its shard folder is gone (deleted by hand, or a disk not mounted), the grouping
+    stops in one line that names the configuration and the folder and says what to do, and
+    groups nothing."""
+    path, stop = tmp_path / "db.sqlite", threading.Event()
+    assert grouping_reports(path, stop, pause_at=0)[0] == PAUSED
+    directory = config_directory(path, A4_B4)
+    assert (directory / TRACED).exists()
+    shutil.rmtree(directory)
+    with pytest.raises(ExploreError) as error:
+        explore(A4_B4, path, store="compact", workers=1)
+    assert str(error.value) == (
+        f"the shard files of A4_B4 are not in {directory}: explore it with the folder it was traced "
+        "into, or reset it"
+    )
+    open_database(path)
+    try:
+        assert not GroupedShard.select().exists()
+    finally:
+        close_database()
