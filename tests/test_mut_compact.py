@@ -18,6 +18,7 @@ import pytest
 from stores import figures
 
 from bbcore import engine
+from bbcore.columns import Column, merged
 from bbcore.compact import shards, trace
 from bbcore.compact.group import read_shard
 from bbcore.compact.shards import SHARED, TRACED, config_directory, result_folder, shard_folder
@@ -310,3 +311,46 @@ def test_grouping_without_the_traced_shard_files_says_where_they_were_looked_for
         assert not GroupedShard.select().exists()
     finally:
         close_database()
+
+
+# -- columns.py -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("version", [(1, 0), (2, 0), (3, 0)])
+def test_a_column_reads_any_npy_header_and_refuses_past_either_end(tmp_path, version):
+    """A column saved with each header version numpy writes (2.0 and 3.0 for large headers):
+    its length, each element from either end, slices clipped to the column, and an index past
+    either end refused as a list's is."""
+    values = np.arange(10, 17, dtype=np.int64) * 3
+    path = tmp_path / "c.npy"
+    with open(path, "wb") as out:
+        np.lib.format.write_array(out, values, version=version)
+    column = Column(path)
+    assert len(column) == 7 and column.dtype == values.dtype
+    assert [column[i] for i in range(-7, 7)] == values.tolist() * 2
+    for low, high in ((0, 7), (2, 5), (5, 99), (-3, None), (None, -2), (6, 7), (7, 9), (4, 2)):
+        assert column[low:high].tolist() == values[low:high].tolist(), (low, high)
+    assert column[3:3].dtype == values.dtype
+    for index in (7, 8, -8):
+        with pytest.raises(IndexError):
+            column[index]
+
+
+@pytest.mark.parametrize(("rows", "arrays"), [(1, 3), (2, 3), (3, 3), (7, 3), (40, 2)])
+def test_a_merge_holds_about_its_rows_at_a_time(tmp_path, rows, arrays):
+    """Each chunk of a merge holds at most ``rows`` elements (one of each array when there are
+    more arrays than rows), every element once and in order."""
+    columns, everything = [], []
+    for i in range(arrays):
+        values = np.arange(i, 60 * arrays, arrays, dtype=np.int64)  # interleaved: every chunk takes from all
+        np.save(tmp_path / f"{i}.npy", values)
+        columns.append(Column(tmp_path / f"{i}.npy"))
+        everything += values.tolist()
+    out, chunks = [], 0
+    for slices, order, joined in merged(columns, [0] * arrays, rows):
+        assert 0 < len(joined) <= max(rows, arrays)
+        assert joined.tolist() == [v for s, low, high in slices for v in columns[s][low:high].tolist()]
+        out += joined[order].tolist()
+        chunks += 1
+    assert out == sorted(everything)
+    assert chunks >= len(everything) // max(rows, arrays)
