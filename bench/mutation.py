@@ -50,12 +50,37 @@ CHECK_TESTS = (
 COMPACT_TESTS = ("tests/test_compact.py", "tests/test_shrunk.py")
 """The tests run against ``bbcore/compact/``'s modules and families (test_shrunk.py: their batches shrunk)."""
 
-COMPACT_STAGE_TESTS = ("tests/test_mut_compact.py", *COMPACT_TESTS, "-m", "not slow")
-"""The tests run against ``compact/``'s stages, ``columns`` and ``shards`` (mutcompact, issue 33): the
-compact tests but the slow ones (A4_B6 killed at six points, A5_B6 with workers, every reader on
-A4_B6, the eight configurations compared: 100 of their 136 s), with which each surviving mutant
-cost minutes at ``nice -n 19``; what those pin of the stages, tests/test_mut_compact.py pins
-directly, in seconds."""
+COMPACT_STAGE_TESTS = (
+    "tests/test_mut_compact.py",
+    *(
+        f"tests/test_shrunk.py::test_{name}"
+        for name in (
+            "a_compact_store_made_and_read_in_small_batches_is_the_same",
+            "a_compact_store_in_many_shards_is_the_same",
+            "range_profiles_summed_a_few_files_at_a_time_are_the_same",
+            "the_shard_count_is_the_power_of_two_that_holds_the_records_up_to_the_cap",
+        )
+    ),
+    *(
+        f"tests/test_compact.py::test_{name}"
+        for name in (
+            "any_ranges_and_shards_give_the_full_groups",
+            "a_started_store_cannot_change",
+            "pause_and_resume_give_the_clean_result",
+            "every_progress_report_of_a_compact_run_names_its_phase",
+            "a_pause_asked_as_the_last_families_are_written_pauses",
+            "writing_without_the_grouped_shards_says_where_they_were_looked_for",
+            "the_merge_gives_every_element_once_in_order",
+            "a_column_reads_what_numpy_saved",
+        )
+    ),
+)
+"""The tests run against ``compact/``'s stages, ``shards`` and ``columns`` (mutcompact, issue 33):
+tests/test_mut_compact.py, the compact store made with its sizes shrunk, compact against full
+on any ranges and shards, its pauses and reports.  Not the rest of ``COMPACT_TESTS``: with them
+(A4_B6 killed at six points, A5_B6 with workers, every reader on A4_B6, eight configurations
+compared, a file migrated, a subprocess decoding) a surviving mutant cost 3 to 5 minutes at
+``nice -n 19`` on the shared machine, and they pin the readers more than the stages."""
 
 SCREEN_TESTS = ("tests/test_tui_paging.py", "tests/test_navigation.py")
 """The pilot tests that step through molecules and groups with their keys."""
