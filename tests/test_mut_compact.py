@@ -17,8 +17,9 @@ import numpy as np
 import pytest
 from stores import figures
 
-from bbcore import engine
+from bbcore import engine, runner
 from bbcore.columns import Column, merged
+from bbcore.compact import group as group_stage
 from bbcore.compact import shards, trace
 from bbcore.compact.group import read_shard
 from bbcore.compact.shards import SHARED, TRACED, config_directory, result_folder, shard_folder
@@ -354,3 +355,27 @@ def test_a_merge_holds_about_its_rows_at_a_time(tmp_path, rows, arrays):
         chunks += 1
     assert out == sorted(everything)
     assert chunks >= len(everything) // max(rows, arrays)
+
+
+# -- a pause within a task ----------------------------------------------------------------------
+
+
+def test_a_pausing_run_halts_a_task_before_its_first_batch_and_writes_nothing(tmp_path, monkeypatch):
+    """While the run is pausing (the event ``check_halt`` watches is set), a tracing task and a
+    grouping task halt before their first batch: no shard file, no result folder (the next run
+    does the task again)."""
+    halt = threading.Event()
+    monkeypatch.setattr(runner, "_halt", halt)
+    job = trace.TraceJob(A4_B4, 1, A4_B4.nb_mol + 1, 2, str(tmp_path))
+    trace.trace_range(job)  # not pausing: traced
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s00000", "s00001"]
+    halt.set()
+    other = tmp_path / "other"
+    with pytest.raises(runner.Halted):
+        trace.trace_range(trace.TraceJob(A4_B4, 1, A4_B4.nb_mol + 1, 2, str(other)))
+    with pytest.raises(runner.Halted):
+        group_stage.group_shard(group_stage.GroupJob(A4_B4, 0, str(tmp_path)))
+    assert not other.exists() and not (tmp_path / "results").exists()
+    halt.clear()
+    assert group_stage.group_shard(group_stage.GroupJob(A4_B4, 0, str(tmp_path))).records > 0
+    assert result_folder(tmp_path, 0).is_dir()
