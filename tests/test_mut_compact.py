@@ -290,6 +290,14 @@ def test_a_paused_grouping_keeps_its_grouped_shards_and_groups_only_the_others(t
     assert end == COMPLETE and resumed == [(n, 8) for n in range(3, 9)]
     assert grouping_reports(clean) == (COMPLETE, [(n, 8) for n in range(9)])
     assert figures(path, A4_B4) == figures(clean, A4_B4)
+    open_database(path)
+    try:  # each shard's count of records: its canonical molecules, 252 in all
+        records = {row.shard: row.records for row in GroupedShard.select()}
+    finally:
+        close_database()
+    keys = [key for key, _ in canonical_records(A4_B4, 1, A4_B4.nb_mol + 1).values()]
+    assert records == {s: sum(1 for key in keys if key % 8 == s) for s in range(8)}
+    assert sum(records.values()) == 252
 
 
 def test_grouping_without_the_traced_shard_files_says_where_they_were_looked_for(tmp_path):
