@@ -12,6 +12,7 @@ import itertools
 import shutil
 import threading
 from collections import defaultdict
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -20,9 +21,10 @@ from stores import figures
 from bbcore import engine, runner
 from bbcore.columns import Column, merged
 from bbcore.compact import group as group_stage
+from bbcore.compact import run as compact_run
 from bbcore.compact import shards, trace
 from bbcore.compact.group import read_shard
-from bbcore.compact.shards import SHARED, TRACED, config_directory, result_folder, shard_folder
+from bbcore.compact.shards import SHARED, TRACED, CompactError, config_directory, result_folder, shard_folder
 from bbcore.config import Config
 from bbcore.explore import explore
 from bbcore.progress import COMPLETE, PAUSED, ExploreError
@@ -30,6 +32,7 @@ from bbcore.store import (
     ExploredRange,
     GroupedShard,
     close_database,
+    config_row,
     ensure_config,
     now,
     open_database,
@@ -387,3 +390,101 @@ def test_a_pausing_run_halts_a_task_before_its_first_batch_and_writes_nothing(tm
     halt.clear()
     assert group_stage.group_shard(group_stage.GroupJob(A4_B4, 0, str(tmp_path))).records > 0
     assert result_folder(tmp_path, 0).is_dir()
+
+
+# -- compact/run.py -----------------------------------------------------------------------------
+
+
+def test_a_compact_runs_reports_rate_only_the_molecules_it_traced_itself(tmp_path):
+    """Resumed after a pause, each tracing report's rate counts the molecules this run traced (not
+    those stored before it), the grouping's and writing's have no rate (shards and families
+    are not molecules), and the last report says complete with every molecule stored."""
+    path, stop, first = tmp_path / "db.sqlite", threading.Event(), []
+
+    def pause_after_two(report) -> None:
+        first.append(report)
+        if report.phase == "tracing" and report.done > 0 and len(first) == 3:
+            stop.set()
+
+    assert (
+        explore(A4_B4, path, store="compact", workers=1, range_size=100, stop=stop, progress=pause_after_two)
+        == PAUSED
+    )
+    assert first[-1].phase == "paused" and first[-1].unit == "molecules"
+    stored = first[-1].done
+    assert stored == first[-2].done > 0
+    reports = []
+    assert explore(A4_B4, path, workers=1, range_size=100, progress=reports.append) == COMPLETE
+    tracing = [r for r in reports if r.phase == "tracing"]
+    assert tracing[0].done == stored and tracing[0].rate == 0
+    for report in tracing + reports[-1:]:
+        assert round(report.rate * report.elapsed) == report.done - stored, report
+    others = [r for r in reports if r.phase in ("grouping", "writing")]
+    assert others and all(r.rate == 0 for r in others)
+    last = reports[-1]
+    assert (last.phase, last.unit, last.done, last.total) == ("complete", "molecules", 1820, 1820)
+
+
+def test_a_compact_run_keeps_its_shard_folder_and_refuses_another_once_started(tmp_path):
+    """The shard folder given to a new run is kept in its row (none for the default beside the
+    database); once ranges are stored, another folder is refused in one line naming the one it
+    started with, and the same folder, given or not, resumes it; once complete, its folder is
+    deleted, and the default root beside the database with it (a folder given stays)."""
+    path, given, other = tmp_path / "db.sqlite", tmp_path / "given", tmp_path / "other"
+    stop = threading.Event()
+    stop_at_once = lambda report: report.done > 0 and stop.set()  # noqa: E731
+    for config, root in ((A4_B4, given), (Config(3, 4), None)):
+        stop.clear()
+        options = {"shard_root": root} if root else {}
+        assert (
+            explore(
+                config,
+                path,
+                store="compact",
+                workers=1,
+                range_size=100,
+                stop=stop,
+                progress=stop_at_once,
+                **options,
+            )
+            == PAUSED
+        )
+    open_database(path)
+    try:
+        assert config_row(A4_B4).shard_root == str(given.resolve())
+        assert config_row(Config(3, 4)).shard_root is None
+    finally:
+        close_database()
+    for config, started in ((A4_B4, given.resolve()), (Config(3, 4), Path(f"{path}.shards").resolve())):
+        with pytest.raises(ExploreError) as refused:
+            explore(config, path, workers=1, shard_root=other)
+        assert str(refused.value) == (
+            f"{config.name} was started with its shard files in {started}: resume it with "
+            f"--shards {started}, or reset it"
+        )
+    assert explore(A4_B4, path, workers=1) == COMPLETE  # its folder, not given again
+    assert given.is_dir() and not (given / "A4_B4").exists()
+    assert explore(Config(3, 4), path, workers=1, shard_root=Path(f"{path}.shards")) == COMPLETE
+    assert not Path(f"{path}.shards").exists() and not other.exists()
+
+
+def test_shard_files_that_cannot_be_written_are_one_line(tmp_path):
+    """A shard folder under a file: the run stops with one line naming the configuration and the
+    system's reason, not a traceback."""
+    blocker = tmp_path / "a file"
+    blocker.write_text("")
+    with pytest.raises(ExploreError) as error:
+        explore(A4_B4, tmp_path / "db.sqlite", store="compact", workers=1, shard_root=blocker / "shards")
+    assert str(error.value).startswith("cannot write the shard files of A4_B4: [Errno 20] Not a directory: ")
+
+
+def test_the_stages_refuse_a_configuration_that_is_not_compact(tmp_path):
+    open_database(tmp_path / "db.sqlite")
+    try:
+        with pytest.raises(CompactError, match="^A4_B4 is not a compact exploration$"):
+            compact_run.run_stages(A4_B4, tmp_path / "db.sqlite")
+        ensure_config(A4_B4, "full")
+        with pytest.raises(CompactError, match="^A4_B4 is not a compact exploration$"):
+            compact_run.run_stages(A4_B4, tmp_path / "db.sqlite")
+    finally:
+        close_database()
