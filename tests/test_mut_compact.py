@@ -488,3 +488,34 @@ def test_the_stages_refuse_a_configuration_that_is_not_compact(tmp_path):
             compact_run.run_stages(A4_B4, tmp_path / "db.sqlite")
     finally:
         close_database()
+
+
+# -- compact/shards.py --------------------------------------------------------------------------
+
+
+def test_a_paused_runs_shard_files_are_laid_out_as_a_resumed_one_reads_them(tmp_path, monkeypatch):
+    """In 2 shards, paused once one is grouped: beside the database, ``DATABASE.shards/CONFIG/``
+    (docs/larger.md) holds the traced mark, the other shard's records (``s00001/1-1821.keys``)
+    and the grouped one's result (``results/r00000``): the names an older run's files have, which
+    the next release resumes.  ``reset`` deletes the configuration's folder, and the root with
+    it once no other configuration's is in it."""
+    monkeypatch.setattr(shards, "SHARD_RECORDS", 114)  # 228 expected records: 2 shards
+    path, stop = tmp_path / "db.sqlite", threading.Event()
+    assert grouping_reports(path, stop, pause_at=1)[0] == PAUSED
+    root = tmp_path / "db.sqlite.shards"
+    assert shards.default_shard_root(path) == root
+    assert shards.config_directory(path, A4_B4) == root / "A4_B4"
+    assert shards.config_directory(path, A4_B4, tmp_path / "given") == tmp_path / "given" / "A4_B4"
+    found = sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file() and p.suffix != ".npy")
+    assert found == ["A4_B4/s00001/1-1821.keys", "A4_B4/traced"]
+    assert (root / "A4_B4" / "results" / "r00000" / "families.npy").is_file()
+    other = root / "A3_B4"
+    other.mkdir()
+    shards.forget_shards(path, A4_B4)
+    assert not (root / "A4_B4").exists() and root.is_dir()  # A3_B4's folder is still in it
+    shards.forget_shards(path, Config(3, 4))
+    assert not root.exists()
+    given = tmp_path / "given"
+    (given / "A4_B4").mkdir(parents=True)
+    shards.forget_shards(path, A4_B4, given)
+    assert not (given / "A4_B4").exists() and given.is_dir()  # a folder given with --shards stays
