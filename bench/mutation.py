@@ -191,11 +191,14 @@ def checkout_copy(work: Path) -> None:
         shutil.copy2(source, work / "bbcore" / source.name)
 
 
-def mutmut_section(source: str, tests: tuple[str, ...]) -> str:
-    """The ``[tool.mutmut]`` section for one module and its tests."""
+def mutmut_section(source: str, tests: tuple[str, ...], timeout_multiplier: float | None = None) -> str:
+    """The ``[tool.mutmut]`` section for one module and its tests (and mutmut's timeout multiplier,
+    when given: its default, 15, lets a mutant that loops forever burn 15 x 2 times the CPU
+    seconds of every test reaching it, 20 minutes and more for the compact stages)."""
     return (
         "\n[tool.mutmut]\n"
-        f"source_paths = [{json.dumps(source)}]\n"
+        + (f"timeout_multiplier = {timeout_multiplier}\n" if timeout_multiplier else "")
+        + f"source_paths = [{json.dumps(source)}]\n"
         'also_copy = ["bbcore", "bbtui", "tests"]\n'
         f"pytest_add_cli_args_test_selection = {json.dumps(list(tests))}\n"
         'pytest_add_cli_args = ["-p", "no:xdist", "-p", "no:cacheprovider", "-q"]\n'
@@ -203,7 +206,14 @@ def mutmut_section(source: str, tests: tuple[str, ...]) -> str:
     )
 
 
-def run_module(name: str, work: Path, children: int, show: bool, only: tuple[str, ...] = ()) -> dict:
+def run_module(
+    name: str,
+    work: Path,
+    children: int,
+    show: bool,
+    only: tuple[str, ...] = (),
+    timeout_multiplier: float | None = None,
+) -> dict:
     """Mutate one module in its own copy of the checkout; its figures and surviving mutants.
 
     ``only``: mutmut's mutant names or globs (``bbcore.check.configuration.x_check_*``): those
@@ -217,7 +227,7 @@ def run_module(name: str, work: Path, children: int, show: bool, only: tuple[str
         print(f"{name}: {source} does not exist in this checkout, skipped")
         return {}
     pyproject = folder / "pyproject.toml"
-    pyproject.write_text(pyproject.read_text() + mutmut_section(source, tests))
+    pyproject.write_text(pyproject.read_text() + mutmut_section(source, tests, timeout_multiplier))
     started = time.monotonic()
     run = subprocess.run(
         [sys.executable, "-m", "mutmut", "run", "--max-children", str(children), *only],
@@ -296,6 +306,12 @@ def main() -> int:
     )
     parser.add_argument("--json", type=Path, help="also write the figures to this file")
     parser.add_argument(
+        "--timeout-multiplier",
+        type=float,
+        metavar="X",
+        help="a mutant times out after X x 2 times the CPU seconds of its tests (mutmut's default: 15)",
+    )
+    parser.add_argument(
         "--only",
         action="append",
         default=[],
@@ -334,7 +350,9 @@ def main() -> int:
             if args.report:
                 figures[name] = report_module(name, work, args.show)
             else:
-                figures[name] = run_module(name, work, args.children, args.show, tuple(args.only))
+                figures[name] = run_module(
+                    name, work, args.children, args.show, tuple(args.only), args.timeout_multiplier
+                )
     finally:
         if args.work is None:
             shutil.rmtree(work, ignore_errors=True)
