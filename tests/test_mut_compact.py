@@ -519,3 +519,17 @@ def test_a_paused_runs_shard_files_are_laid_out_as_a_resumed_one_reads_them(tmp_
     (given / "A4_B4").mkdir(parents=True)
     shards.forget_shards(path, A4_B4, given)
     assert not (given / "A4_B4").exists() and given.is_dir()  # a folder given with --shards stays
+
+
+def test_a_shard_grouped_again_replaces_the_result_a_killed_run_left(tmp_path):
+    """A run killed after writing a shard's result but before recording it groups the shard again
+    when resumed: the new result replaces the old folder whole (no error, no part of it left)."""
+    trace.trace_range(trace.TraceJob(A4_B4, 1, A4_B4.nb_mol + 1, 1, str(tmp_path)))
+    job = group_stage.GroupJob(A4_B4, 0, str(tmp_path))
+    first = group_stage.group_shard(job)
+    folder = result_folder(tmp_path, 0)
+    names = sorted(p.name for p in folder.iterdir())
+    (folder / "left by an older run.npy").write_bytes(b"")
+    assert group_stage.group_shard(job) == first
+    assert sorted(p.name for p in folder.iterdir()) == names
+    assert [p.name for p in folder.parent.iterdir()] == ["r00000"]  # no temporary folder left
