@@ -533,3 +533,22 @@ def test_a_shard_grouped_again_replaces_the_result_a_killed_run_left(tmp_path):
     assert group_stage.group_shard(job) == first
     assert sorted(p.name for p in folder.iterdir()) == names
     assert [p.name for p in folder.parent.iterdir()] == ["r00000"]  # no temporary folder left
+
+
+def test_a_range_with_no_canonical_molecule_recorded_first_keeps_its_profile(tmp_path):
+    """With workers, a range holding no canonical molecule (A4_B4's 1,701 to 1,800) finishes
+    quickly and may be recorded before any shard file is written: its (empty) profile is kept
+    in a folder made for it, and the range recorded."""
+    directory = tmp_path / "shards" / "A4_B4"
+    job = trace.TraceJob(A4_B4, 1701, 1801, 1, str(directory))
+    result = trace.trace_range(job)
+    assert (result.records, result.molecules, len(result.profile)) == (0, 0, 0)
+    assert not directory.exists()
+    open_database(tmp_path / "db.sqlite")
+    try:
+        ensure_config(A4_B4, "compact")
+        trace._record_range(directory, A4_B4, job, result)
+        assert [(r.start, r.stop, r.nb_mol) for r in ExploredRange.select()] == [(1701, 1801, 0)]
+    finally:
+        close_database()
+    assert [p.name for p in (directory / "profiles").iterdir()] == ["1701-1801.npy"]
