@@ -552,3 +552,31 @@ def test_a_range_with_no_canonical_molecule_recorded_first_keeps_its_profile(tmp
     finally:
         close_database()
     assert [p.name for p in (directory / "profiles").iterdir()] == ["1701-1801.npy"]
+
+
+def test_profiles_that_do_not_count_every_molecule_stop_the_run_in_one_line(tmp_path):
+    """Profile files lost (a shard folder damaged, emptied by hand): summing them stops with one
+    line naming the configuration, the count found and the one expected, and what to do;
+    nothing is stored and the files are kept."""
+    whole = trace.trace_range(trace.TraceJob(A4_B4, 1, A4_B4.nb_mol + 1, 1, str(tmp_path / "records")))
+    directory = tmp_path / "A4_B4"
+    (directory / "profiles").mkdir(parents=True)
+    open_database(tmp_path / "db.sqlite")
+    try:
+        ensure_config(A4_B4, "compact")
+        messages = []
+        for rows in (whole.profile[:0], whole.profile[1:]):  # none left, or one profile row lost
+            if len(rows):
+                np.save(directory / "profiles" / "1-1821.npy", rows)
+            with pytest.raises(CompactError) as error:
+                trace._store_profiles(directory, A4_B4)
+            messages.append(str(error.value))
+        assert not trace.profiles_stored(A4_B4) and not (directory / TRACED).exists()
+    finally:
+        close_database()
+    lost = A4_B4.nb_mol - int(whole.profile[0, 9])
+    assert messages == [
+        f"A4_B4: the traced ranges count {n:,} molecules, not 1,820; reset it and explore it again"
+        for n in (0, lost)
+    ]
+    assert (directory / "profiles" / "1-1821.npy").exists()
