@@ -116,7 +116,9 @@ def test_profiles_differing_in_three_statistics_only_stay_apart(columns):
 
 
 def test_profiles_of_nothing_are_no_row():
+    """No row, of counts (int64: the start of every sum of range profiles)."""
     assert trace.merge_profiles([]).shape == (0, trace.PROFILE_WIDTH)
+    assert trace.merge_profiles([]).dtype == np.int64
     assert trace.merge_profiles([np.empty((0, trace.PROFILE_WIDTH), dtype=np.int64)]).shape == (
         0,
         trace.PROFILE_WIDTH,
