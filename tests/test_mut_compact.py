@@ -102,6 +102,18 @@ def test_profiles_are_summed_by_their_statistics_on_either_path(largest):
     assert trace.merge_profiles([trace.merge_profiles(np.split(rows, [250])), rows[:0]]).tolist() == expected
 
 
+def test_profiles_past_the_packings_bound_by_one_statistic_alone_are_summed_as_rows():
+    """Classes of up to 2^21 rays and lengths of 0 or 1: rays^3 x ray^6 is past 2^63 (the packing
+    would wrap) although rays x ray^6 is far below it; summed as rows, in order."""
+    generator = np.random.default_rng(21)
+    rows = np.zeros((500, trace.PROFILE_WIDTH), dtype=np.int64)
+    rows[:, :3] = generator.integers(0, 4, size=(500, 3)) << 19  # up to 3 x 2^19
+    rows[:, 3:9] = generator.integers(0, 2, size=(500, 6))
+    rows[:, 9] = 1
+    rows[:, 10] = np.arange(500) + 1
+    assert trace.merge_profiles([rows]).tolist() == summed(rows)
+
+
 @pytest.mark.parametrize("columns", [range(0, 3), range(3, 6), range(2, 5), range(6, 9)])
 def test_profiles_differing_in_three_statistics_only_stay_apart(columns):
     """Every row of values 0 to 2, 0 to 5, 0 to 2 in three neighbouring statistics, the others 0:
