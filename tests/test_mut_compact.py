@@ -102,15 +102,19 @@ def test_profiles_are_summed_by_their_statistics_on_either_path(largest):
     assert trace.merge_profiles([trace.merge_profiles(np.split(rows, [250])), rows[:0]]).tolist() == expected
 
 
-def test_profiles_past_the_packings_bound_by_one_statistic_alone_are_summed_as_rows():
-    """Classes of up to 2^21 rays and lengths of 0 or 1: rays^3 x ray^6 is past 2^63 (the packing
-    would wrap) although rays x ray^6 is far below it; summed as rows, in order."""
+@pytest.mark.parametrize(("rays", "lengths"), [(3 << 19, 1), (1 << 21, 0)])
+def test_profiles_past_the_packings_bound_by_one_statistic_alone_are_summed_as_rows(rays, lengths):
+    """Classes of up to 1.5 million or 2^21 rays, lengths of 0 or 1, or none: rays^3 x ray^6 is
+    past 2^63 (2^63 and a little, for the second: below 2^64), so the packing would wrap,
+    although rays x ray^6 is far below it; summed as rows, in order."""
     generator = np.random.default_rng(21)
     rows = np.zeros((500, trace.PROFILE_WIDTH), dtype=np.int64)
-    rows[:, :3] = generator.integers(0, 4, size=(500, 3)) << 19  # up to 3 x 2^19
-    rows[:, 3:9] = generator.integers(0, 2, size=(500, 6))
+    rows[:, :3] = generator.integers(0, 4, size=(500, 3)) * rays // 3
+    rows[:, 3:9] = generator.integers(0, lengths + 1, size=(500, 6))
     rows[:, 9] = 1
     rows[:, 10] = np.arange(500) + 1
+    packed = (int(rows[:, :3].max()) + 1) ** 3 * (int(rows[:, 3:9].max()) + 1) ** 6
+    assert 2**63 <= packed and (lengths or packed < 2**64)
     assert trace.merge_profiles([rows]).tolist() == summed(rows)
 
 
