@@ -118,6 +118,17 @@ def test_profiles_past_the_packings_bound_by_one_statistic_alone_are_summed_as_r
     assert trace.merge_profiles([rows]).tolist() == summed(rows)
 
 
+def test_profiles_packed_past_a_floats_precision_stay_apart():
+    """Packed in 2^54 (classes of up to 2^18 - 1 rays, no length), profiles one ray apart stay
+    apart: the packing is integer (a float holds 53 bits, so they would round together)."""
+    rows = np.zeros((8, trace.PROFILE_WIDTH), dtype=np.int64)
+    rows[:, :2] = (1 << 18) - 1
+    rows[:, 2] = np.arange(8)
+    rows[:, 9] = 1
+    rows[:, 10] = np.arange(8) + 1
+    assert trace.merge_profiles([rows[::-1]]).tolist() == rows.tolist()
+
+
 @pytest.mark.parametrize("columns", [range(0, 3), range(3, 6), range(2, 5), range(6, 9)])
 def test_profiles_differing_in_three_statistics_only_stay_apart(columns):
     """Every row of values 0 to 2, 0 to 5, 0 to 2 in three neighbouring statistics, the others 0:
