@@ -8,7 +8,8 @@ ends on a short batch (or on one exactly full), and the result is compared with 
 at the real size, byte for byte.  (Other modules shrink their own: ``WRITE_ROWS``,
 ``MIGRATE_BATCH`` and ``SORT_ROWS`` in test_compact.py, ``GROUPS_PAGE`` in
 test_cli_trials.py, ``INTERVALS_PAGE`` in test_feasibility.py, the Decode screen's
-``PAGE`` in test_tui_decode.py, ``FAMILY_BATCH`` in test_check.py.)
+``PAGE`` in test_tui_decode.py, ``FAMILY_BATCH`` in test_check.py, ``RANGE_SIZE``,
+``LARGEST_RANGE``, ``RANGES_AT_LEAST`` and ``merged``'s rows in test_mut_compact.py.)
 """
 
 from __future__ import annotations
