@@ -609,3 +609,26 @@ def test_profiles_that_do_not_count_every_molecule_stop_the_run_in_one_line(tmp_
         for n in (0, lost)
     ]
     assert (directory / "profiles" / "1-1821.npy").exists()
+
+
+def test_a_ranges_profile_rows_are_summed_as_soon_as_they_reach_profile_rows(tmp_path, monkeypatch):
+    """A task's memory: its profile rows are summed (``merge_profiles``, the real one, counted
+    here) once the rows held since the last sum reach ``PROFILE_ROWS``, exactly there, and not
+    before: A4_B4 traced 7 numbers at a time, the bound that of the first batch's rows."""
+    batches = [
+        len(engine.canonical_molecules(A4_B4, low, min(low + 7, 1821))[1]) for low in range(1, 1821, 7)
+    ]
+    bound = batches[0]
+    expected, pending = 0, 0
+    for rows in batches:
+        pending += rows
+        if rows and pending >= bound:
+            expected, pending = expected + 1, 0
+    sums = []
+    real = trace.merge_profiles
+    monkeypatch.setattr(trace, "merge_profiles", lambda parts: sums.append(len(parts)) or real(parts))
+    monkeypatch.setattr(trace, "TRACE_BATCH", 7)
+    monkeypatch.setattr(trace, "PROFILE_ROWS", bound)
+    result = trace.trace_range(trace.TraceJob(A4_B4, 1, 1821, 1, str(tmp_path)))
+    assert len(sums) == expected + 1  # and the last, of what is left
+    assert result.molecules == A4_B4.nb_mol
