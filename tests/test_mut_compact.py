@@ -31,6 +31,7 @@ from bbcore.progress import COMPLETE, PAUSED, ExploreError
 from bbcore.store import (
     ExploredRange,
     GroupedShard,
+    Profile,
     close_database,
     config_row,
     ensure_config,
@@ -98,7 +99,8 @@ def test_profiles_are_summed_by_their_statistics_on_either_path(largest):
     assert len(expected) < 600  # some merged
     for cuts in ([], [1], [17, 300, 301], [599]):
         parts = np.split(rows, cuts)
-        assert trace.merge_profiles(parts).tolist() == expected
+        merged = trace.merge_profiles(parts)
+        assert merged.tolist() == expected and merged.dtype == np.int64  # counts, not floats
     assert trace.merge_profiles([trace.merge_profiles(np.split(rows, [250])), rows[:0]]).tolist() == expected
 
 
@@ -632,3 +634,25 @@ def test_a_ranges_profile_rows_are_summed_as_soon_as_they_reach_profile_rows(tmp
     result = trace.trace_range(trace.TraceJob(A4_B4, 1, 1821, 1, str(tmp_path)))
     assert len(sums) == expected + 1  # and the last, of what is left
     assert result.molecules == A4_B4.nb_mol
+
+
+def stored_profiles(path) -> list[tuple]:
+    """Every Profiles row of a file: (config, the 9 statistics, molecules, lowest), sorted."""
+    fields = ("config", *trace.PROFILE_FIELDS, "molecules", "lowest")
+    open_database(path)
+    try:
+        return sorted(tuple(getattr(row, f) for f in fields) for row in Profile.select())
+    finally:
+        close_database()
+
+
+def test_a_configurations_profiles_are_stored_beside_the_others(tmp_path):
+    """Two configurations explored compact into one file: the second's profiles are stored without
+    touching the first's."""
+    path = tmp_path / "db.sqlite"
+    assert explore(Config(3, 4), path, store="compact", workers=1) == COMPLETE
+    before = stored_profiles(path)
+    assert explore(A4_B4, path, store="compact", workers=1) == COMPLETE
+    rows = stored_profiles(path)
+    assert [row for row in rows if row[0] == "A3_B4"] == before
+    assert sum(row[-2] for row in rows if row[0] == "A4_B4") == A4_B4.nb_mol
