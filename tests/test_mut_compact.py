@@ -656,3 +656,11 @@ def test_a_configurations_profiles_are_stored_beside_the_others(tmp_path):
     rows = stored_profiles(path)
     assert [row for row in rows if row[0] == "A3_B4"] == before
     assert sum(row[-2] for row in rows if row[0] == "A4_B4") == A4_B4.nb_mol
+
+
+def test_a_batchs_profile_rows_are_integers():
+    """A batch's profile rows are int64 (a board of width 8 packs its statistics past 2^53, where
+    float rows would round two profiles together): the statistics, the orbit and the number."""
+    stats = np.array([[32, 0, 1, 128, 0, 3, 127, 0, 5]], dtype=np.int64)
+    rows = trace._profile(stats, np.array([8]), np.array([(1 << 60) + 1]))
+    assert rows.dtype == np.int64 and rows.tolist() == [[32, 0, 1, 128, 0, 3, 127, 0, 5, 8, (1 << 60) + 1]]
