@@ -546,6 +546,7 @@ def test_a_paused_runs_shard_files_are_laid_out_as_a_resumed_one_reads_them(tmp_
     assert not (root / "A4_B4").exists() and root.is_dir()  # A3_B4's folder is still in it
     shards.forget_shards(path, Config(3, 4))
     assert not root.exists()
+    shards.forget_shards(path, Config(2, 4))  # reset of a configuration with no shard folder (full)
     given = tmp_path / "given"
     (given / "A4_B4").mkdir(parents=True)
     shards.forget_shards(path, A4_B4, given)
