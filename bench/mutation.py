@@ -50,6 +50,38 @@ CHECK_TESTS = (
 COMPACT_TESTS = ("tests/test_compact.py", "tests/test_shrunk.py")
 """The tests run against ``bbcore/compact/``'s modules and families (test_shrunk.py: their batches shrunk)."""
 
+COMPACT_STAGE_TESTS = (
+    "tests/test_mut_compact.py",
+    *(
+        f"tests/test_shrunk.py::test_{name}"
+        for name in (
+            "a_compact_store_made_and_read_in_small_batches_is_the_same",
+            "a_compact_store_in_many_shards_is_the_same",
+            "range_profiles_summed_a_few_files_at_a_time_are_the_same",
+            "the_shard_count_is_the_power_of_two_that_holds_the_records_up_to_the_cap",
+        )
+    ),
+    *(
+        f"tests/test_compact.py::test_{name}"
+        for name in (
+            "any_ranges_and_shards_give_the_full_groups",
+            "a_started_store_cannot_change",
+            "pause_and_resume_give_the_clean_result",
+            "every_progress_report_of_a_compact_run_names_its_phase",
+            "a_pause_asked_as_the_last_families_are_written_pauses",
+            "writing_without_the_grouped_shards_says_where_they_were_looked_for",
+            "the_merge_gives_every_element_once_in_order",
+            "a_column_reads_what_numpy_saved",
+        )
+    ),
+)
+"""The tests run against ``compact/``'s stages, ``shards`` and ``columns`` (mutcompact, issue 33):
+tests/test_mut_compact.py, the compact store made with its sizes shrunk, compact against full
+on any ranges and shards, its pauses and reports.  Not the rest of ``COMPACT_TESTS``: with them
+(A4_B6 killed at six points, A5_B6 with workers, every reader on A4_B6, eight configurations
+compared, a file migrated, a subprocess decoding) a surviving mutant cost 3 to 5 minutes at
+``nice -n 19`` on the shared machine, and they pin the readers more than the stages."""
+
 SCREEN_TESTS = ("tests/test_tui_paging.py", "tests/test_navigation.py")
 """The pilot tests that step through molecules and groups with their keys."""
 MODULES: dict[str, tuple[str, tuple[str, ...]]] = {
@@ -99,11 +131,11 @@ MODULES: dict[str, tuple[str, tuple[str, ...]]] = {
     # a compact store's export (computed molecules, derived spectra, merged chunks) is tested in
     # test_compact.py and test_shrunk.py
     "export": ("bbcore/export.py", ("tests/test_export.py", *COMPACT_TESTS)),
-    "compact.shards": ("bbcore/compact/shards.py", COMPACT_TESTS),
-    "compact.trace": ("bbcore/compact/trace.py", COMPACT_TESTS),
-    "compact.group": ("bbcore/compact/group.py", COMPACT_TESTS),
+    "compact.shards": ("bbcore/compact/shards.py", COMPACT_STAGE_TESTS),
+    "compact.trace": ("bbcore/compact/trace.py", COMPACT_STAGE_TESTS),
+    "compact.group": ("bbcore/compact/group.py", COMPACT_STAGE_TESTS),
     "compact.write": ("bbcore/compact/write.py", COMPACT_TESTS),
-    "compact.run": ("bbcore/compact/run.py", COMPACT_TESTS),
+    "compact.run": ("bbcore/compact/run.py", COMPACT_STAGE_TESTS),
     "store": ("bbcore/store.py", ("tests/test_schema.py", "tests/test_explore.py")),
     # small pure modules with tests of their own (issue 33, section 5)
     "config": ("bbcore/config.py", ("tests/test_config.py",)),
@@ -112,7 +144,16 @@ MODULES: dict[str, tuple[str, tuple[str, ...]]] = {
     "render": ("bbcore/render.py", ("tests/test_render.py",)),
     "plot": ("bbcore/plot.py", ("tests/test_plot.py",)),
     "feasibility": ("bbcore/feasibility.py", ("tests/test_feasibility.py",)),
-    "columns": ("bbcore/columns.py", COMPACT_TESTS),
+    # columns: its own tests (the merge and the column, in test_compact.py and test_mut_compact.py);
+    # every compact run's writing stage reaches it too, which made each survivor cost minutes
+    "columns": (
+        "bbcore/columns.py",
+        (
+            "tests/test_mut_compact.py",
+            "tests/test_compact.py::test_the_merge_gives_every_element_once_in_order",
+            "tests/test_compact.py::test_a_column_reads_what_numpy_saved",
+        ),
+    ),
     "strategy": ("bbcore/strategy.py", ("tests/test_strategy.py", "tests/test_mut_strategy.py")),
     # the rest of bbcore, issue 33 section 5 (notes: bench/mutation_notes.md)
     "spectra": (
@@ -199,11 +240,14 @@ def checkout_copy(work: Path) -> None:
         shutil.copy2(source, work / "bbcore" / source.name)
 
 
-def mutmut_section(source: str, tests: tuple[str, ...]) -> str:
-    """The ``[tool.mutmut]`` section for one module and its tests."""
+def mutmut_section(source: str, tests: tuple[str, ...], timeout_multiplier: float | None = None) -> str:
+    """The ``[tool.mutmut]`` section for one module and its tests (and mutmut's timeout multiplier,
+    when given: its default, 15, lets a mutant that loops forever burn 15 x 2 times the CPU
+    seconds of every test reaching it, 20 minutes and more for the compact stages)."""
     return (
         "\n[tool.mutmut]\n"
-        f"source_paths = [{json.dumps(source)}]\n"
+        + (f"timeout_multiplier = {timeout_multiplier}\n" if timeout_multiplier else "")
+        + f"source_paths = [{json.dumps(source)}]\n"
         'also_copy = ["bbcore", "bbtui", "tests"]\n'
         f"pytest_add_cli_args_test_selection = {json.dumps(list(tests))}\n"
         'pytest_add_cli_args = ["-p", "no:xdist", "-p", "no:cacheprovider", "-q"]\n'
@@ -211,7 +255,14 @@ def mutmut_section(source: str, tests: tuple[str, ...]) -> str:
     )
 
 
-def run_module(name: str, work: Path, children: int, show: bool, only: tuple[str, ...] = ()) -> dict:
+def run_module(
+    name: str,
+    work: Path,
+    children: int,
+    show: bool,
+    only: tuple[str, ...] = (),
+    timeout_multiplier: float | None = None,
+) -> dict:
     """Mutate one module in its own copy of the checkout; its figures and surviving mutants.
 
     ``only``: mutmut's mutant names or globs (``bbcore.check.configuration.x_check_*``): those
@@ -225,7 +276,7 @@ def run_module(name: str, work: Path, children: int, show: bool, only: tuple[str
         print(f"{name}: {source} does not exist in this checkout, skipped")
         return {}
     pyproject = folder / "pyproject.toml"
-    pyproject.write_text(pyproject.read_text() + mutmut_section(source, tests))
+    pyproject.write_text(pyproject.read_text() + mutmut_section(source, tests, timeout_multiplier))
     started = time.monotonic()
     run = subprocess.run(
         [sys.executable, "-m", "mutmut", "run", "--max-children", str(children), *only],
@@ -304,6 +355,12 @@ def main() -> int:
     )
     parser.add_argument("--json", type=Path, help="also write the figures to this file")
     parser.add_argument(
+        "--timeout-multiplier",
+        type=float,
+        metavar="X",
+        help="a mutant times out after X x 2 times the CPU seconds of its tests (mutmut's default: 15)",
+    )
+    parser.add_argument(
         "--only",
         action="append",
         default=[],
@@ -342,7 +399,9 @@ def main() -> int:
             if args.report:
                 figures[name] = report_module(name, work, args.show)
             else:
-                figures[name] = run_module(name, work, args.children, args.show, tuple(args.only))
+                figures[name] = run_module(
+                    name, work, args.children, args.show, tuple(args.only), args.timeout_multiplier
+                )
     finally:
         if args.work is None:
             shutil.rmtree(work, ignore_errors=True)

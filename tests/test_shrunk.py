@@ -8,13 +8,15 @@ ends on a short batch (or on one exactly full), and the result is compared with 
 at the real size, byte for byte.  (Other modules shrink their own: ``WRITE_ROWS``,
 ``MIGRATE_BATCH`` and ``SORT_ROWS`` in test_compact.py, ``GROUPS_PAGE`` in
 test_cli_trials.py, ``INTERVALS_PAGE`` in test_feasibility.py, the Decode screen's
-``PAGE`` in test_tui_decode.py, ``FAMILY_BATCH`` in test_check.py.)
+``PAGE`` in test_tui_decode.py, ``FAMILY_BATCH`` in test_check.py, ``RANGE_SIZE``,
+``LARGEST_RANGE``, ``RANGES_AT_LEAST`` and ``merged``'s rows in test_mut_compact.py.)
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 from stores import cli, figures, outputs
 
@@ -144,6 +146,55 @@ def test_the_shard_count_is_the_power_of_two_that_holds_the_records_up_to_the_ca
     assert shards.shard_count(A4_B4, 56) == 4  # capped
     assert shards.shard_count(A4_B4, 1) == 4
     assert shards.shard_count(A4_B4, 57) == 4  # the cap reached exactly
+
+
+@pytest.mark.parametrize(
+    ("records", "cap", "expected"),
+    [(57, 1 << 12, 4), (56, 1 << 12, 8), (1, 1 << 12, 256), (1, 8, 8)],
+)
+def test_a_compact_store_in_many_shards_is_the_same(tmp_path, monkeypatch, real, records, cap, expected):
+    """``SHARD_RECORDS`` shrunk so that A4_B4's 228 expected records take 4, 8 or 256 shards (most
+    of them empty, or holding one key), and ``MAX_SHARDS`` so that the cap binds: the shard
+    count stored, and the same store as in one shard."""
+    monkeypatch.setattr(shards, "SHARD_RECORDS", records)
+    monkeypatch.setattr(shards, "MAX_SHARDS", cap)
+    path = explored(tmp_path / "shards.sqlite", A4_B4, "compact")
+    open_database(path, write=False)
+    try:
+        from bbcore.store import GroupedShard, config_row
+
+        assert config_row(A4_B4).shards == expected
+        assert sorted(row.shard for row in GroupedShard.select()) == list(range(expected))
+    finally:
+        close_database()
+    assert readings(path, A4_B4) == real["compact"]
+
+
+@pytest.mark.parametrize("at_once", [1, 3, 18, 19, 20])
+def test_range_profiles_summed_a_few_files_at_a_time_are_the_same(tmp_path, monkeypatch, at_once):
+    """A4_B4's profile cut into 19 range files, none empty (a real run's last ranges hold no
+    canonical molecule, so losing them shows nothing), summed ``PROFILES_AT_ONCE`` files at a
+    time: each alone, 3 (a last part of one), 18 (the same), 19 (all at once) and more: the
+    Profiles rows of the whole, the traced mark set and the files gone."""
+    monkeypatch.setattr(trace, "PROFILES_AT_ONCE", at_once)
+    whole = trace.trace_range(trace.TraceJob(A4_B4, 1, A4_B4.nb_mol + 1, 1, str(tmp_path / "records")))
+    assert len(whole.profile) > 19
+    folder = tmp_path / "A4_B4" / "profiles"
+    folder.mkdir(parents=True)
+    for part in range(19):
+        np.save(folder / f"{part}-{part + 1}.npy", whole.profile[part::19])
+    open_database(tmp_path / "profiles.sqlite")
+    try:
+        from bbcore.store import Profile, ensure_config
+
+        ensure_config(A4_B4, "compact")
+        trace._store_profiles(folder.parent, A4_B4)
+        fields = (*trace.PROFILE_FIELDS, "molecules", "lowest")
+        stored = sorted(tuple(getattr(row, f) for f in fields) for row in Profile.select())
+    finally:
+        close_database()
+    assert stored == sorted(map(tuple, whole.profile.tolist()))
+    assert (folder.parent / shards.TRACED).exists() and not folder.exists()
 
 
 # -- next shots, traced a batch of candidates at a time ---------------------------------------

@@ -30,11 +30,13 @@ SHARED = np.uint64(1 << 63)
 RECORD = np.dtype([("key", "<u8"), ("number", "<u8")])
 
 
-def shard_count(config: Config, records_per_shard: int = SHARD_RECORDS) -> int:
-    """Shards for a configuration: a power of two, about ``records_per_shard`` canonical records each."""
+def shard_count(config: Config, records_per_shard: int | None = None) -> int:
+    """Shards for a configuration: a power of two, about ``records_per_shard`` canonical records
+    each (``SHARD_RECORDS``, read at the call: tests/test_shrunk.py shrinks it)."""
     expected = config.nb_mol // 8 + 1
+    per_shard = SHARD_RECORDS if records_per_shard is None else records_per_shard
     shards = 1
-    while shards * records_per_shard < expected and shards < MAX_SHARDS:
+    while shards * per_shard < expected and shards < MAX_SHARDS:
         shards *= 2
     return shards
 
