@@ -206,6 +206,7 @@ MODULES: dict[str, tuple[str, tuple[str, ...]]] = {
         ),
     ),
     "screens.group": ("bbtui/screens/group.py", SCREEN_TESTS),
+    "widgets.tables": ("bbtui/widgets/tables.py", ("tests/test_tui_tables.py",)),
     "screens.statistics": (
         "bbtui/screens/statistics.py",
         ("tests/test_tui_paging.py", "tests/test_tui_statistics.py", "tests/test_tui_tables.py"),

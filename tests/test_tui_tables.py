@@ -15,6 +15,7 @@ import shutil
 from pathlib import Path
 
 from pilot import open_screen
+from rich.text import Text
 from textual.geometry import Region
 from textual.pilot import Pilot
 from textual.widgets import DataTable
@@ -93,3 +94,12 @@ async def test_the_configurations_table_is_whole_when_drawn_as_it_is_filled(
         screen.refresh_table()  # a row of a compact store: wider than the "store" column was
         await assert_whole(pilot, screen.table)
         assert "compact" in str(drawn(screen.table))
+
+
+def test_a_cell_is_as_wide_as_the_table_draws_it() -> None:
+    """A string is markup, as the table reads it; wide characters take two cells; a number
+    takes its digits."""
+    assert cell_width("[b]10[/b]") == 2
+    assert cell_width("界") == 2
+    assert cell_width(Text("2,998", justify="right")) == 5
+    assert cell_width(1234) == 4
