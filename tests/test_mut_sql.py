@@ -19,6 +19,7 @@ import re
 import shutil
 import sqlite3
 from collections import defaultdict
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -34,14 +35,18 @@ from bbcore.store import close_database
 A3_B4, A4_B4 = Config(3, 4), Config(4, 4)
 
 
-@pytest.fixture
-def full(tmp_path, explored) -> sqlite3.Connection:
-    """A copy of the shared full store (A2_B4, A3_B4 and A4_B4 complete), opened plainly."""
-    path = tmp_path / "full.sqlite"
-    shutil.copy(explored, path)
-    connection = sqlite3.connect(path)
+def opened_copy(source: Path, copy: Path) -> Iterator[sqlite3.Connection]:
+    """A copy of a store, opened plainly (closed after the test)."""
+    shutil.copy(source, copy)
+    connection = sqlite3.connect(copy)
     yield connection
     connection.close()
+
+
+@pytest.fixture
+def full(tmp_path, explored) -> Iterator[sqlite3.Connection]:
+    """A copy of the shared full store (A2_B4, A3_B4 and A4_B4 complete), opened plainly."""
+    yield from opened_copy(explored, tmp_path / "full.sqlite")
 
 
 @pytest.fixture(scope="module")
@@ -54,12 +59,9 @@ def compact_store(tmp_path_factory) -> Path:
 
 
 @pytest.fixture
-def compact(tmp_path, compact_store) -> sqlite3.Connection:
-    path = tmp_path / "compact.sqlite"
-    shutil.copy(compact_store, path)
-    connection = sqlite3.connect(path)
-    yield connection
-    connection.close()
+def compact(tmp_path, compact_store) -> Iterator[sqlite3.Connection]:
+    """A copy of the compact store, opened plainly."""
+    yield from opened_copy(compact_store, tmp_path / "compact.sqlite")
 
 
 @pytest.fixture(params=["sqlite", "server"])
