@@ -26,7 +26,8 @@ from bbcore import store as store_module
 from bbcore.cli import main
 from bbcore.config import Config
 from bbcore.explore import explore
-from bbcore.store import FULL, STORES, Book, close_database, open_database
+from bbcore.progress import COMPLETE
+from bbcore.store import COMPACT, FULL, STORES, Book, close_database, open_database
 
 CONFIGS = (Config(3, 5), Config(4, 6))
 BOOK = Config(3, 5)
@@ -86,6 +87,13 @@ def same(output: str) -> str:
     """What must be equal: the output without the time a book took and the exploration's timestamps."""
     output = re.sub(r"computed now, [0-9.]+ s", "computed now, N s", output)
     return re.sub(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+00:00", "TIME", output)
+
+
+def explored_compact(path: Path, config: Config) -> Path:
+    """``config`` explored into a compact store at ``path`` in this process, the database closed."""
+    assert explore(config, path, store=COMPACT, workers=1) == COMPLETE
+    close_database()
+    return path
 
 
 def explore_sources(folder: Path) -> dict[str, Path]:

@@ -17,16 +17,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from stores import explored_compact
 
 import bbcore
 from bbcore import decode, engine
 from bbcore.config import parse_config
-from bbcore.explore import explore
 from bbcore.game import ABSORBED, REFLECTED, Game, parse_game
 from bbcore.numbering import atoms_of, atoms_of_range
-from bbcore.progress import COMPLETE
 from bbcore.rays import spectrum, trace
-from bbcore.store import close_database, open_database
+from bbcore.store import open_database
 
 A3_B4 = parse_config("A3_B4")
 A3_B5 = parse_config("A3_B5")
@@ -157,10 +156,7 @@ def test_the_cells_ruled_out_are_those_where_an_atom_forbids_the_shown_ray(a3_b5
 
 @pytest.fixture(scope="module")
 def compact_a3_b5(tmp_path_factory) -> Path:
-    path = tmp_path_factory.mktemp("compact") / "a3_b5.sqlite"
-    assert explore(A3_B5, path, store="compact", workers=1) == COMPLETE
-    close_database()
-    return path
+    return explored_compact(tmp_path_factory.mktemp("compact") / "a3_b5.sqlite", A3_B5)
 
 
 def test_a_full_spectrum_of_a_spectral_group_is_read_from_a_compact_store(compact_a3_b5):

@@ -16,6 +16,7 @@ from math import comb
 
 import numpy as np
 import pytest
+from stores import explored_compact
 
 from bbcore import rays
 from bbcore.config import Config, parse_config
@@ -30,10 +31,8 @@ from bbcore.decoder import (
     shown_phrase,
     source_phrase,
 )
-from bbcore.explore import explore
 from bbcore.game import DecodeError, Game, parse_game
 from bbcore.numbering import atoms_of
-from bbcore.progress import COMPLETE
 from bbcore.shots import outcome_text, rank_shots
 from bbcore.solver import Box, Count
 from bbcore.store import close_database, open_database
@@ -422,9 +421,7 @@ def test_past_the_limit_an_explored_store_answers_unless_told_to_compute(store, 
 
 
 def test_a_compact_store_answers_a_full_spectrum_from_its_family(tmp_path):
-    path = tmp_path / "compact.sqlite"
-    assert explore(A3_B4, path, store="compact", workers=1) == COMPLETE
-    close_database()
+    path = explored_compact(tmp_path / "compact.sqlite", A3_B4)
     open_database(path)
     try:
         sizes = Counter(full.results for full in spectra(A3_B4))

@@ -25,12 +25,10 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from stores import explored_compact
 
 from bbcore import sql, store
 from bbcore.config import Config
-from bbcore.explore import explore
-from bbcore.progress import COMPLETE
-from bbcore.store import close_database
 
 A3_B4, A4_B4 = Config(3, 4), Config(4, 4)
 
@@ -52,10 +50,7 @@ def full(tmp_path, explored) -> Iterator[sqlite3.Connection]:
 @pytest.fixture(scope="module")
 def compact_store(tmp_path_factory) -> Path:
     """A4_B4 explored into a compact store (its Families and Profiles)."""
-    path = tmp_path_factory.mktemp("compact") / "compact.sqlite"
-    assert explore(A4_B4, path, store="compact", workers=1) == COMPLETE
-    close_database()
-    return path
+    return explored_compact(tmp_path_factory.mktemp("compact") / "compact.sqlite", A4_B4)
 
 
 @pytest.fixture

@@ -20,6 +20,7 @@ import os
 import subprocess
 import threading
 from collections import Counter
+from contextlib import asynccontextmanager
 
 from pilot import open_screen, text_of, wait_for
 
@@ -176,9 +177,11 @@ async def test_a_points_book_stops_to_guess_and_says_so(tmp_path):
         assert f"The seeker guesses among 3 molecules here: {listed}." in said
 
 
-def held(monkeypatch, name: str) -> tuple[threading.Event, threading.Event]:
-    """The screen module's ``name`` (a function its worker calls) held until the test sets the
-    first event (60 s at most); the second is set once a worker calls it."""
+@asynccontextmanager
+async def held_at(tmp_path, monkeypatch, name: str):
+    """The Strategy screen of A2_B4, its optimal book stored, once a worker has called the screen
+    module's ``name``, which it holds until the block sets the gate given (or ends; 60 s at
+    most): yields ``(app, pilot, screen, gate)``."""
     gate, called = threading.Event(), threading.Event()
     real = getattr(screen_module, name)
 
@@ -188,7 +191,16 @@ def held(monkeypatch, name: str) -> tuple[threading.Event, threading.Event]:
         return real(*args)
 
     monkeypatch.setattr(screen_module, name, hold)
-    return gate, called
+    path = tmp_path / "db.sqlite"
+    store_optimum(path, A2_B4, "rays")
+    app = BlackBoxApp(path, A2_B4)
+    async with app.run_test(size=(140, 60)) as pilot:
+        screen = await open_screen(app, pilot, "b", StrategyScreen)
+        try:
+            await wait_for(pilot, called.is_set)
+            yield app, pilot, screen, gate
+        finally:
+            gate.set()
 
 
 async def keys_move_the_cursor(pilot, screen: StrategyScreen, waited_for: str) -> None:
@@ -203,21 +215,13 @@ async def keys_move_the_cursor(pilot, screen: StrategyScreen, waited_for: str) -
 
 
 async def test_keys_are_handled_while_the_optimal_book_is_read(tmp_path, monkeypatch):
-    path = tmp_path / "db.sqlite"
-    store_optimum(path, A2_B4, "rays")
-    gate, reading = held(monkeypatch, "stored_optimal_book")
-    app = BlackBoxApp(path, A2_B4)
-    async with app.run_test(size=(140, 60)) as pilot:
-        screen = await open_screen(app, pilot, "b", StrategyScreen)
-        try:
-            await wait_for(pilot, reading.is_set)
-            await wait_for(pilot, lambda: screen.book is not None and screen.branch("greedy").children)
-            assert str(screen.branch("optimal").label) == "optimal for rays: reading..."
-            await keys_move_the_cursor(pilot, screen, "the optimal book")
-            assert any(w.group == "strategy-optimal" and w.is_running for w in app.workers)
-            assert screen.optimal is None
-        finally:
-            gate.set()
+    async with held_at(tmp_path, monkeypatch, "stored_optimal_book") as (app, pilot, screen, gate):
+        await wait_for(pilot, lambda: screen.book is not None and screen.branch("greedy").children)
+        assert str(screen.branch("optimal").label) == "optimal for rays: reading..."
+        await keys_move_the_cursor(pilot, screen, "the optimal book")
+        assert any(w.group == "strategy-optimal" and w.is_running for w in app.workers)
+        assert screen.optimal is None
+        gate.set()
         await wait_for(pilot, lambda: screen.optimal is not None)
 
 
@@ -225,18 +229,10 @@ async def test_keys_are_handled_while_the_books_are_compared(tmp_path, monkeypat
     """Comparing the optimal book with the greedy one (rays per molecule, where they differ)
     runs in its own worker: keys move the cursor while it is held, and the figures come once
     it is let go."""
-    path = tmp_path / "db.sqlite"
-    store_optimum(path, A2_B4, "rays")
-    gate, comparing = held(monkeypatch, "differences")
-    app = BlackBoxApp(path, A2_B4)
-    async with app.run_test(size=(140, 60)) as pilot:
-        screen = await open_screen(app, pilot, "b", StrategyScreen)
-        try:
-            await wait_for(pilot, comparing.is_set)
-            assert text_of(app, "#strategy-differences") == "Comparing the books..."
-            await keys_move_the_cursor(pilot, screen, "the comparison")
-            assert any(w.group == "strategy-compare" and w.is_running for w in app.workers)
-        finally:
-            gate.set()
+    async with held_at(tmp_path, monkeypatch, "differences") as (app, pilot, screen, gate):
+        assert text_of(app, "#strategy-differences") == "Comparing the books..."
+        await keys_move_the_cursor(pilot, screen, "the comparison")
+        assert any(w.group == "strategy-compare" and w.is_running for w in app.workers)
+        gate.set()
         await wait_for(pilot, lambda: text_of(app, "#strategy-differences") != "Comparing the books...")
         assert "optimal" in text_of(app, "#strategy-optimal-figures")
