@@ -360,22 +360,40 @@ def test_ctrl_c_pauses_the_search_and_stores_what_it_proved(tmp_path):
     assert stored_memo_size(path) >= before
 
 
-def test_a_search_stopped_by_seconds_gives_bounds_around_the_optimum(tmp_path):
+def test_a_stopped_search_gives_bounds_around_the_optimum_and_goes_on_to_it(tmp_path):
+    """Stopped at its first check (``seconds=0``: no clock decides), the search gives proved
+    bounds around the exact value; run again, it goes on from its stored memo to that value."""
     config = Config(3, 4)
-    path = tmp_path / "db.sqlite"
-    command = [*BBCORE, "--db", str(path), "strategy", config.name, "--optimal", "rays", "--json"]
+    value, _, _, _ = EXPECTIMAX["rays"]
+    exact = Fraction(value(frozenset(range(config.nb_mol))), config.nb_mol)
+    store.open_database(tmp_path / "db.sqlite")
+    try:
+        stopped, searched = optimal(config, "rays", seconds=0)
+        resumed, _ = optimal(config, "rays")
+    finally:
+        store.close_database()
+    optimum = stopped["optimum"]
+    assert searched and not optimum["proved"] and optimum["value"] is None
+    assert Fraction(optimum["lower"]) <= exact <= Fraction(optimum["upper"])
+    assert Fraction(optimum["gap"]) == Fraction(optimum["upper"]) - Fraction(optimum["lower"])
+    assert resumed["optimum"]["proved"] and Fraction(resumed["optimum"]["value"]) == exact
+    assert resumed["optimum"]["nodes"] > optimum["nodes"] > 0
+
+
+def test_seconds_stops_the_command_with_its_bounds(tmp_path):
+    """A3_B5's search takes over 10 s here: stopped after 1 s it is not proved, and says so."""
+    command = [*BBCORE, "--db", str(tmp_path / "db.sqlite"), "strategy", "A3_B5", "--optimal", "rays"]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    stopped = subprocess.run([*command, "--seconds", "1"], capture_output=True, text=True, env=env, cwd=ROOT)
+    stopped = subprocess.run(
+        [*command, "--seconds", "1", "--json"], capture_output=True, text=True, env=env, cwd=ROOT
+    )
     assert stopped.returncode == 0, stopped.stderr
     optimum = json.loads(stopped.stdout)["optimum"]
     assert not optimum["proved"] and optimum["value"] is None
-    value, _, _, _ = EXPECTIMAX["rays"]
-    exact = Fraction(value(frozenset(range(config.nb_mol))), config.nb_mol)
-    assert Fraction(optimum["lower"]) <= exact <= Fraction(optimum["upper"])
-    assert Fraction(optimum["gap"]) == Fraction(optimum["upper"]) - Fraction(optimum["lower"])
-    text = subprocess.run(command[:-1], capture_output=True, text=True, env=env, cwd=ROOT)
+    assert Fraction(optimum["lower"]) < Fraction(optimum["upper"]) <= Fraction(optimum["greedy"])
+    text = subprocess.run([*command, "--seconds", "1"], capture_output=True, text=True, env=env, cwd=ROOT)
     assert text.returncode == 0, text.stderr
-    assert f"Optimum: {exact} = {float(exact):.3f} rays on average, proved." in text.stdout
+    assert "Not proved yet: " in text.stdout and "Run the same command again to go on." in text.stdout
 
 
 @pytest.mark.parametrize("objective", OBJECTIVES)
@@ -482,6 +500,8 @@ def test_the_cli_prints_the_first_shots_and_where_greedy_first_errs(tmp_path):
             f"First shot: {optimum['first_shot']} (the greedy book's: {optimum['greedy_first_shot']})."
             in lines[config]
         )
+        value = Fraction(optimum["value"])
+        assert f"Optimum: {value} = {float(value):.3f} rays on average, proved." in lines[config]
     assert (
         "The greedy book first errs at the start (300 candidates): it shoots 3 (total 963) where 2 gives 952."
         in lines["A2_B5"]
