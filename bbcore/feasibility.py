@@ -17,8 +17,10 @@ The TUI refuses with the same line and has no force: that is for the
 command line.  A run being resumed is estimated on the molecules it has
 left.
 
-The rates are conservative figures measured on the 2-core development
-machine (see ``RATES``): an estimate only decides whether to start, and
+The rates are figures measured on the 2-core development machine (a full
+store's ``FULL_RATE``; a compact store's time and disk by stage, from its
+ambiguous share: ``compact_seconds``, ``compact_disk``, their errors against
+the measured runs in docs/larger.md): an estimate only decides whether to start, and
 the run's own progress gives the real ETA.
 """
 
@@ -37,27 +39,88 @@ from bbcore.words import plural
 MAX_SECONDS = 24 * 3600
 """Runs estimated longer than this are refused unless forced."""
 
-RATES = {
-    "full": 15_000,
-    "compact": 1_000_000,
+FULL_RATE = 15_000
+"""Molecules per second per worker of a full store, end to end (tracing, storing, grouping):
+A6_B8 (75 M molecules) took 29.6 min to store and 11 min to group and index on 2 cores, 30,800
+molecules/s end to end, 15,400 a worker; smaller configurations go faster (A4_B8 130,700/s, A5_B8
+110,000/s on the same 2 cores) because the rate falls as the file grows, so the large
+configuration's rate is the one to plan with."""
+
+COMPACT_TRACE_SECONDS = 3.38e-8
+"""A compact run's tracing: seconds per molecule per worker, per cell of the box's width.  A7_B8's
+tracing took 84 s on 2 quiet workers (621 M molecules, width 8: 2.70e-7 s a molecule a worker);
+tracing a molecule traces its 4W rays, so the cost grows with the width (A6_B10 checks it:
+docs/larger.md, "The estimate")."""
+
+COMPACT_GROUP_SECONDS = 4.66e-7
+"""A compact run's grouping: seconds per ambiguous molecule per worker (A7_B8: 63 s on 2 quiet
+workers for its 270 M ambiguous molecules; the keys of the others are settled without tracing)."""
+
+COMPACT_WRITE_SECONDS = 2.03e-7
+"""A compact run's writing and family indexes: seconds per ambiguous molecule, on the driver's one
+core whatever the workers (A7_B8: 55 s for 270 M)."""
+
+COMPACT_DISK_PER_MOLECULE, COMPACT_DISK_PER_AMBIGUOUS = 4.0, 1.6
+"""A compact run's peak disk: bytes per molecule, plus bytes per ambiguous molecule.  The records
+(16 bytes per canonical molecule: 2 a molecule) and the ranges' profile files are there for every
+molecule; the shards' results and the database grow with the ambiguous ones.  Fitted as an upper
+envelope of the peaks measured (docs/larger.md, "The estimate"): never under one of them, at most
+51% over (A6_B10)."""
+
+AMBIGUOUS_MOLECULES = {
+    (3, 5): 16,
+    (3, 6): 24,
+    (3, 7): 32,
+    (3, 8): 40,
+    (3, 10): 56,
+    (4, 5): 665,
+    (4, 6): 1_636,
+    (4, 7): 2_868,
+    (4, 8): 4_532,
+    (4, 9): 6_676,
+    (4, 10): 9_348,
+    (5, 5): 13_194,
+    (5, 6): 61_952,
+    (5, 7): 176_735,
+    (5, 8): 397_964,
+    (5, 9): 773_819,
+    (5, 10): 1_363_052,
+    (6, 6): 846_628,
+    (6, 7): 4_176_912,
+    (6, 8): 14_409_146,
+    (6, 10): 92_115_864,
+    (7, 7): 49_920_112,
+    (7, 8): 270_332_216,
+    (8, 8): 3_071_387_164,
 }
-"""Molecules per second per worker, end to end (tracing, storing, grouping).
+"""(atoms, width): the ambiguous molecules of the square configurations explored whole (the
+"Ambiguous molecules" line of ``bbcore report``): the grouping's and the writing's work, and the
+disk of the results, go with them."""
 
-``full``: A6_B8 (75 M molecules) took 29.6 min to store and 11 min to
-group and index on 2 cores, 30,800 molecules/s end to end, 15,400 a worker;
-smaller configurations go faster (A4_B8 130,700/s, A5_B8 110,000/s on the
-same 2 cores) because the rate falls as the file grows, so the large
-configuration's rate is the one to plan with.
 
-``compact``: A7_B8 (621 M molecules) took 300 s of CPU end to end
-(``bench/compact.py A7_B8 --runs 1``, the process and its 2 workers, 2026-11-25):
-about 180 s on 2 quiet cores (the tracing and grouping split over them, the
-54 s of writing on one), 1.7 M molecules a second, 860,000 a worker.  The
-machine it ran on was shared (load average 8 to 11): 829 s there.  A
-larger configuration has more of its molecules ambiguous (A6_B8 19%, A7_B8
-43.5%), so more to group and write per molecule: the rate planned with is
-about 60% of A7_B8's, which puts A8_B8 (4.4 G molecules) at about 37
-minutes on 2 quiet cores."""
+def ambiguous_share(config: Config) -> float:
+    """The share of ``config``'s molecules that are ambiguous: measured (``AMBIGUOUS_MOLECULES``),
+    else extrapolated, else 1 (the most there can be).
+
+    With as many atoms, the share falls as the box widens, by a ratio a step (4 atoms: 0.53, 0.49,
+    0.53, 0.56, 0.60 from width 5 to 10).  So a width not measured takes the share of the widest
+    measured below it, times the ratio measured there (from the width before), once per cell of
+    width more.  Each recorded configuration with two narrower ones recorded, predicted from those
+    alone, is within -15% and +18% of its share (``tests/test_feasibility.py``).  With no ratio
+    measured there, the share is the widest's below; with no width measured at or below it, 1.
+    """
+    atoms, width = config.atoms, config.width
+    below = sorted(w for (n, w) in AMBIGUOUS_MOLECULES if n == atoms and w <= width)
+    if not below:
+        return 1.0
+
+    def share(w: int) -> float:
+        return AMBIGUOUS_MOLECULES[atoms, w] / Config(atoms, w).nb_mol
+
+    widest = below[-1]
+    ratio = share(widest) / share(widest - 1) if widest - 1 in below else 1.0
+    return min(1.0, share(widest) * ratio ** (width - widest))
+
 
 FULL_BYTES_BASE, FULL_BYTES_PER_POSITION = 60, 7.5
 """Bytes of database per molecule in the full store: a row holds the
@@ -65,15 +128,6 @@ molecule and its spectrum (one character a position) and the spectrum
 index repeats it.  Measured, file size over molecules: A4_B8 (32
 positions) 290 B, A6_B8 303 B, A3_B13 (52 positions) 438 B; the model
 gives 300, 300 and 450."""
-
-COMPACT_BYTES = 6
-"""Bytes of disk per molecule at the peak of a compact run: 16 bytes of
-record per canonical molecule (one in eight, 2 bytes a molecule) while
-tracing, then the shards' results and the database, which grow with the
-share of molecules that are ambiguous.  Measured peaks in the family
-layout: A6_B8 3.9-4.2 B (19% of its molecules ambiguous), A7_B8 4.2 B
-(43.5%: 2.6 GB); 6 B leaves room for A8_B8's larger share and its 8-byte
-molecule numbers (past 2^32 molecules): about 27 GB."""
 
 FULL_INDEX_BYTES_BASE, FULL_INDEX_BYTES_PER_POSITION = 20, 1
 """Of ``FULL_BYTES_*``, the bytes per molecule of a configuration's two indexes (its spectrum
@@ -84,13 +138,28 @@ the WAL (one transaction), then into the file (A4_B7's 10.3 MB of indexes needed
 and 17 MB more than its rows, on a tmpfs)."""
 
 COMPACT_TRACE_BYTES = 2
-"""Of ``COMPACT_BYTES``, what the tracing writes (16 bytes of record per canonical molecule);
-the rest is the grouping's and the database's, written after the last molecule is traced."""
+"""Of a compact run's peak disk, what the tracing writes (16 bytes of record per canonical
+molecule); the rest is the grouping's and the database's, written after the last molecule is
+traced."""
 
-BYTES_PER_MOLECULE = {
-    "full": lambda config: FULL_BYTES_BASE + FULL_BYTES_PER_POSITION * config.positions,
-    "compact": lambda config: COMPACT_BYTES,
-}
+
+def compact_disk(config: Config, molecules: int) -> int:
+    """The peak disk of a compact run of ``config`` with ``molecules`` of it left."""
+    per_molecule = COMPACT_DISK_PER_MOLECULE + COMPACT_DISK_PER_AMBIGUOUS * ambiguous_share(config)
+    return int(molecules * per_molecule)
+
+
+def compact_seconds(config: Config, molecules: int, workers: int) -> float:
+    """The time of a compact run of ``config`` with ``molecules`` of it left, on ``workers``:
+    tracing and grouping shared by the workers, writing on one core."""
+    ambiguous = molecules * ambiguous_share(config)
+    shared = molecules * COMPACT_TRACE_SECONDS * config.width + ambiguous * COMPACT_GROUP_SECONDS
+    return shared / workers + ambiguous * COMPACT_WRITE_SECONDS
+
+
+def full_bytes(config: Config) -> float:
+    """A full store's bytes per molecule: its row and its indexes."""
+    return FULL_BYTES_BASE + FULL_BYTES_PER_POSITION * config.positions
 
 
 @dataclass(frozen=True)
@@ -119,8 +188,10 @@ def estimate(config: Config, store: str = "full", workers: int | None = None, do
     """The time and disk of exploring what is left of ``config`` (``done`` molecules are stored)."""
     workers = workers or cores()
     molecules = max(config.nb_mol - done, 0)
-    seconds = molecules / (RATES[store] * workers)
-    disk = int(molecules * BYTES_PER_MOLECULE[store](config))
+    if store == "full":
+        seconds, disk = molecules / (FULL_RATE * workers), int(molecules * full_bytes(config))
+    else:
+        seconds, disk = compact_seconds(config, molecules, workers), compact_disk(config, molecules)
     return Estimate(config, store, workers, molecules, seconds, disk)
 
 
@@ -201,10 +272,11 @@ def bytes_left(config: Config, store: str, done: int) -> tuple[int, str]:
     left = max(config.nb_mol - done, 0)
     if store == "full":
         index = FULL_INDEX_BYTES_BASE + FULL_INDEX_BYTES_PER_POSITION * config.positions
-        rows = BYTES_PER_MOLECULE["full"](config) - index
+        rows = full_bytes(config) - index
         needed, finish = int(left * rows + 2 * config.nb_mol * index), "its indexes"
     else:
-        needed = left * COMPACT_TRACE_BYTES + config.nb_mol * (COMPACT_BYTES - COMPACT_TRACE_BYTES)
+        after = compact_disk(config, config.nb_mol) - COMPACT_TRACE_BYTES * config.nb_mol
+        needed = left * COMPACT_TRACE_BYTES + after
         finish = "its grouping and the database's rows"
     return needed, (f"its {left:,} molecules left and {finish}" if left else finish)
 
