@@ -24,10 +24,18 @@ from bbcore import server, store
 from bbcore.config import Config
 
 
+class DriverError(Exception):
+    """An error wrapping the driver's (its first argument), saying nothing of it: as peewee's may."""
+
+    def __str__(self) -> str:
+        return "an error of the driver"
+
+
 def chained(inner: BaseException, how: str) -> BaseException:
     """An error raised after ``inner``: as its cause, its context, or wrapping it (its first argument)."""
-    rollback = "cannot rollback - no transaction is active"
-    outer = RuntimeError(inner) if how == "wrapped" else RuntimeError(rollback)
+    outer = (
+        DriverError(inner) if how == "wrapped" else RuntimeError("cannot rollback - no transaction is active")
+    )
     if how == "cause":
         outer.__cause__ = inner
     elif how == "context":
@@ -61,6 +69,7 @@ def test_a_full_disk_is_read_from_a_servers_sqlstate():
 def test_a_full_disk_is_found_behind_what_followed_it(how):
     assert store.is_disk_full(chained(sqlite3.OperationalError("database or disk is full"), how))
     assert store.is_disk_full(chained(chained(OSError(errno.ENOSPC, "write"), how), "context"))
+    assert store.is_disk_full(chained(chained(OSError(errno.ENOSPC, "write"), "context"), how))
 
 
 def test_a_cause_is_followed_before_a_context():
@@ -88,6 +97,7 @@ def test_an_interrupted_statement_is_found_behind_the_failed_rollback(how):
     assert store._was_interrupted(sqlite3.OperationalError("interrupted"))
     assert store._was_interrupted(chained(sqlite3.OperationalError("interrupted"), how))
     assert store._was_interrupted(chained(chained(sqlite3.OperationalError("interrupted"), how), "context"))
+    assert store._was_interrupted(chained(chained(sqlite3.OperationalError("interrupted"), "context"), how))
     assert not store._was_interrupted(chained(sqlite3.OperationalError("database is locked"), how))
     assert not store._was_interrupted(Exception())
 
@@ -320,3 +330,58 @@ def test_an_older_file_is_read_through_shims_and_never_written(tmp_path):
     finally:
         store.close_database()
     assert path.read_bytes() == before
+
+
+# a server's database: its own words, no server needed to choose them
+
+URL = server.ServerURL("postgresql://reader@somewhere/games")
+
+
+def test_a_servers_errors_are_its_own_lines():
+    error = sqlite3.OperationalError("database is locked")
+    assert store.error_line(error, URL) == server.error_line(error, URL)
+    assert store.error_line(error, URL) != store.error_line(error, Path("games"))
+    assert store.read_only_message(URL) == server.read_only_message(URL)
+    assert store.read_only_message(URL).startswith("role reader may only read")
+
+
+def test_a_servers_interruption_is_read_from_its_sqlstate(monkeypatch):
+    monkeypatch.setattr(store.opened, "path", URL)
+    cancelled = RuntimeError("canceling statement due to user request")
+    cancelled.sqlstate = server.CANCELLED_STATE
+    assert store._was_interrupted(cancelled)
+    assert not store._was_interrupted(sqlite3.OperationalError("interrupted"))  # a file's words
+
+
+# a store's rows: which configurations are compact, which counted by their shards
+
+
+def test_a_compact_configuration_is_counted_by_its_shards_once_complete(tmp_path):
+    store.open_database(tmp_path / "db.sqlite")
+    try:
+        compact, full, unknown = Config(3, 4), Config(2, 4), Config(4, 4)
+        store.ensure_config(compact, store.COMPACT)
+        store.ensure_config(full, store.FULL)
+        assert [store.is_compact(c) for c in (compact, full, unknown)] == [True, False, False]
+        assert [store.counted_by_shards(c) for c in (compact, full, unknown)] == [False, False, False]
+        for config in (compact, full):
+            store.Configuration.update(complete=True).where(
+                store.Configuration.config == config.name
+            ).execute()
+        assert [store.counted_by_shards(c) for c in (compact, full, unknown)] == [True, False, False]
+    finally:
+        store.close_database()
+
+
+def test_a_file_of_this_bbtui_read_only_needs_no_shim(tmp_path):
+    path = tmp_path / "db.sqlite"
+    store.open_database(path)
+    store.ensure_config(Config(3, 4), store.COMPACT)
+    store.close_database()
+    store.open_database(path, create=False, write=False)
+    try:
+        assert store.is_read_only()
+        assert store.opened.shims == ()
+        assert store.is_compact(Config(3, 4))
+    finally:
+        store.close_database()
