@@ -170,12 +170,13 @@ MODULES: dict[str, tuple[str, tuple[str, ...]]] = {
     ),
     # lock: its generator ``hold`` (mutmut mutates no decorated function: ``exploration_lock`` is
     # ``contextmanager(hold)``), with the tests that take the lock (another process's: a subprocess,
-    # which runs the same mutant); the server's advisory lock is tested on the test server only
+    # which runs the same mutant), and the server's refusal on the test server
     "lock": (
         "bbcore/lock.py",
         (
             "tests/test_mut_lock.py",
             "tests/test_explore.py::test_a_second_explorer_is_refused_while_readers_keep_reading",
+            "tests/test_server.py::test_a_second_explorer_of_the_same_configuration_is_refused",
         ),
     ),
     # lifeline's functions run in workers: its tests call them here too, so that mutmut runs them

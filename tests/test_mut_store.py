@@ -222,6 +222,9 @@ def test_a_read_only_uri_names_the_whole_path_quoted(tmp_path, monkeypatch):
     (folder / "db.sqlite").write_bytes(b"")
     assert store.read_only_uri(Path("db.sqlite")) == f"file:{tmp_path}/a%20b%3Fc/db.sqlite?mode=ro"
     assert store.writable(Path("db.sqlite"))
+    # in a folder this process may write, SQLite keeps its locking, whatever the file holds
+    (folder / "text.sqlite").write_text("not a database, long enough to have a header\n" * 4)
+    assert store.read_only_uri(folder / "text.sqlite") == f"file:{tmp_path}/a%20b%3Fc/text.sqlite?mode=ro"
     assert store.writable(folder / "missing.sqlite")
 
 
