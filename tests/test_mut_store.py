@@ -388,3 +388,17 @@ def test_a_file_of_this_bbtui_read_only_needs_no_shim(tmp_path):
         assert store.is_compact(Config(3, 4))
     finally:
         store.close_database()
+
+
+def test_only_a_copy_stopped_before_its_end_is_an_unfinished_copy(tmp_path):
+    store.open_database(tmp_path / "db.sqlite")
+    try:
+        row = store.ensure_config(Config(3, 4))
+        assert not store.unfinished_copy(row)  # an exploration under way
+        row.dh2 = store.COPYING
+        assert store.unfinished_copy(row)
+        row.complete = True  # the copy's last transaction sets complete (and the source's dh2)
+        assert not store.unfinished_copy(row)
+        assert not store.unfinished_copy(None)
+    finally:
+        store.close_database()
