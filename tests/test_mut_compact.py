@@ -356,6 +356,26 @@ def test_grouping_without_the_traced_shard_files_says_where_they_were_looked_for
         close_database()
 
 
+def test_a_grouped_shards_counts_are_its_families_and_their_spectral_groups(tmp_path):
+    """A shard's counts by risk (most atoms differing) and by size: for each value, the families that
+    have it and the sum of their spectral groups (a family holds one or several), read back here
+    from the shard's result columns (fifth session: ``_counts_by`` weighted by nothing survived)."""
+    trace.trace_range(trace.TraceJob(A4_B4, 1, A4_B4.nb_mol + 1, 1, str(tmp_path)))
+    result = group_stage.group_shard(group_stage.GroupJob(A4_B4, 0, str(tmp_path)))
+    folder = result_folder(tmp_path, 0)
+    spectra, sizes, risks = (
+        np.load(folder / f"family_{name}.npy").tolist() for name in ("spectra", "sizes", "max_diff")
+    )
+    assert max(spectra) > 1  # so that families and spectral groups differ
+    for counted, values in ((result.sizes, sizes), (result.risk, risks)):
+        expected = defaultdict(lambda: [0, 0])
+        for value, groups in zip(values, spectra):
+            expected[value][0] += 1
+            expected[value][1] += groups
+        assert counted == dict(expected)
+    assert (result.families, result.spectra, result.records) == (len(spectra), sum(spectra), 252)
+
+
 # -- columns.py -------------------------------------------------------------------------------
 
 
