@@ -9,6 +9,8 @@ run forgets.  Their notes: ``bench/mutation_notes.md`` (``compact/trace.py`` and
 from __future__ import annotations
 
 import itertools
+import multiprocessing
+import os
 import shutil
 import threading
 from collections import defaultdict
@@ -376,6 +378,35 @@ def test_a_grouped_shards_counts_are_its_families_and_their_spectral_groups(tmp_
     assert (result.families, result.spectra, result.records) == (len(spectra), sum(spectra), 252)
 
 
+def test_a_shard_grouped_again_in_the_process_that_failed_writing_it_replaces_its_part(tmp_path):
+    """A grouping that failed while writing its result (a full disk) leaves its ``.part`` folder,
+    named by its process: the same process grouping it again (an in-process run resumed in the
+    same session) starts it afresh (fifth session: the stale part not removed survived)."""
+    trace.trace_range(trace.TraceJob(A4_B4, 1, A4_B4.nb_mol + 1, 1, str(tmp_path)))
+    final = result_folder(tmp_path, 0)
+    part = final.with_name(f".{final.name}.{os.getpid()}.part")
+    part.mkdir(parents=True)
+    (part / "family_keys.npy").write_bytes(b"cut short")
+    group_stage.group_shard(group_stage.GroupJob(A4_B4, 0, str(tmp_path)))
+    assert not part.exists() and np.load(final / "family_keys.npy").dtype == np.uint64
+
+
+def test_a_run_paused_after_its_grouping_resumes_without_the_traced_mark(tmp_path):
+    """Once every shard is grouped, the shard files are no longer read: a resumed run whose
+    ``traced`` mark is gone writes its families all the same (fifth session: ``<`` made ``<=``
+    survived)."""
+    path, stop = tmp_path / "db.sqlite", threading.Event()
+
+    def pause_at_writing(report) -> None:
+        if report.phase == "writing":
+            stop.set()
+
+    assert explore(A4_B4, path, store="compact", workers=1, stop=stop, progress=pause_at_writing) == PAUSED
+    directory = config_directory(path, A4_B4)
+    (directory / TRACED).unlink()
+    assert explore(A4_B4, path, workers=1) == COMPLETE
+
+
 # -- columns.py -------------------------------------------------------------------------------
 
 
@@ -489,6 +520,22 @@ def test_a_compact_run_names_its_configuration_and_leaves_the_others_rows_alone(
         assert config_row(Config(3, 4)).shards is None and config_row(A4_B4).shards is not None
     finally:
         close_database()
+
+
+def test_a_paused_compact_run_leaves_no_worker_process_behind(tmp_path, monkeypatch):
+    """The workers a compact run starts for itself end with it, paused too (fifth session: the run
+    not closing the runner it made survived)."""
+    monkeypatch.setattr(compact_run, "IN_PROCESS_BELOW", 0)  # worker processes, even on A4_B4
+    path, stop = tmp_path / "db.sqlite", threading.Event()
+
+    def pause(report) -> None:
+        if report.phase == "tracing" and report.done > 0:
+            stop.set()
+
+    assert (
+        explore(A4_B4, path, store="compact", workers=2, range_size=100, stop=stop, progress=pause) == PAUSED
+    )
+    assert multiprocessing.active_children() == []
 
 
 def test_a_compact_run_keeps_its_shard_folder_and_refuses_another_once_started(tmp_path):
