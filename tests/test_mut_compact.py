@@ -407,6 +407,14 @@ def test_a_run_paused_after_its_grouping_resumes_without_the_traced_mark(tmp_pat
     assert explore(A4_B4, path, workers=1) == COMPLETE
 
 
+def test_a_shard_with_no_record_is_grouped_as_none(tmp_path):
+    """A shard no record fell into (a small configuration in many shards) has no file: it reads as
+    no record and groups into nothing (fifth session: ``np.empty(1)`` for it survived)."""
+    assert len(read_shard(tmp_path, 3)) == 0
+    result = group_stage.group_shard(group_stage.GroupJob(A4_B4, 3, str(tmp_path)))
+    assert (result.records, result.spectra, result.families, result.risk, result.sizes) == (0, 0, 0, {}, {})
+
+
 # -- columns.py -------------------------------------------------------------------------------
 
 
