@@ -548,22 +548,30 @@ def test_a_paused_compact_run_leaves_no_worker_process_behind(tmp_path, monkeypa
 
 @pytest.mark.parametrize(
     ("workers", "below", "processes"),
-    [(1, 0, False), (2, 0, True), (2, A4_B4.nb_mol + 1, False), (None, 0, (os.cpu_count() or 1) > 1)],
+    [
+        (1, 0, 0),
+        (2, 0, 2),
+        (3, 0, 3),
+        (2, A4_B4.nb_mol, 2),
+        (2, A4_B4.nb_mol + 1, 0),
+        (None, 0, cpus if (cpus := os.cpu_count() or 1) > 1 else 0),
+    ],
 )
 def test_a_compact_run_starts_worker_processes_unless_one_worker_or_a_small_configuration(
     tmp_path, monkeypatch, workers, below, processes
 ):
     """One worker asked for, or fewer molecules than ``IN_PROCESS_BELOW``: the run stays in this
     process; else it starts its workers, as many as asked or one a CPU (fifth session: the choice
-    and the default count survived, since the stores are the same either way)."""
+    and the count survived, since the stores are the same either way)."""
     monkeypatch.setattr(compact_run, "IN_PROCESS_BELOW", below)
-    seen = []
+    seen = [0]
 
     def look(report) -> None:
-        seen.append(bool(multiprocessing.active_children()))
+        seen.append(len(multiprocessing.active_children()))
 
-    assert explore(A4_B4, tmp_path / "db.sqlite", store="compact", workers=workers, progress=look) == COMPLETE
-    assert any(seen) == processes
+    path = tmp_path / "db.sqlite"
+    assert explore(A4_B4, path, store="compact", workers=workers, range_size=100, progress=look) == COMPLETE
+    assert max(seen) == processes
 
 
 def test_a_compact_run_keeps_its_shard_folder_and_refuses_another_once_started(tmp_path):
