@@ -12,6 +12,7 @@ import itertools
 import multiprocessing
 import os
 import shutil
+import subprocess
 import threading
 from collections import defaultdict
 from pathlib import Path
@@ -29,7 +30,7 @@ from bbcore.compact.group import read_shard
 from bbcore.compact.shards import SHARED, TRACED, CompactError, config_directory, result_folder, shard_folder
 from bbcore.config import Config
 from bbcore.explore import explore
-from bbcore.progress import COMPLETE, PAUSED, ExploreError
+from bbcore.progress import COMPLETE, PAUSED, DiskFull, ExploreError
 from bbcore.store import (
     ExploredRange,
     GroupedShard,
@@ -572,6 +573,29 @@ def test_a_compact_run_starts_worker_processes_unless_one_worker_or_a_small_conf
     path = tmp_path / "db.sqlite"
     assert explore(A4_B4, path, store="compact", workers=workers, range_size=100, progress=look) == COMPLETE
     assert max(seen) == processes
+
+
+def test_shard_files_on_a_full_disk_say_which_folder_is_full(tmp_path):
+    """The shard files on a tmpfs of one page: the run stops with DiskFull naming the configuration's
+    shard folder (fifth session: ``is_disk_full(None)``, the folder None or the database's dropped
+    survived; tests/test_disk_full.py runs it through the command line, out of mutmut's sight)."""
+    if os.geteuid() != 0:
+        pytest.skip("mounting a tmpfs needs root")
+    small = tmp_path / "small"
+    small.mkdir()
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=4k", "tmpfs", str(small)], capture_output=True
+    )
+    if mounted.returncode != 0:
+        pytest.skip("cannot mount a tmpfs here")
+    try:
+        with pytest.raises(DiskFull) as full:
+            explore(A4_B4, tmp_path / "db.sqlite", store="compact", workers=1, shard_root=small)
+        directory = config_directory(tmp_path / "db.sqlite", A4_B4, small)
+        assert full.value.folder == directory == small / "A4_B4"
+        assert str(full.value).startswith(f"the disk holding {directory} is full: ")
+    finally:
+        subprocess.run(["umount", "--lazy", str(small)], check=False)
 
 
 def test_a_compact_run_keeps_its_shard_folder_and_refuses_another_once_started(tmp_path):
