@@ -517,16 +517,21 @@ def test_a_compact_runs_reports_rate_only_the_molecules_it_traced_itself(tmp_pat
 
 
 def test_a_compact_run_names_its_configuration_and_leaves_the_others_rows_alone(tmp_path):
-    """Every report of a compact run names its configuration; settling its shard count touches its
-    own row only: a full store beside it keeps no shard count (fifth session: ``RunClock(None)``
-    and the update ``where(None)`` survived)."""
+    """Every report of a compact run names its configuration; settling its shard count and folder
+    touches its own row only: a full store beside it keeps neither (fifth session: ``RunClock(None)``
+    and the updates ``where(None)`` survived)."""
     path, reports = tmp_path / "db.sqlite", []
     assert explore(Config(3, 4), path, workers=1) == COMPLETE
-    assert explore(A4_B4, path, store="compact", workers=1, progress=reports.append) == COMPLETE
+    given = tmp_path / "shards"
+    assert (
+        explore(A4_B4, path, store="compact", workers=1, progress=reports.append, shard_root=given)
+        == COMPLETE
+    )
     assert reports and {r.config for r in reports} == {"A4_B4"}
     open_database(path)
     try:
         assert config_row(Config(3, 4)).shards is None and config_row(A4_B4).shards is not None
+        assert config_row(Config(3, 4)).shard_root is None and config_row(A4_B4).shard_root == str(given)
     finally:
         close_database()
 
