@@ -31,9 +31,12 @@ _held: set[tuple[str, str]] = set()
 _held_guard = threading.Lock()
 
 
-@contextmanager
-def exploration_lock(db_path: Path, config: Config) -> Iterator[None]:
-    """Hold the exclusive right to write ``config`` in ``db_path`` (file or server), or raise ExploreError."""
+def hold(db_path: Path, config: Config) -> Iterator[None]:
+    """Hold the exclusive right to write ``config`` in ``db_path`` (file or server), or raise ExploreError.
+
+    A plain generator, made a context manager below (``exploration_lock``): mutmut mutates no
+    decorated function, and this one is what its run of this module tests (``bench/mutation.py lock``).
+    """
     busy = ExploreError(
         f"{config.name} is being explored by another process on {db_path}; wait for it or stop it first"
     )
@@ -67,3 +70,7 @@ def exploration_lock(db_path: Path, config: Config) -> Iterator[None]:
         os.close(fd)  # releases the lock
         with _held_guard:
             _held.discard(key)
+
+
+exploration_lock = contextmanager(hold)
+"""``with exploration_lock(db_path, config):`` holds the right to write ``config`` there (``hold``)."""

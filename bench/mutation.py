@@ -136,7 +136,12 @@ MODULES: dict[str, tuple[str, tuple[str, ...]]] = {
     "compact.group": ("bbcore/compact/group.py", COMPACT_STAGE_TESTS),
     "compact.write": ("bbcore/compact/write.py", COMPACT_TESTS),
     "compact.run": ("bbcore/compact/run.py", COMPACT_STAGE_TESTS),
-    "store": ("bbcore/store.py", ("tests/test_schema.py", "tests/test_explore.py")),
+    # store: its helpers called in this process (test_mut_store.py; the CLI's tests reach them in
+    # subprocesses only), the schema and the explorations (fifth session: run a few functions at a time)
+    "store": (
+        "bbcore/store.py",
+        ("tests/test_mut_store.py", "tests/test_schema.py", "tests/test_explore.py"),
+    ),
     # small pure modules with tests of their own (issue 33, section 5)
     "config": ("bbcore/config.py", ("tests/test_config.py",)),
     "words": ("bbcore/words.py", ("tests/test_words.py",)),
@@ -163,8 +168,17 @@ MODULES: dict[str, tuple[str, tuple[str, ...]]] = {
             "tests/test_explore.py::test_spectrum_and_canonical_indexes_come_with_completion_and_go_with_reset",
         ),
     ),
-    # lock.py is not here: its one function is a @contextmanager, and mutmut mutates no decorated
-    # function (tests/test_mut_lock.py was checked with mutants planted by hand: the notes)
+    # lock: its generator ``hold`` (mutmut mutates no decorated function: ``exploration_lock`` is
+    # ``contextmanager(hold)``), with the tests that take the lock (another process's: a subprocess,
+    # which runs the same mutant), and the server's refusal on the test server
+    "lock": (
+        "bbcore/lock.py",
+        (
+            "tests/test_mut_lock.py",
+            "tests/test_explore.py::test_a_second_explorer_is_refused_while_readers_keep_reading",
+            "tests/test_server.py::test_a_second_explorer_of_the_same_configuration_is_refused",
+        ),
+    ),
     # lifeline's functions run in workers: its tests call them here too, so that mutmut runs them
     "lifeline": ("bbcore/lifeline.py", ("tests/test_mut_lifeline.py",)),
     "play": ("bbcore/play.py", ("tests/test_play.py", "tests/test_mut_play.py")),

@@ -9,7 +9,10 @@ run forgets.  Their notes: ``bench/mutation_notes.md`` (``compact/trace.py`` and
 from __future__ import annotations
 
 import itertools
+import multiprocessing
+import os
 import shutil
+import subprocess
 import threading
 from collections import defaultdict
 from pathlib import Path
@@ -27,7 +30,7 @@ from bbcore.compact.group import read_shard
 from bbcore.compact.shards import SHARED, TRACED, CompactError, config_directory, result_folder, shard_folder
 from bbcore.config import Config
 from bbcore.explore import explore
-from bbcore.progress import COMPLETE, PAUSED, ExploreError
+from bbcore.progress import COMPLETE, PAUSED, DiskFull, ExploreError
 from bbcore.store import (
     ExploredRange,
     GroupedShard,
@@ -356,6 +359,63 @@ def test_grouping_without_the_traced_shard_files_says_where_they_were_looked_for
         close_database()
 
 
+def test_a_grouped_shards_counts_are_its_families_and_their_spectral_groups(tmp_path):
+    """A shard's counts by risk (most atoms differing) and by size: for each value, the families that
+    have it and the sum of their spectral groups (a family holds one or several), read back here
+    from the shard's result columns (fifth session: ``_counts_by`` weighted by nothing survived)."""
+    trace.trace_range(trace.TraceJob(A4_B4, 1, A4_B4.nb_mol + 1, 1, str(tmp_path)))
+    result = group_stage.group_shard(group_stage.GroupJob(A4_B4, 0, str(tmp_path)))
+    folder = result_folder(tmp_path, 0)
+    spectra, sizes, risks = (
+        np.load(folder / f"family_{name}.npy").tolist() for name in ("spectra", "sizes", "max_diff")
+    )
+    assert max(spectra) > 1  # so that families and spectral groups differ
+    for counted, values in ((result.sizes, sizes), (result.risk, risks)):
+        expected = defaultdict(lambda: [0, 0])
+        for value, groups in zip(values, spectra):
+            expected[value][0] += 1
+            expected[value][1] += groups
+        assert counted == dict(expected)
+    assert (result.families, result.spectra, result.records) == (len(spectra), sum(spectra), 252)
+
+
+def test_a_shard_grouped_again_in_the_process_that_failed_writing_it_replaces_its_part(tmp_path):
+    """A grouping that failed while writing its result (a full disk) leaves its ``.part`` folder,
+    named by its process: the same process grouping it again (an in-process run resumed in the
+    same session) starts it afresh (fifth session: the stale part not removed survived)."""
+    trace.trace_range(trace.TraceJob(A4_B4, 1, A4_B4.nb_mol + 1, 1, str(tmp_path)))
+    final = result_folder(tmp_path, 0)
+    part = final.with_name(f".{final.name}.{os.getpid()}.part")
+    part.mkdir(parents=True)
+    (part / "family_keys.npy").write_bytes(b"cut short")
+    group_stage.group_shard(group_stage.GroupJob(A4_B4, 0, str(tmp_path)))
+    assert not part.exists() and np.load(final / "family_keys.npy").dtype == np.uint64
+
+
+def test_a_run_paused_after_its_grouping_resumes_without_the_traced_mark(tmp_path):
+    """Once every shard is grouped, the shard files are no longer read: a resumed run whose
+    ``traced`` mark is gone writes its families all the same (fifth session: ``<`` made ``<=``
+    survived)."""
+    path, stop = tmp_path / "db.sqlite", threading.Event()
+
+    def pause_at_writing(report) -> None:
+        if report.phase == "writing":
+            stop.set()
+
+    assert explore(A4_B4, path, store="compact", workers=1, stop=stop, progress=pause_at_writing) == PAUSED
+    directory = config_directory(path, A4_B4)
+    (directory / TRACED).unlink()
+    assert explore(A4_B4, path, workers=1) == COMPLETE
+
+
+def test_a_shard_with_no_record_is_grouped_as_none(tmp_path):
+    """A shard no record fell into (a small configuration in many shards) has no file: it reads as
+    no record and groups into nothing (fifth session: ``np.empty(1)`` for it survived)."""
+    assert len(read_shard(tmp_path, 3)) == 0
+    result = group_stage.group_shard(group_stage.GroupJob(A4_B4, 3, str(tmp_path)))
+    assert (result.records, result.spectra, result.families, result.risk, result.sizes) == (0, 0, 0, {}, {})
+
+
 # -- columns.py -------------------------------------------------------------------------------
 
 
@@ -454,6 +514,93 @@ def test_a_compact_runs_reports_rate_only_the_molecules_it_traced_itself(tmp_pat
     assert others and all(r.rate == 0 for r in others)
     last = reports[-1]
     assert (last.phase, last.unit, last.done, last.total) == ("complete", "molecules", 1820, 1820)
+
+
+def test_a_compact_run_names_its_configuration_and_leaves_the_others_rows_alone(tmp_path):
+    """Every report of a compact run names its configuration; settling its shard count and folder
+    touches its own row only: a full store beside it keeps neither (fifth session: ``RunClock(None)``
+    and the updates ``where(None)`` survived)."""
+    path, reports = tmp_path / "db.sqlite", []
+    assert explore(Config(3, 4), path, workers=1) == COMPLETE
+    given = tmp_path / "shards"
+    assert (
+        explore(A4_B4, path, store="compact", workers=1, progress=reports.append, shard_root=given)
+        == COMPLETE
+    )
+    assert reports and {r.config for r in reports} == {"A4_B4"}
+    open_database(path)
+    try:
+        assert config_row(Config(3, 4)).shards is None and config_row(A4_B4).shards is not None
+        assert config_row(Config(3, 4)).shard_root is None and config_row(A4_B4).shard_root == str(given)
+    finally:
+        close_database()
+
+
+def test_a_paused_compact_run_leaves_no_worker_process_behind(tmp_path, monkeypatch):
+    """The workers a compact run starts for itself end with it, paused too (fifth session: the run
+    not closing the runner it made survived)."""
+    monkeypatch.setattr(compact_run, "IN_PROCESS_BELOW", 0)  # worker processes, even on A4_B4
+    path, stop = tmp_path / "db.sqlite", threading.Event()
+
+    def pause(report) -> None:
+        if report.phase == "tracing" and report.done > 0:
+            stop.set()
+
+    assert (
+        explore(A4_B4, path, store="compact", workers=2, range_size=100, stop=stop, progress=pause) == PAUSED
+    )
+    assert multiprocessing.active_children() == []
+
+
+@pytest.mark.parametrize(
+    ("workers", "below", "processes"),
+    [
+        (1, 0, 0),
+        (2, 0, 2),
+        (3, 0, 3),
+        (2, A4_B4.nb_mol, 2),
+        (2, A4_B4.nb_mol + 1, 0),
+        (None, 0, cpus if (cpus := os.cpu_count() or 1) > 1 else 0),
+    ],
+)
+def test_a_compact_run_starts_worker_processes_unless_one_worker_or_a_small_configuration(
+    tmp_path, monkeypatch, workers, below, processes
+):
+    """One worker asked for, or fewer molecules than ``IN_PROCESS_BELOW``: the run stays in this
+    process; else it starts its workers, as many as asked or one a CPU (fifth session: the choice
+    and the count survived, since the stores are the same either way)."""
+    monkeypatch.setattr(compact_run, "IN_PROCESS_BELOW", below)
+    seen = [0]
+
+    def look(report) -> None:
+        seen.append(len(multiprocessing.active_children()))
+
+    path = tmp_path / "db.sqlite"
+    assert explore(A4_B4, path, store="compact", workers=workers, range_size=100, progress=look) == COMPLETE
+    assert max(seen) == processes
+
+
+def test_shard_files_on_a_full_disk_say_which_folder_is_full(tmp_path):
+    """The shard files on a tmpfs of one page: the run stops with DiskFull naming the configuration's
+    shard folder (fifth session: ``is_disk_full(None)``, the folder None or the database's dropped
+    survived; tests/test_disk_full.py runs it through the command line, out of mutmut's sight)."""
+    if os.geteuid() != 0:
+        pytest.skip("mounting a tmpfs needs root")
+    small = tmp_path / "small"
+    small.mkdir()
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=4k", "tmpfs", str(small)], capture_output=True
+    )
+    if mounted.returncode != 0:
+        pytest.skip("cannot mount a tmpfs here")
+    try:
+        with pytest.raises(DiskFull) as full:
+            explore(A4_B4, tmp_path / "db.sqlite", store="compact", workers=1, shard_root=small)
+        directory = config_directory(tmp_path / "db.sqlite", A4_B4, small)
+        assert full.value.folder == directory == small / "A4_B4"
+        assert str(full.value).startswith(f"the disk holding {directory} is full: ")
+    finally:
+        subprocess.run(["umount", "--lazy", str(small)], check=False)
 
 
 def test_a_compact_run_keeps_its_shard_folder_and_refuses_another_once_started(tmp_path):

@@ -5,7 +5,8 @@ configuration has a byte of its own in ``<database>.lock``, so two configuration
 are explored at once, by threads or by processes, while a second writer of the same
 one is refused, however the database's path is spelled; the lock is released when
 the block ends (by an error too) and after a lock file that could not be opened.
-The server's lock is tested on the test server (``tests/test_server.py``).
+The server's lock is tested on the test server (``tests/test_server.py``); a server
+that cannot be reached is one line here.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import pytest
 from bbcore.config import Config
 from bbcore.lock import exploration_lock
 from bbcore.progress import ExploreError
+from bbcore.store import StoreError, location
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -140,3 +142,47 @@ def test_the_lock_file_is_readable_by_all_and_writable_by_its_owner_only(tmp_pat
     finally:
         os.umask(old)
     assert (tmp_path / "db.sqlite.lock").stat().st_mode & 0o777 == 0o644
+
+
+def test_two_databases_lock_the_same_configuration_at_once_in_one_process(tmp_path):
+    with exploration_lock(tmp_path / "one.sqlite", Config(4, 5)):
+        with exploration_lock(tmp_path / "two.sqlite", Config(4, 5)):
+            assert other_process(tmp_path / "one.sqlite", 4, 5) == busy(tmp_path / "one.sqlite", "A4_B5")
+            assert other_process(tmp_path / "two.sqlite", 4, 5) == busy(tmp_path / "two.sqlite", "A4_B5")
+
+
+def test_a_server_that_cannot_be_reached_for_the_lock_is_a_store_error():
+    url = location("postgresql://nobody@127.0.0.1:1/games")
+    with pytest.raises(StoreError) as refused:
+        with exploration_lock(url, Config(4, 5)):
+            pass
+    assert str(refused.value) == f"cannot reach the server of {url}: Connection refused"
+
+
+PROBE_BYTE = """
+import fcntl, os, sys
+fd = os.open(sys.argv[1], os.O_RDWR)
+try:
+    fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB, 1, int(sys.argv[2]))
+    print("free")
+except OSError:
+    print("held")
+"""
+
+
+def test_a_configurations_byte_is_atoms_times_16_plus_width(tmp_path):
+    """The lock file's layout, which every release holding it at once must share: ``A4_B5``'s byte is 69."""
+    path = tmp_path / "db.sqlite"
+
+    def probe(offset: int) -> str:
+        return subprocess.run(
+            [sys.executable, "-c", PROBE_BYTE, f"{path}.lock", str(offset)],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+
+    with exploration_lock(path, Config(4, 5)):
+        assert [probe(offset) for offset in (68, 69, 70)] == ["free", "held", "free"]
+    with exploration_lock(path, Config(7, 12)):
+        assert [probe(offset) for offset in (123, 124, 125)] == ["free", "held", "free"]
