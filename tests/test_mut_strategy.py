@@ -543,6 +543,9 @@ def test_every_node_is_recorded_unless_fewer_levels_are_asked(codes, by):
     assert int(whole.nodes.count[leaves].sum()) == len(codes)
     assert len(whole.depth_nodes) == len(whole.depth_leaves) == npos + 2
     assert whole.depth_nodes.tolist() == [int((whole.nodes.depth == d).sum()) for d in range(npos + 2)]
+    assert whole.depth_leaves.tolist() == [
+        int((whole.nodes.depth[leaves] == d).sum()) for d in range(npos + 2)
+    ]
     assert whole.rays.dtype == whole.points.dtype == np.int16
     assert whole.depth_nodes.dtype == whole.depth_leaves.dtype == np.int64
     for depth in range(int(whole.nodes.depth.max()) + 1):
