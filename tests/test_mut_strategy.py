@@ -539,6 +539,8 @@ def test_every_node_is_recorded_unless_fewer_levels_are_asked(codes, by):
     npos = codes.shape[1]
     whole = run_policy(codes, np.arange(len(codes), dtype=np.int64), by)
     assert len(whole.nodes.depth) == int(whole.depth_nodes.sum())
+    root = (int(whole.nodes.parent[0]), int(whole.nodes.outcome[0]), int(whole.nodes.depth[0]))
+    assert root == (-1, -1, 0)  # no parent, no outcome, as ``bbcore.optimal.play`` records its root
     leaves = whole.nodes.shot < 0
     assert int(whole.nodes.count[leaves].sum()) == len(codes)
     assert len(whole.depth_nodes) == len(whole.depth_leaves) == npos + 2
