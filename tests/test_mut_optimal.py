@@ -10,11 +10,13 @@ sets; A2_B5: 300), so that each mutant's tests take seconds.  The exact values c
 
 from __future__ import annotations
 
+import json
 from fractions import Fraction
 
 import numpy as np
 import pytest
 
+import bbcore.optimal as bbcore_optimal
 from bbcore import store
 from bbcore.config import Config
 from bbcore.optimal import (
@@ -140,6 +142,9 @@ def test_past_its_limit_the_memo_forgets_its_bounds_then_its_smallest_sets(probl
     assert search.evicted == 1001 - 750 and len(search.memo) == 750
     assert not set(bounds) & set(search.memo)
     assert set(search.memo) == {b"last"} | {f"e{i}".encode() for i in range(151, 900)}
+    search.memo.update({f"again{i}".encode(): (i, True, 0, 2) for i in range(250)})
+    search._remember(b"one more", 1, True, 0, 2)  # 1,001 again, the 251 smallest forgotten
+    assert search.evicted == 2 * 251 and len(search.memo) == 750  # counted over the search
     kept = Search(problems["A2_B4"], "rays", memory=0)
     kept.memo = dict(exacts)
     kept._remember(b"one more", 1, False, LEAF, 3)  # 901 entries: under the limit, nothing forgotten
@@ -521,3 +526,33 @@ def test_a_search_refuses_an_unknown_objective_and_too_many_molecules(monkeypatc
     assert str(error.value) == "A2_B4 has 120 molecules: too many to search (the limit is 119)"
     monkeypatch.setattr("bbcore.optimal.MOLECULE_LIMIT", A2_B4.nb_mol)
     assert Problem.of(A2_B4).codes.shape == (120, A2_B4.positions)
+
+
+def test_a_result_stored_with_its_book_is_read_back_never_played_again(database, problems):
+    """Once its book is stored, a finished result is returned as stored: a stored value the
+    memo would not play (changed here) is not checked against it."""
+    from bbcore.store import OptimalRun
+
+    result, _ = optimal(A2_B4, "rays", problem=problems["A2_B4"])
+    changed = result | {"optimum": result["optimum"] | {"value": "1"}}
+    OptimalRun.update(result=json.dumps(changed)).execute()
+    again, searched = optimal(A2_B4, "rays", problem=problems["A2_B4"])
+    assert again == changed and not searched
+
+
+def test_a_book_played_from_a_memo_that_forgot_sets_searches_them_again(database, problems):
+    """A result stored without its book and with a memo that lost every set: the book is played
+    by searching again (the memory bound passed on), stored, and the optimal book; a read-only
+    reader stores nothing."""
+    config, problem = A2_B4, problems["A2_B4"]
+    optimum, search = solve(config, "points", problem=problem, difference=False)
+    result, _ = optimal(config, "points", store=False, problem=problem)
+    search.memo = {}
+    bbcore_optimal.save_run(config, "points", search, result)  # no book, no memo
+    again, searched = optimal(config, "points", store=False, problem=problem)
+    assert again == result and not searched and stored_book(config, "points") is None
+    again, searched = optimal(config, "points", memory=0, problem=problem)
+    assert again == result and not searched
+    book = stored_book(config, "points")
+    assert book is not None and np.array_equal(book.rays, optimum.played.rays)
+    assert np.array_equal(book.points, optimum.played.points)
