@@ -556,3 +556,35 @@ def test_a_book_played_from_a_memo_that_forgot_sets_searches_them_again(database
     book = stored_book(config, "points")
     assert book is not None and np.array_equal(book.rays, optimum.played.rays)
     assert np.array_equal(book.points, optimum.played.points)
+
+
+def test_the_options_reach_the_search(database, problems):
+    """``seconds`` an hour: the search ends, proved; ``memory`` 0: the memo stored holds at most
+    1,000 sets (A2_B5's points prove 1,602); resumed, the seconds counted on from the stored
+    search's."""
+    import time
+
+    done, _ = optimal(A2_B4, "rays", seconds=3600, problem=problems["A2_B4"])
+    assert done["optimum"]["proved"]
+    optimal(A2_B5, "points", memory=0, problem=problems["A2_B5"])
+    assert 0 < len(stored_run(A2_B5, "points")[1]) <= 1000
+    paused, _ = optimal(A2_B5, "rays", seconds=0, problem=problems["A2_B5"])
+    before = stored_run(A2_B5, "rays")[2]
+    began = time.perf_counter()
+    resumed, _ = optimal(A2_B5, "rays", problem=problems["A2_B5"])
+    took = time.perf_counter() - began
+    assert before <= resumed["optimum"]["seconds"] <= before + took + 0.001
+
+
+def test_progress_is_told_while_the_search_runs(database):
+    """A3_B4's points (8,745 sets, seconds of search): ``progress`` is told twice a second, and an
+    interruption from it ends the search."""
+    told: list[int] = []
+
+    def progress(search: Search) -> None:
+        told.append(search.nodes)
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        optimal(A3_B4, "points", store=False, progress=progress)
+    assert len(told) == 1 and told[0] % 64 == 0
