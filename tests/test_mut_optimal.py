@@ -588,3 +588,19 @@ def test_progress_is_told_while_the_search_runs(database):
     with pytest.raises(KeyboardInterrupt):
         optimal(A3_B4, "points", store=False, progress=progress)
     assert len(told) == 1 and told[0] % 64 == 0
+
+
+def test_a_paused_search_s_object_names_its_objective_and_the_greedy_book(database, problems, exact):
+    """Stopped at once on A2_B5's worst (before any strategy is completed at the root): the
+    upper bound and the greedy figure are the greedy book's most rays (a count, not a
+    fraction), its first shot is named, and the objective too."""
+    problem = problems["A2_B5"]
+    greedy = greedy_played(problem)
+    paused, _ = optimal(A2_B5, "worst", seconds=0, problem=problem)
+    optimum = paused["optimum"]
+    assert optimum["objective"] == "worst" and optimum["proved"] is False
+    worst = greedy.total("worst", problem.everyone)
+    assert optimum["greedy"] == optimum["upper"] == str(worst) == str(int(greedy.rays.max()))
+    assert int(optimum["lower"]) <= exact[("A2_B5", "worst")] < worst
+    assert optimum["greedy_first_shot"] == greedy.first_shot is not None
+    assert optimum["first_shot"] is None and optimum["gap"] == str(worst - int(optimum["lower"]))
