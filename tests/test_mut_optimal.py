@@ -593,7 +593,7 @@ def test_progress_is_told_while_the_search_runs(database):
 def test_a_paused_search_s_object_names_its_objective_and_the_greedy_book(database, problems, exact):
     """Stopped at once on A2_B5's worst (before any strategy is completed at the root): the
     upper bound and the greedy figure are the greedy book's most rays (a count, not a
-    fraction), its first shot is named, and the objective too."""
+    fraction), its first shot is named, and the objective too; the rate to one decimal."""
     problem = problems["A2_B5"]
     greedy = greedy_played(problem)
     paused, _ = optimal(A2_B5, "worst", seconds=0, problem=problem)
@@ -604,3 +604,5 @@ def test_a_paused_search_s_object_names_its_objective_and_the_greedy_book(databa
     assert int(optimum["lower"]) <= exact[("A2_B5", "worst")] < worst
     assert optimum["greedy_first_shot"] == greedy.first_shot is not None
     assert optimum["first_shot"] is None and optimum["gap"] == str(worst - int(optimum["lower"]))
+    rate = optimum["rate"]  # sets searched a second, to one decimal (its value is the machine's)
+    assert isinstance(rate, float) and rate > 1 and rate == round(rate, 1) and optimum["memo"] > 0
