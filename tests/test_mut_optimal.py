@@ -169,6 +169,8 @@ def test_a_stopped_search_s_bounds_hold_the_optimum(problems, exact, objective):
     every set but the root, the lower bound is the optimum (the best shot's cost and its
     children's totals); the root known exact, both are; a strategy completed at the root lowers
     the upper bound below the greedy book's, never above."""
+    from bbcore.optimal import _known_lower
+
     problem = problems["A2_B5"]
     greedy = greedy_played(problem).total(objective, problem.everyone)
     value = exact[("A2_B5", objective)]
@@ -178,9 +180,13 @@ def test_a_stopped_search_s_bounds_hold_the_optimum(problems, exact, objective):
         search.run(greedy)
     lower, upper = bounds_now(search, greedy)
     assert 0 < lower <= value <= upper <= greedy
+    assert lower == _known_lower(search, problem.everyone, 2)  # two levels down: 300 molecules
     done = Search(problem, objective)
     assert done.run(greedy) == value and done.upper_found == value
     assert bounds_now(done, greedy) == (value, value)
+    done.upper_found = None
+    assert bounds_now(done, greedy) == (value, value)  # the root's exact total is both bounds
+    done.upper_found = value
     root, _ = problem.canonical(problem.everyone)
     entry = done.memo.pop(root)
     assert bounds_now(done, greedy) == (value, value)
