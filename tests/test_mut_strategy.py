@@ -554,3 +554,23 @@ def test_every_node_is_recorded_unless_fewer_levels_are_asked(codes, by):
         part = run_policy(codes, np.arange(len(codes), dtype=np.int64), by, record_depth=depth)
         assert node_rows(part, npos + 1) == node_rows(whole, depth), depth
         assert np.array_equal(part.rays, whole.rays) and np.array_equal(part.depth_nodes, whole.depth_nodes)
+
+
+def test_a_stop_asked_during_a_run_of_one_step_is_seen_at_its_end():
+    """A3_B4 fits in one step of the kernel: a stop set before the run is seen once it ends
+    (DecodeCancelled), and ``played`` is not told the molecules placed."""
+    from bbcore.decode import DecodeCancelled
+
+    codes, _ = spectra_codes(A3_B4, "compute")
+    stop = threading.Event()
+    stop.set()
+    told: list[int] = []
+    with pytest.raises(DecodeCancelled):
+        run_policy(
+            codes,
+            np.arange(A3_B4.nb_mol, dtype=np.int64),
+            "remaining",
+            played=lambda d, _: told.append(d),
+            stop=stop,
+        )
+    assert told == []
