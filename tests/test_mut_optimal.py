@@ -612,3 +612,22 @@ def test_a_paused_search_s_object_names_its_objective_and_the_greedy_book(databa
     assert optimum["first_shot"] is None and optimum["gap"] == str(worst - int(optimum["lower"]))
     rate = optimum["rate"]  # sets searched a second, to one decimal (its value is the machine's)
     assert isinstance(rate, float) and rate > 1 and rate == round(rate, 1) and optimum["memo"] > 0
+
+
+def test_a_spectral_group_s_bound_is_its_guess_alone():
+    """A4_B4 has spectral groups of three molecules (A2's and A3_B4's spectra are all their own,
+    or in pairs): a set that is one group is bounded by the penalty of its guess for points and
+    by 0 rays; a group and one more molecule (two groups) by the set's own bound, above 0."""
+    from bbcore.optimal import _known_lower, lower_bound
+
+    problem = Problem.of(Config(4, 4))
+    sizes = np.bincount(problem.group)
+    group = np.flatnonzero(problem.group == int(np.argmax(sizes))).astype(np.int32)
+    assert len(group) >= 3
+    other = np.flatnonzero(problem.group != problem.group[group[0]])[:1].astype(np.int32)
+    two = np.sort(np.concatenate([group, other]))
+    for objective in OBJECTIVES:
+        search = Search(problem, objective)
+        alone = problem.stop_cost(group) if objective == "points" else 0
+        assert _known_lower(search, group, 1) == alone and (objective != "points" or alone > 0)
+        assert _known_lower(search, two, 0) == lower_bound(problem, two, objective) > 0
