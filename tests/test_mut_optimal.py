@@ -194,6 +194,9 @@ def test_a_stopped_search_s_bounds_hold_the_optimum(problems, exact, objective):
     assert bounds_now(done, greedy) == (value, greedy)
     done.memo[root] = (value + 1, False, LEAF, entry[3])  # as if a budget proved more
     assert bounds_now(done, greedy) == (value + 1, greedy)
+    assert _known_lower(done, problem.everyone, 2) == value + 1
+    done.memo[root] = (value - 1, False, LEAF, entry[3])  # a weaker bound: the children's is kept
+    assert _known_lower(done, problem.everyone, 2) == value
     done.upper_found = greedy + 1
     assert bounds_now(done, greedy)[1] == greedy
 
