@@ -160,6 +160,36 @@ MODULES: dict[str, tuple[str, tuple[str, ...]]] = {
         ),
     ),
     "strategy": ("bbcore/strategy.py", ("tests/test_strategy.py", "tests/test_mut_strategy.py")),
+    # optimal: its kernels (bbcore/optimal_kernels.py) are not mutated; tests/test_optimal.py's
+    # fast tests (boxes of 2 atoms at most: A3_B4's searches and A3_B5's bounds take 30 s to 5 min
+    # a mutant at load 8, its CLI tests are subprocesses) and tests/test_mut_optimal.py (fifth
+    # session: in-process what the CLI tests reach, the memo, the ticks, the stored run)
+    "optimal": (
+        "bbcore/optimal.py",
+        (
+            "tests/test_mut_optimal.py",
+            *(
+                f"tests/test_optimal.py::test_the_solver_agrees_with_a_plain_expectimax[{config}-{objective}]"
+                for config in ("A1_B3", "A2_B3", "A2_B4")
+                for objective in ("rays", "worst", "points")
+            ),
+            *(
+                "tests/test_optimal.py::test_the_book_played_against_every_molecule_gives_the_claimed_value"
+                f"_and_beats_greedy[A2_B4-{objective}]"
+                for objective in ("rays", "worst", "points")
+            ),
+            *(
+                f"tests/test_optimal.py::test_{name}"
+                for name in (
+                    "a2_b4_rays_is_the_issue_example",
+                    "the_stored_book_is_the_optimal_book_whole",
+                    "a_result_stored_without_its_book_gets_it_from_its_memo",
+                    "differences_lists_the_molecules_where_the_books_differ_most",
+                    "the_command_line_names_the_database_unless_it_is_the_default",
+                )
+            ),
+        ),
+    ),
     # the rest of bbcore, issue 33 section 5 (notes: bench/mutation_notes.md)
     "spectra": (
         "bbcore/spectra.py",

@@ -19,6 +19,8 @@ from functools import cache
 
 import numpy as np
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from bbcore.config import Config
 from bbcore.game import ABSORBED, REFLECTED, Game
@@ -34,6 +36,7 @@ from bbcore.strategy import (
     compute_book,
     line_text,
     result_of_code,
+    run_policy,
     shot_text,
     spectra_codes,
     stored_book,
@@ -475,3 +478,99 @@ def test_a_book_stops_while_its_spectra_are_traced(monkeypatch):
             A3_B4, source="compute", progress=progress, played=lambda d, _: placed.append(d), stop=stop
         )
     assert told == [0] and placed == []
+
+
+# -- run_policy: what it records (fifth session: its mutation run) -----------------------------
+
+
+@st.composite
+def small_codes(draw) -> np.ndarray:
+    """A few molecules' codes at a few positions (any values, ties and deep trees included)."""
+    positions = draw(st.integers(2, 5))
+    molecules = draw(st.integers(1, 14))
+    value = st.integers(0, positions + 1)
+    return np.array(
+        draw(
+            st.lists(
+                st.lists(value, min_size=positions, max_size=positions),
+                min_size=molecules,
+                max_size=molecules,
+            )
+        ),
+        dtype=np.int8,
+    )
+
+
+DEEPEST = np.array([[0, 0], [0, 1], [1, 0], [1, 1]], dtype=np.int8)
+"""Two positions, four molecules: the tree is two rays deep at every leaf, as deep as it can be."""
+
+
+def node_rows(run, depth: int) -> list[tuple[int, ...]]:
+    """The recorded nodes down to ``depth`` (depth, outcome, count, rays, points), sorted: their
+    indexes differ between a run recording every level and one recording a few."""
+    nodes = run.nodes
+    return sorted(
+        (
+            int(nodes.depth[i]),
+            int(nodes.outcome[i]),
+            int(nodes.count[i]),
+            int(nodes.rays[i]),
+            int(nodes.points[i]),
+        )
+        for i in range(len(nodes.depth))
+        if nodes.depth[i] <= depth
+    )
+
+
+def test_an_unknown_policy_is_one_line():
+    with pytest.raises(StrategyError) as error:
+        run_policy(DEEPEST, np.arange(4, dtype=np.int64), "fastest")
+    assert str(error.value) == "unknown policy 'fastest': expected 'remaining' or 'information'"
+
+
+@settings(max_examples=60, deadline=None)
+@given(codes=small_codes(), by=st.sampled_from(["remaining", "information"]))
+@example(codes=DEEPEST, by="remaining")
+def test_every_node_is_recorded_unless_fewer_levels_are_asked(codes, by):
+    """``record_depth`` None: every node of the tree, to the deepest (as many rays as
+    positions); each depth's nodes and leaves counted in a slot of its own (as many as a
+    ray can be deep, plus the root and one); rays and points two bytes a molecule, as a
+    book stores them.  ``record_depth`` d: the same nodes down to depth d, and no other."""
+    npos = codes.shape[1]
+    whole = run_policy(codes, np.arange(len(codes), dtype=np.int64), by)
+    assert len(whole.nodes.depth) == int(whole.depth_nodes.sum())
+    root = (int(whole.nodes.parent[0]), int(whole.nodes.outcome[0]), int(whole.nodes.depth[0]))
+    assert root == (-1, -1, 0)  # no parent, no outcome, as ``bbcore.optimal.play`` records its root
+    leaves = whole.nodes.shot < 0
+    assert int(whole.nodes.count[leaves].sum()) == len(codes)
+    assert len(whole.depth_nodes) == len(whole.depth_leaves) == npos + 2
+    assert whole.depth_nodes.tolist() == [int((whole.nodes.depth == d).sum()) for d in range(npos + 2)]
+    assert whole.depth_leaves.tolist() == [
+        int((whole.nodes.depth[leaves] == d).sum()) for d in range(npos + 2)
+    ]
+    assert whole.rays.dtype == whole.points.dtype == np.int16
+    assert whole.depth_nodes.dtype == whole.depth_leaves.dtype == np.int64
+    for depth in range(int(whole.nodes.depth.max()) + 1):
+        part = run_policy(codes, np.arange(len(codes), dtype=np.int64), by, record_depth=depth)
+        assert node_rows(part, npos + 1) == node_rows(whole, depth), depth
+        assert np.array_equal(part.rays, whole.rays) and np.array_equal(part.depth_nodes, whole.depth_nodes)
+
+
+def test_a_stop_asked_during_a_run_of_one_step_is_seen_at_its_end():
+    """A3_B4 fits in one step of the kernel: a stop set before the run is seen once it ends
+    (DecodeCancelled), and ``played`` is not told the molecules placed."""
+    from bbcore.decode import DecodeCancelled
+
+    codes, _ = spectra_codes(A3_B4, "compute")
+    stop = threading.Event()
+    stop.set()
+    told: list[int] = []
+    with pytest.raises(DecodeCancelled):
+        run_policy(
+            codes,
+            np.arange(A3_B4.nb_mol, dtype=np.int64),
+            "remaining",
+            played=lambda d, _: told.append(d),
+            stop=stop,
+        )
+    assert told == []
