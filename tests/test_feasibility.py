@@ -197,8 +197,8 @@ def test_a_width_not_measured_is_extrapolated_within_a_fifth(monkeypatch):
 
 def test_a_share_measured_is_exact_and_one_not_measured_falls_with_the_width():
     """A6_B8's share is its count over its molecules; A6_B9 (not recorded) takes A6_B8's times the
-    ratio A6_B8 / A6_B7, A5_B13 takes A5_B10's times A5_B10 / A5_B9 three times; with no width measured at or below it (A9_B9,
-    A7_B6) a share is 1, and a share is never over 1."""
+    ratio A6_B8 / A6_B7, A5_B13 takes A5_B10's times A5_B10 / A5_B9 three times; with no width
+    measured at or below it (A9_B9, A7_B6) a share is 1, and a share is never over 1."""
     share = feasibility.ambiguous_share
     a6 = {w: feasibility.AMBIGUOUS_MOLECULES[6, w] / Config(6, w).nb_mol for w in (7, 8)}
     assert share(Config(6, 8)) == a6[8]
