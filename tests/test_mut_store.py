@@ -72,13 +72,18 @@ def test_a_full_disk_is_found_behind_what_followed_it(how):
     assert store.is_disk_full(chained(chained(OSError(errno.ENOSPC, "write"), "context"), how))
 
 
-def test_a_cause_is_followed_before_a_context():
-    outer = chained(sqlite3.OperationalError("database or disk is full"), "cause")
+@pytest.mark.parametrize(
+    ("found", "message"),
+    [(store.is_disk_full, "database or disk is full"), (store._was_interrupted, "interrupted")],
+    ids=["disk full", "interrupted"],
+)
+def test_a_cause_is_followed_before_a_context(found, message):
+    outer = chained(sqlite3.OperationalError(message), "cause")
     outer.__context__ = ValueError("unrelated")
-    assert store.is_disk_full(outer)
-    wrapped = chained(sqlite3.OperationalError("database or disk is full"), "wrapped")
+    assert found(outer)
+    wrapped = chained(sqlite3.OperationalError(message), "wrapped")
     wrapped.__context__ = ValueError("unrelated")
-    assert store.is_disk_full(wrapped)
+    assert found(wrapped)
 
 
 def test_other_errors_are_not_a_full_disk_and_a_loop_of_contexts_ends():
@@ -100,15 +105,6 @@ def test_an_interrupted_statement_is_found_behind_the_failed_rollback(how):
     assert store._was_interrupted(chained(chained(sqlite3.OperationalError("interrupted"), "context"), how))
     assert not store._was_interrupted(chained(sqlite3.OperationalError("database is locked"), how))
     assert not store._was_interrupted(Exception())
-
-
-def test_an_interruption_is_looked_for_behind_a_cause_first():
-    outer = chained(sqlite3.OperationalError("interrupted"), "cause")
-    outer.__context__ = ValueError("unrelated")
-    assert store._was_interrupted(outer)
-    wrapped = chained(sqlite3.OperationalError("interrupted"), "wrapped")
-    wrapped.__context__ = ValueError("unrelated")
-    assert store._was_interrupted(wrapped)
 
 
 # error_line: one line for each kind of SQLite error
