@@ -646,6 +646,35 @@ def test_a_compact_run_keeps_its_shard_folder_and_refuses_another_once_started(t
     assert not Path(f"{path}.shards").exists() and not other.exists()
 
 
+def test_one_molecule_stored_is_enough_to_keep_the_shard_folder(tmp_path):
+    """A run whose ranges hold a single molecule has started: another folder is refused."""
+    path, stop = tmp_path / "db.sqlite", threading.Event()
+    paused = explore(
+        A4_B4,
+        path,
+        store="compact",
+        workers=1,
+        range_size=100,
+        stop=stop,
+        progress=lambda report: report.done > 0 and stop.set(),
+        shard_root=tmp_path / "given",
+    )
+    assert paused == PAUSED
+    open_database(path)
+    try:
+        ranges = ExploredRange.select().where(ExploredRange.config == A4_B4.name)
+        first = ranges.order_by(ExploredRange.start).first()
+        ExploredRange.delete().where(
+            (ExploredRange.config == A4_B4.name) & (ExploredRange.start != first.start)
+        ).execute()
+        ExploredRange.update(nb_mol=1).where(ExploredRange.config == A4_B4.name).execute()
+        assert stored_count(A4_B4) == 1
+        with pytest.raises(ExploreError, match="was started with its shard files in "):
+            compact_run._settle_shard_root(A4_B4, path, tmp_path / "other")
+    finally:
+        close_database()
+
+
 def test_shard_files_that_cannot_be_written_are_one_line(tmp_path):
     """A shard folder under a file: the run stops with one line naming the configuration and the
     system's reason, not a traceback."""
