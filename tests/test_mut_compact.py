@@ -762,6 +762,27 @@ def test_a_range_with_no_canonical_molecule_recorded_first_keeps_its_profile(tmp
     assert [p.name for p in (directory / "profiles").iterdir()] == ["1701-1801.npy"]
 
 
+def test_a_ranges_profile_file_holds_26_bytes_a_row_and_reads_back_as_traced(tmp_path):
+    """A traced range's profile in its file (``PROFILE_FILE``), read back exactly, its lowest
+    numbers past 2^32 too (they are kept from the range's start); a profile with a value too large
+    for it, and one in the int64 rows of older releases, are read back as they are."""
+    traced = trace.trace_range(trace.TraceJob(A4_B4, 1, 1821, 1, str(tmp_path / "records"))).profile
+    assert len(traced) > 100
+    far = traced.copy()
+    far[:, 10] += (1 << 34) - 1
+    wide = traced.copy()
+    wide[-1, 3] = 1 << 16
+    cases = [(traced, 1, 1821, True), (far, 1 << 34, (1 << 34) + 1820, True), (wide, 1, 1821, False)]
+    for profile, start, stop, packed in cases:
+        path = tmp_path / f"{start}-{stop}.npy"
+        np.save(path, trace.profile_file(profile, start))
+        assert np.load(path).nbytes == (26 if packed else 88) * len(profile)
+        back = trace.read_profile(path)
+        assert back.dtype == np.int64 and np.array_equal(back, profile)
+    np.save(tmp_path / "1-1821.npy", traced)  # an older release's file
+    assert np.array_equal(trace.read_profile(tmp_path / "1-1821.npy"), traced)
+
+
 def test_profiles_that_do_not_count_every_molecule_stop_the_run_in_one_line(tmp_path):
     """Profile files lost (a shard folder damaged, emptied by hand): summing them stops with one
     line naming the configuration, the count found and the one expected, and what to do;
