@@ -58,6 +58,11 @@ def range_name(start: int, stop: int) -> str:
     return f"{start}-{stop}.keys"
 
 
+def range_start(name: str) -> int:
+    """The first number of a traced range, from the name of one of its files (``range_name``)."""
+    return int(name.split("-", 1)[0])
+
+
 def result_folder(directory: Path | str, shard: int) -> Path:
     """The folder of a grouped shard's result, until it is written to the database."""
     return Path(directory) / "results" / f"r{shard:05d}"

@@ -28,6 +28,7 @@ from bbcore.compact.shards import (
     CompactError,
     Step,
     range_name,
+    range_start,
     shard_folder,
 )
 from bbcore.config import Config
@@ -307,7 +308,7 @@ def read_profile(path: Path) -> np.ndarray:
     rows = np.load(path)
     if rows.dtype.names is None:
         return rows
-    start = int(path.name.split("-")[0])
+    start = range_start(path.name)
     profile = np.empty((len(rows), PROFILE_WIDTH), dtype=np.int64)
     profile[:, :9] = rows["statistics"]
     profile[:, 9] = rows["molecules"]
@@ -325,9 +326,8 @@ def _store_profiles(directory: Path, config: Config) -> None:
     folder = directory / "profiles"
     paths = sorted(folder.glob("*.npy")) if folder.is_dir() else []
     total = merge_profiles([])
-    for first in range(
-        0, len(paths), PROFILES_AT_ONCE
-    ):  # a few files at a time: A6_B8's 287 held 1.2 GB as int64 rows
+    # a few files at a time: A6_B8's 287 held 1.2 GB as int64 rows
+    for first in range(0, len(paths), PROFILES_AT_ONCE):
         total = merge_profiles(
             [total, *(read_profile(path) for path in paths[first : first + PROFILES_AT_ONCE])]
         )
