@@ -41,7 +41,7 @@ import logging
 import os
 import re
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache
@@ -587,7 +587,7 @@ of its own, Python printed it to stderr before the run's one line.  The error th
 raised, and said in that line (``error_line``); no logging is configured by bbcore."""
 
 
-def copy_rows(connection, table: str, columns: tuple[str, ...], rows: list[tuple]) -> None:
+def copy_rows(connection, table: str, columns: tuple[str, ...], rows: Iterable[tuple]) -> None:
     """Write ``rows`` into ``table`` by COPY on ``connection`` (psycopg 3's ``cursor.copy``).
 
     The bulk write of an exploration: one COPY a chunk, in the chunk's

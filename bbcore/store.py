@@ -40,7 +40,7 @@ import re
 import sqlite3
 import stat
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -438,7 +438,7 @@ MOLECULE_COLUMNS: tuple[str, ...] = (
 )
 
 
-def copy_rows(table: str, columns: tuple[str, ...], rows: list[tuple]) -> None:
+def copy_rows(table: str, columns: tuple[str, ...], rows: Iterable[tuple]) -> None:
     """Bulk-write rows into a server table by COPY, in the current transaction (``server.copy_rows``)."""
     from bbcore import server
 
