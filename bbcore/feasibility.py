@@ -91,6 +91,7 @@ AMBIGUOUS_MOLECULES = {
     (6, 10): 92_115_864,
     (7, 7): 49_920_112,
     (7, 8): 270_332_216,
+    (7, 10): 3_403_357_640,
     (8, 8): 3_071_387_164,
 }
 """(atoms, width): the ambiguous molecules of the square configurations explored whole (the

@@ -234,10 +234,12 @@ def test_the_compact_disk_is_never_under_a_measured_peak_nor_far_over():
 
 def test_a7_b10_is_estimated_to_fit_here_and_in_three_hours(tmp_path, monkeypatch):
     """The issue's A7_B10 was refused for 96 GB with 82 GB free; its records are 32 GB (16 bytes a
-    canonical molecule) and about a quarter of its molecules are ambiguous (A7_B8: 43.5%)."""
+    canonical molecule) and about a quarter of its molecules are ambiguous (A7_B8: 43.5%).  Explored
+    on 2026-12-02 (docs/larger.md, "A7_B10"): its peak, 38.0 GB, is under the estimate (the time,
+    over two hours, is not: the rates are to be refitted on a quiet width sweep)."""
     a7_b10 = parse_config("A7_B10")
     cost = feasibility.estimate(a7_b10, "compact", workers=2)
-    assert 32e9 < cost.disk < 80e9 and cost.seconds < 3 * 3600
+    assert 38.0e9 < cost.disk < 80e9 and cost.seconds < 3 * 3600
     assert 0.2 < feasibility.ambiguous_share(a7_b10) < 0.3
     monkeypatch.setattr(feasibility, "free_space", lambda path: 82 * 10**9)
     assert feasibility.refusal(a7_b10, tmp_path / "db.sqlite", store="compact", workers=2) is None
