@@ -55,7 +55,7 @@ class Column:
 
 
 def merged(
-    keys: list, starts: list[int], rows: int
+    keys: list, starts: list[int], rows: int, stops: list[int] | None = None
 ) -> Iterator[tuple[list[tuple[int, int, int]], np.ndarray, np.ndarray]]:
     """Sorted arrays (or ``Column``s) merged into one order, a chunk of about ``rows`` at a time.
 
@@ -64,17 +64,19 @@ def merged(
     concatenation and ``order`` sorts it.  Each chunk holds every remaining
     element up to a bound, the smallest of the last elements of the arrays'
     next blocks, so the chunks follow each other in order.  ``starts`` are
-    where each array begins (a resumed write).
+    where each array begins (a resumed write), ``stops`` where each ends
+    (default: its end; a part of the writing stage).
     """
     position = list(starts)
+    ends = [len(k) for k in keys] if stops is None else list(stops)
     block = max(1, rows // max(1, len(keys)))
     while True:
-        live = [s for s in range(len(keys)) if position[s] < len(keys[s])]
+        live = [s for s in range(len(keys)) if position[s] < ends[s]]
         if not live:
             return
-        windows = {s: keys[s][position[s] : position[s] + block] for s in live}
-        ends = [windows[s][-1] for s in live if position[s] + block < len(keys[s])]
-        bound = min(ends) if ends else None
+        windows = {s: keys[s][position[s] : min(position[s] + block, ends[s])] for s in live}
+        lasts = [windows[s][-1] for s in live if position[s] + block < ends[s]]
+        bound = min(lasts) if lasts else None
         slices, parts = [], []
         for s in live:
             window = windows[s]

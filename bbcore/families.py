@@ -52,8 +52,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
-from itertools import repeat
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from peewee import fn
@@ -460,9 +459,23 @@ def spectrum_rows(config: Config, *, with_numbers: bool = True) -> Iterator[tupl
 
 
 def _insert_families(config: Config) -> str:
-    """SQLite's INSERT of a configuration's ``Families`` rows: every column bound but the configuration."""
+    """SQLite's INSERT of a configuration's ``Families`` rows: every column bound but the configuration.
+
+    Naming the configuration as a literal instead of binding it to each row
+    saved 14% of executemany's CPU on A6_B8's families.
+    """
     values = ", ".join([sql.config_literal(config)] + ["?"] * (len(sql.FAMILY_COLUMNS) - 1))
     return f"INSERT INTO {sql.FAMILIES} ({', '.join(sql.FAMILY_COLUMNS)}) VALUES ({values})"
+
+
+def _insert_statement(config: Config) -> str:
+    """The open store's INSERT of ``Families`` rows (``insert_rows``): a server's COPY takes every column."""
+    return sql.INSERT_FAMILIES if sql.dialect.server else _insert_families(config)
+
+
+def _named(config: Config, rows: Iterator[tuple]) -> Iterator[tuple]:
+    """``family_rows`` as the open store's INSERT takes them: with the configuration on a server."""
+    return ((config.name, *row) for row in rows) if sql.dialect.server else rows
 
 
 @dataclass
@@ -478,48 +491,48 @@ class FamilyColumns:
     numbers: list[bytes]
 
 
-class FamilyWriter:
-    """Families written in increasing canonical number, their ordinals computed as they stream.
+@dataclass
+class FamilyOrdinals:
+    """The running counts that give each family written its ordinals, in increasing canonical number.
 
-    The counts by size (the shards') say where each size starts in the size
-    order; the running counts (families and spectra so far, in all and by
-    size) are read back from the rows already written, so a writing killed
-    at any moment resumes after its last position.  Each ``write`` is one
-    transaction, in this thread: inserting from a thread of its own while
-    this one prepared the next batch was no quicker on A6_B8's 669,622
-    families (medians of 4, alternating, load 14: 24.3 s threaded, 21.8 s
-    inline), SQLite's inserts being most of the time.
+    ``position`` and ``spectra_before`` are the next family's rank and the
+    spectra before it; ``seen_families`` and ``seen_spectra`` count the
+    families and spectra written so far of each size, which with the size
+    order (``SizeOrder``, the shards' counts) give ``size_position`` and
+    ``size_spectra_before``.  Plain numbers and dicts: the writing stage
+    hands a copy to each worker that writes a part of the table
+    (``compact.write``).
     """
 
-    def __init__(self, config: Config) -> None:
-        self.config = config
-        self.layout = size_order(config)
+    config: Config
+    layout: SizeOrder
+    position: int = 0
+    spectra_before: int = 0
+    seen_families: dict[int, int] = field(default_factory=dict)
+    seen_spectra: dict[int, int] = field(default_factory=dict)
+
+    @classmethod
+    def stored(cls, config: Config) -> FamilyOrdinals:
+        """The counts after the families already stored (where a writing resumes)."""
         (row,) = db.execute_sql(sql.LAST_FAMILY_ROW, (config.name,)).fetchall() or [None]
-        # SQLite's INSERT names the configuration as a literal: binding it to each row took 14% of
-        # executemany's CPU on A6_B8's families (3% of the writing stage); a server's COPY takes it a row
-        self.named = (repeat(config.name),) if sql.dialect.server else ()
-        self.statement = sql.INSERT_FAMILIES if sql.dialect.server else _insert_families(config)
-        self.position = 0 if row is None else row[0] + 1
-        self.last = None if row is None else int(row[1])  # the last canonical number written
-        self.seen_families: dict[int, int] = {}
-        self.seen_spectra: dict[int, int] = {}
-        self.spectra_before = 0
+        ordinals = cls(config, size_order(config), 0 if row is None else row[0] + 1)
         for size, families, spectra in db.execute_sql(sql.FAMILIES_BY_SIZE, (config.name,)):
-            self.seen_families[size], self.seen_spectra[size] = families, spectra
-            self.spectra_before += spectra
+            ordinals.seen_families[size], ordinals.seen_spectra[size] = families, spectra
+            ordinals.spectra_before += spectra
+        return ordinals
 
-    @property
-    def total(self) -> int:
-        """Families of the configuration (the shards' counts)."""
-        return self.layout.families
+    def copy(self) -> FamilyOrdinals:
+        """The same counts, to be advanced on their own."""
+        return replace(self, seen_families=dict(self.seen_families), seen_spectra=dict(self.seen_spectra))
 
-    def write(self, columns: FamilyColumns) -> None:
-        """Append a batch of families (after the last one written) in one transaction."""
-        count = len(columns.canonical)
-        if not count:
-            return
-        spectra = columns.spectra.astype(np.int64)
-        sizes = columns.nb_mol.astype(np.int64)
+    def advance(self, sizes: np.ndarray, spectra: np.ndarray) -> tuple[np.ndarray, ...]:
+        """The ordinals of the next families (their sizes and spectra, in increasing c), counted.
+
+        Returns ``(position, spectra_before, size_position, size_spectra_before)``.
+        """
+        count = len(sizes)
+        spectra = np.asarray(spectra, dtype=np.int64)
+        sizes = np.asarray(sizes, dtype=np.int64)
         position = self.position + np.arange(count, dtype=np.int64)
         spectra_before = self.spectra_before + np.r_[0, np.cumsum(spectra)[:-1]]
         size_position = np.empty(count, dtype=np.int64)
@@ -539,32 +552,90 @@ class FamilyWriter:
             )
             self.seen_families[size] = families + len(which)
             self.seen_spectra[size] = seen + int(these.sum())
-        rows = zip(
-            *self.named,
-            position.tolist(),
-            columns.canonical.tolist(),
-            columns.key.astype(np.uint64).view(np.int64).tolist(),
-            sizes.tolist(),
-            spectra.tolist(),
-            columns.max_diff.tolist(),
-            columns.spectrum,
-            columns.numbers,
-            spectra_before.tolist(),
-            size_position.tolist(),
-            size_spectra_before.tolist(),
-        )
-        with write_transaction(self.config):  # stops the run if its lock was lost (``server.check_lock``)
-            insert_rows("Families", sql.FAMILY_COLUMNS, rows, self.statement)
         self.position += count
         self.spectra_before += int(spectra.sum())
+        return position, spectra_before, size_position, size_spectra_before
+
+
+def family_rows(ordinals: FamilyOrdinals, columns: FamilyColumns) -> Iterator[tuple]:
+    """A batch's ``Families`` rows (``sql.FAMILY_COLUMNS`` without the configuration), its ordinals
+    counted in ``ordinals``."""
+    sizes = columns.nb_mol.astype(np.int64)
+    spectra = columns.spectra.astype(np.int64)
+    position, spectra_before, size_position, size_spectra_before = ordinals.advance(sizes, spectra)
+    return zip(
+        position.tolist(),
+        columns.canonical.tolist(),
+        columns.key.astype(np.uint64).view(np.int64).tolist(),
+        sizes.tolist(),
+        spectra.tolist(),
+        columns.max_diff.tolist(),
+        columns.spectrum,
+        columns.numbers,
+        spectra_before.tolist(),
+        size_position.tolist(),
+        size_spectra_before.tolist(),
+    )
+
+
+class FamilyWriter:
+    """Families written in increasing canonical number, their ordinals computed as they stream.
+
+    The counts by size (the shards') say where each size starts in the size
+    order; the running counts (``FamilyOrdinals``: families and spectra so
+    far, in all and by size) are read back from the rows already written, so
+    a writing killed at any moment resumes after its last position.  Each
+    ``write`` is one transaction, in this thread: inserting from a thread of
+    its own while this one prepared the next batch was no quicker on A6_B8's
+    669,622 families (medians of 4, alternating, load 14: 24.3 s threaded,
+    21.8 s inline), SQLite's inserts being most of the time.  A compact
+    exploration on SQLite writes its families in parts, in worker processes
+    (``compact.write``); this writer is the server's way, and ``migrate``'s.
+    """
+
+    def __init__(self, config: Config) -> None:
+        self.config = config
+        self.ordinals = FamilyOrdinals.stored(config)
+        (row,) = db.execute_sql(sql.LAST_FAMILY_ROW, (config.name,)).fetchall() or [None]
+        self.last = None if row is None else int(row[1])  # the last canonical number written
+
+    @property
+    def position(self) -> int:
+        """Families written so far."""
+        return self.ordinals.position
+
+    @property
+    def total(self) -> int:
+        """Families of the configuration (the shards' counts)."""
+        return self.ordinals.layout.families
+
+    def write(self, columns: FamilyColumns) -> None:
+        """Append a batch of families (after the last one written) in one transaction."""
+        if not len(columns.canonical):
+            return
+        before = self.ordinals.copy()
+        rows = family_rows(self.ordinals, columns)
+        try:
+            with write_transaction(self.config):  # stops the run if its lock was lost (``server.check_lock``)
+                insert_rows(
+                    "Families", sql.FAMILY_COLUMNS, _named(self.config, rows), _insert_statement(self.config)
+                )
+        except BaseException:
+            self.ordinals = before  # nothing was written
+            raise
         self.last = int(columns.canonical[-1])
 
     def finish(self) -> None:
-        """Build the configuration's family indexes (after the bulk load: see ``sql``), and refresh
-        the planner's statistics of what was written (``store.refresh_statistics``)."""
-        for statement in sql.create_family_indexes(self.config):
-            db.execute_sql(statement)
-        refresh_statistics("Families", "Profiles")
+        """Build the configuration's family indexes (``build_family_indexes``)."""
+        build_family_indexes(self.config)
+
+
+def build_family_indexes(config: Config) -> None:
+    """Build a configuration's family indexes (after the bulk load: see ``sql``), and refresh the
+    planner's statistics of what was written (``store.refresh_statistics``)."""
+    for statement in sql.create_family_indexes(config):
+        db.execute_sql(statement)
+    refresh_statistics("Families", "Profiles")
 
 
 def family_facts(config: Config, canonicals: np.ndarray, numbers: list[np.ndarray]) -> FamilyColumns:

@@ -134,10 +134,10 @@ def figures(db: Path | str, config: Config) -> list[str]:
             type(average).__name__,
         ]
         if store_module.is_compact(config):
-            writer = families.FamilyWriter(config)
+            o = families.FamilyOrdinals.stored(config)
             found += [
                 repr(families.spectra_counts(config)),
-                repr((writer.position, writer.seen_families, writer.seen_spectra, writer.spectra_before)),
+                repr((o.position, o.seen_families, o.seen_spectra, o.spectra_before)),
             ]
     finally:
         close_database()

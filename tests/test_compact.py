@@ -186,7 +186,8 @@ def kill_at(target, counted=lambda *args: True):
         return target(*args, **kwargs)
     return wrapper
 
-write.WRITE_ROWS = 8  # A4_B6's 100 families in about 13 transactions
+write.WRITE_ROWS = 8  # A4_B6's 100 families in about 13 parts of 8
+write.PART_FAMILIES = write.PART_AT_LEAST = 8
 if point == "tracing":  # a range traced and written, not recorded
     trace._record_range = kill_at(trace._record_range)
 elif point == "spilling":  # a shard file half written, not renamed
@@ -195,8 +196,11 @@ elif point == "profiles":  # every range traced, the profiles being stored (in t
     sql.insert_profiles = kill_at(sql.insert_profiles)
 elif point == "grouping":  # a shard grouped, its result written, not recorded
     group._record_shard = kill_at(group._record_shard)
-elif point == "writing":  # every shard grouped, some families written
-    bbcore.families.FamilyWriter.write = kill_at(bbcore.families.FamilyWriter.write)
+elif point == "writing":  # every shard grouped, some families written: parts copied (SQLite), or rows
+    write._copy_part = kill_at(write._copy_part)
+    bbcore.families.FamilyWriter.write = kill_at(bbcore.families.FamilyWriter.write)  # (a server)
+elif point == "parts":  # every shard grouped, a part of the families half written in its file
+    write.family_rows = kill_at(write.family_rows)
 elif point == "indexes":  # every family written, one of its two indexes built
     indexing = lambda statement, *args: statement.startswith('CREATE INDEX IF NOT EXISTS "Families_')
     sqlite_db.execute_sql = kill_at(sqlite_db.execute_sql, indexing)  # the file behind store.db (a proxy)
@@ -243,7 +247,15 @@ def clean_a4_b6(tmp_path_factory) -> dict[str, list[tuple]]:
 @pytest.mark.slow
 @pytest.mark.parametrize(
     "point, count",
-    [("tracing", 5), ("spilling", 7), ("profiles", 1), ("grouping", 2), ("writing", 3), ("indexes", 2)],
+    [
+        ("tracing", 5),
+        ("spilling", 7),
+        ("profiles", 1),
+        ("grouping", 2),
+        ("parts", 2),
+        ("writing", 3),
+        ("indexes", 2),
+    ],
 )
 def test_killed_at_any_phase_resumes_to_the_clean_result(tmp_path, clean_a4_b6, point, count):
     config = Config(4, 6)
@@ -254,10 +266,16 @@ def test_killed_at_any_phase_resumes_to_the_clean_result(tmp_path, clean_a4_b6, 
     open_database(path)
     assert not queries.config_state(config).complete
     grouped = {row[0] for row in result_of(path, config)["shards"]}
-    assert len(grouped) == {"grouping": 1, "writing": 4, "indexes": 4}.get(point, 0)
+    assert len(grouped) == {"grouping": 1, "parts": 4, "writing": 4, "indexes": 4}.get(point, 0)
     stored = result_of(path, config)
-    if point == "writing":
+    if point in ("parts", "writing"):
         assert 0 < len(stored["families"]) < len(clean_a4_b6["families"])
+        assert stored["families"] == clean_a4_b6["families"][: len(stored["families"])]  # whole parts
+        left = [p.name for p in (config_directory(path, config) / write.PARTS).iterdir()]
+        if point == "parts":  # the second part half written, under a temporary name
+            assert len(left) == 1 and left[0].startswith(".p00001.sqlite.")
+        else:  # the third part written, not copied
+            assert left == ["p00002.sqlite"]
     if point == "indexes":
         assert stored["families"] == clean_a4_b6["families"]
         assert len(stored["indexes"]) == 1 < len(clean_a4_b6["indexes"])

@@ -47,16 +47,21 @@ one module each (``trace``, ``group``, ``write``), over what they share
    molecules or more.  It writes them, sorted, to the shard's result folder
    and returns its counts; the driver records the shard in
    ``GroupedShards`` and deletes the shard's records;
-3. *writing*: the driver merges the families of every shard by canonical
-   number into ``Families`` (``write_result``), computing their ordinals as
-   it streams (``families.FamilyWriter``): rows inserted in key order only
-   ever extend a B-tree at its end.  The family indexes are built, then the
-   configuration is ``complete`` and its shard folder is deleted.
+3. *writing*: the families of every shard are merged by canonical number
+   into ``Families`` (``write_result``), their ordinals computed as the
+   merge streams (``families.FamilyOrdinals``): rows inserted in key order
+   only ever extend a B-tree at its end.  On SQLite the merged order is cut
+   into parts that worker processes write into files of their own
+   (``write_part``), and the driver copies each part in order, in one
+   transaction; on a server the driver writes every row.  The family
+   indexes are built, then the configuration is ``complete`` and its shard
+   folder is deleted.
 
 A run stopped at any moment resumes: ranges and shards that are recorded are
 not done again, files of a range that was not recorded (a run killed
 between writing and recording) are deleted before tracing resumes, and the
-writing resumes after the last family stored.  Memory is
+writing resumes after the last family stored (parts written but not copied
+are written again).  Memory is
 bounded by the shard size (``SHARD_RECORDS``) and the range size, disk by the
 records (16 bytes per canonical molecule, about 2 bytes per molecule) and
 the result (A7_B8: 4.2 bytes a molecule at the peak, the database and the

@@ -118,6 +118,15 @@ def _settle_shard_root(config: Config, path: Path, requested: Path | str | None)
     return root
 
 
+def _part_writers(runner: Runner) -> Runner:
+    """The runner that writes the families' parts: worker processes of this machine, as many as the
+    run's (at most a core each), since the parts are files beside the database; in this process
+    when the run's tasks were."""
+    if isinstance(runner, InlineRunner):
+        return InlineRunner()
+    return LocalRunner(min(runner.workers, os.cpu_count() or 1))
+
+
 def run_stages(
     config: Config,
     db_path: Path | str,
@@ -151,9 +160,13 @@ def run_stages(
         return False
     if not group(config, directory, row.shards, runner, stop, report):
         return False
-    runner.close()  # only the driver writes: the workers' memory is released first
-    if not write_result(directory, config, stop, report):
-        return False
+    runner.close()  # the grouping workers' memory is released first
+    writers = _part_writers(runner)
+    try:
+        if not write_result(directory, config, stop, report, writers):
+            return False
+    finally:
+        writers.close()
     Configuration.update(complete=True, dh2=now()).where(Configuration.config == config.name).execute()
     delete_folder(db_path, directory)
     return True
