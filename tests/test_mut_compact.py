@@ -702,7 +702,8 @@ def test_the_stages_refuse_a_configuration_that_is_not_compact(tmp_path):
 
 def test_a_paused_runs_shard_files_are_laid_out_as_a_resumed_one_reads_them(tmp_path, monkeypatch):
     """In 2 shards, paused once one is grouped: beside the database, ``DATABASE.shards/CONFIG/``
-    (docs/larger.md) holds the traced mark, the other shard's records (``s00001/1-1821.keys``)
+    (docs/larger.md) holds the traced mark, the other shard's records (``s00001/1-1821.spectra.keys``:
+    A4_B4's keep their spectra)
     and the grouped one's result (``results/r00000``): the names an older run's files have, which
     the next release resumes.  ``reset`` deletes the configuration's folder, and the root with
     it once no other configuration's is in it."""
@@ -714,7 +715,7 @@ def test_a_paused_runs_shard_files_are_laid_out_as_a_resumed_one_reads_them(tmp_
     assert shards.config_directory(path, A4_B4) == root / "A4_B4"
     assert shards.config_directory(path, A4_B4, tmp_path / "given") == tmp_path / "given" / "A4_B4"
     found = sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file() and p.suffix != ".npy")
-    assert found == ["A4_B4/s00001/1-1821.keys", "A4_B4/traced"]
+    assert found == ["A4_B4/s00001/1-1821.spectra.keys", "A4_B4/traced"]
     assert (root / "A4_B4" / "results" / "r00000" / "families.npy").is_file()
     other = root / "A3_B4"
     other.mkdir()
