@@ -199,16 +199,20 @@ def test_a_traced_range_writes_each_record_once_in_the_shard_of_its_keys_low_bit
 
 def test_a_resumed_tracing_forgets_the_files_of_ranges_it_did_not_record(tmp_path):
     """A run killed between writing a range's files and recording it left them: they go (records
-    in each shard, the profile, and half-written ``.part`` files), the recorded range's stay."""
+    in each shard, with spectra or without, the profile, and half-written ``.part`` files), the
+    recorded range's stay."""
     directory = tmp_path / "A4_B4"
     kept = [
         directory / "s00000" / "1-101.keys",
         directory / "s00003" / "1-101.keys",
+        directory / "s00001" / "1-101.spectra.keys",  # a resumed run's records keep spectra
         directory / "profiles" / "1-101.npy",
     ]
     gone = [
         directory / "s00000" / "101-201.keys",
+        directory / "s00001" / "101-201.spectra.keys",
         directory / "s00003" / ".101-201.keys.77.part",
+        directory / "s00003" / ".101-201.spectra.keys.77.part",
         directory / "profiles" / "101-201.npy",
         directory / "profiles" / ".101-201.npy.part",
     ]
