@@ -2,8 +2,9 @@
 
 ``group_shard`` is the task a runner runs (``bbcore.runner``): it reads one
 shard, sorts it by key, and for each key held by two records or by a
-``SHARED`` one traces those enantiomer groups again with their spectra and
-keeps the spectra of two molecules or more; it writes them, sorted by
+``SHARED`` one groups those enantiomer groups by spectrum (the spectra the
+records kept, or traced again for records without) and keeps the spectra
+of two molecules or more; it writes them, sorted by
 canonical number, to the shard's result folder and returns its counts.
 ``group`` drives the stage: it records each shard in ``GroupedShards`` and
 deletes the shard's records.
@@ -108,8 +109,9 @@ def group_shard(job: GroupJob) -> GroupResult:
     """Stage 2: the families of ambiguous spectra whose key falls in one shard.
 
     The records are sorted by key; the canonical molecules of a key held by
-    two records, or by one whose images may share a spectrum, are traced
-    again and their enantiomer groups grouped by spectrum exactly
+    two records, or by one whose images may share a spectrum, take the
+    spectrum their record kept (traced again for records without one) and
+    their enantiomer groups are grouped by spectrum exactly
     (``engine.families_of_runs``), ``SETTLE_BATCH`` of them at a time (whole
     keys), so that a pause comes within a batch's time.
     """
