@@ -170,8 +170,11 @@ def _write_shards(job: TraceJob, records: np.ndarray) -> None:
     present, firsts = np.unique(shard[order], return_index=True)
     bounds = np.r_[firsts, len(order)]
     name = range_name(job.start, job.stop, SPECTRA if job.spectra else KEYS)
+    # a record as one opaque block: taken whole (a structured take of records with spectra was
+    # 3 times slower: field by field)
+    blocks = records.view(f"V{records.dtype.itemsize}")
     for s, first, last in zip(present.tolist(), bounds[:-1], bounds[1:]):
-        part = records[order[first:last]]
+        part = blocks[order[first:last]]
         folder = shard_folder(job.directory, s)
         folder.mkdir(parents=True, exist_ok=True)
         temporary = folder / f".{name}.{os.getpid()}.part"
