@@ -144,10 +144,22 @@ molecule); the rest is the grouping's and the database's, written after the last
 traced."""
 
 
+def compact_trace_bytes(config: Config) -> float:
+    """Bytes a molecule of the tracing of ``config``: ``COMPACT_TRACE_BYTES``, and its records'
+    spectra when they keep them (``shards.keeps_spectra``: a byte a position per canonical molecule,
+    one molecule in eight)."""
+    from bbcore.compact.shards import keeps_spectra  # numpy's import waits for a compact estimate
+
+    return COMPACT_TRACE_BYTES + (config.positions / 8 if keeps_spectra(config) else 0)
+
+
 def compact_disk(config: Config, molecules: int) -> int:
-    """The peak disk of a compact run of ``config`` with ``molecules`` of it left."""
+    """The peak disk of a compact run of ``config`` with ``molecules`` of it left: the measured
+    envelope (records without spectra), plus the spectra the records keep, if they do (they are
+    all on disk at the tracing's end)."""
     per_molecule = COMPACT_DISK_PER_MOLECULE + COMPACT_DISK_PER_AMBIGUOUS * ambiguous_share(config)
-    return int(molecules * per_molecule)
+    spectra = compact_trace_bytes(config) - COMPACT_TRACE_BYTES
+    return int(molecules * (per_molecule + spectra))
 
 
 def compact_seconds(config: Config, molecules: int, workers: int) -> float:
@@ -276,8 +288,8 @@ def bytes_left(config: Config, store: str, done: int) -> tuple[int, str]:
         rows = full_bytes(config) - index
         needed, finish = int(left * rows + 2 * config.nb_mol * index), "its indexes"
     else:
-        after = compact_disk(config, config.nb_mol) - COMPACT_TRACE_BYTES * config.nb_mol
-        needed = left * COMPACT_TRACE_BYTES + after
+        after = compact_disk(config, config.nb_mol) - compact_trace_bytes(config) * config.nb_mol
+        needed = int(left * compact_trace_bytes(config) + after)
         finish = "its grouping and the database's rows"
     return needed, (f"its {left:,} molecules left and {finish}" if left else finish)
 
