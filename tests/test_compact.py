@@ -177,8 +177,8 @@ from bbcore.store import sqlite_db
 path, name, point, count, workers = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
 calls = 0
 if point.endswith("-keys"):  # records without spectra, as an older release wrote them
-    from bbcore.compact import shards
-    shards.SPECTRA_BYTES, point = 0, point.removesuffix("-keys")
+    from bbcore import feasibility
+    feasibility.SPECTRA_BYTES, point = 0, point.removesuffix("-keys")
 
 def kill_at(target, counted=lambda *args: True):
     def wrapper(*args, **kwargs):

@@ -2,7 +2,7 @@
 
 A compact run's tracing keeps each canonical molecule's ``partner`` row in its record
 (``shards.spectrum_record``, ``.spectra.keys`` files) while that adds at most
-``shards.SPECTRA_BYTES``; records without one (``.keys``: a larger configuration, or a run begun by
+``feasibility.SPECTRA_BYTES``; records without one (``.keys``: a larger configuration, or a run begun by
 an older release) are traced again by the grouping.  Either way the result is the full store's.
 """
 
@@ -17,9 +17,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_compact import groups, result_of, start_compact
 
-from bbcore import engine
+from bbcore import engine, feasibility
 from bbcore.compact import group as group_stage
-from bbcore.compact import shards, trace
+from bbcore.compact import trace
 from bbcore.compact.shards import SHARED, config_directory
 from bbcore.config import Config, parse_config
 from bbcore.explore import explore
@@ -85,8 +85,8 @@ def test_records_with_or_without_spectra_give_the_full_groups(tmp_path, monkeypa
     keep spectra traces no molecule again (the point of keeping them)."""
     config = parse_config(name)
     if not kept:
-        monkeypatch.setattr(shards, "SPECTRA_BYTES", 0)
-    assert shards.keeps_spectra(config) == kept
+        monkeypatch.setattr(feasibility, "SPECTRA_BYTES", 0)
+    assert feasibility.keeps_spectra(config) == kept
     path = tmp_path / "compact.sqlite"
     assert pause_at_grouping(path, config, workers=1) == PAUSED
     assert record_files(path, config) == ({".spectra.keys"} if kept else {".keys"})
@@ -110,7 +110,7 @@ def test_a_shard_of_both_layouts_gives_the_result_of_either(tmp_path, monkeypatc
         path = tmp_path / f"clean-{kept}.sqlite"
         start_compact(path, A4_B6, 4)
         with monkeypatch.context() as layout:
-            layout.setattr(shards, "SPECTRA_BYTES", shards.SPECTRA_BYTES if kept else 0)
+            layout.setattr(feasibility, "SPECTRA_BYTES", feasibility.SPECTRA_BYTES if kept else 0)
             assert explore(A4_B6, path, store="compact", range_size=700, workers=1) == COMPLETE
         clean[kept] = result_of(path, A4_B6)
     assert clean[True] == clean[False]
@@ -119,7 +119,7 @@ def test_a_shard_of_both_layouts_gives_the_result_of_either(tmp_path, monkeypatc
     start_compact(path, A4_B6, 4)
     stop = threading.Event()
     with monkeypatch.context() as older:
-        older.setattr(shards, "SPECTRA_BYTES", 0)
+        older.setattr(feasibility, "SPECTRA_BYTES", 0)
         paused = explore(
             A4_B6, path, store="compact", range_size=700, workers=1, stop=stop,
             progress=lambda p: p.done > A4_B6.nb_mol // 2 and stop.set(),
@@ -181,9 +181,9 @@ def test_records_keep_spectra_while_they_add_at_most_the_bound(monkeypatch):
     """A configuration's records keep spectra by a rule of its own (the same for every run of it):
     A7_B8's add 2.5 GB and keep them, A7_B10's 80 GB and do not; a bound read at the call; no
     spectrum of a box whose exit positions do not fit a byte."""
-    assert shards.keeps_spectra(parse_config("A7_B8"))
-    assert 2.4e9 < shards.spectra_bytes(parse_config("A7_B8")) < 2.6e9
-    assert not shards.keeps_spectra(parse_config("A7_B10"))
-    assert shards.keeps_spectra(Config(1, 32)) and not shards.keeps_spectra(Config(1, 33))
-    monkeypatch.setattr(shards, "SPECTRA_BYTES", shards.spectra_bytes(A4_B6))
-    assert shards.keeps_spectra(A4_B6) and not shards.keeps_spectra(Config(4, 7))
+    assert feasibility.keeps_spectra(parse_config("A7_B8"))
+    assert 2.4e9 < feasibility.spectra_bytes(parse_config("A7_B8")) < 2.6e9
+    assert not feasibility.keeps_spectra(parse_config("A7_B10"))
+    assert feasibility.keeps_spectra(Config(1, 32)) and not feasibility.keeps_spectra(Config(1, 33))
+    monkeypatch.setattr(feasibility, "SPECTRA_BYTES", feasibility.spectra_bytes(A4_B6))
+    assert feasibility.keeps_spectra(A4_B6) and not feasibility.keeps_spectra(Config(4, 7))

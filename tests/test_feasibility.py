@@ -25,7 +25,6 @@ from textual.widgets import DataTable, Input, Label
 from bbcore import explore as explore_module
 from bbcore import feasibility
 from bbcore import ranges as ranges_module
-from bbcore.compact import shards
 from bbcore.config import Config, exploring_refusal, parse_config
 from bbcore.explore import explore
 from bbcore.full import RANGE_SIZE
@@ -84,7 +83,7 @@ def test_the_compact_estimate_follows_the_measured_a7_b8_run(tmp_path, monkeypat
     a7_b8 = feasibility.estimate(parse_config("A7_B8"), "compact", workers=2)
     assert 180 <= a7_b8.seconds <= 2 * 180
     with monkeypatch.context() as records_without_spectra:  # as measured
-        records_without_spectra.setattr(shards, "SPECTRA_BYTES", 0)
+        records_without_spectra.setattr(feasibility, "SPECTRA_BYTES", 0)
         disk = feasibility.estimate(parse_config("A7_B8"), "compact", workers=2).disk
     assert 2.6e9 <= disk <= 2 * 2.6e9
     a8_b8 = feasibility.estimate(parse_config("A8_B8"), "compact", workers=2)
@@ -230,7 +229,7 @@ MEASURED_PEAKS = {
 
 
 def test_the_compact_disk_is_never_under_a_measured_peak_nor_far_over(monkeypatch):
-    monkeypatch.setattr(shards, "SPECTRA_BYTES", 0)  # measured with records that kept no spectra
+    monkeypatch.setattr(feasibility, "SPECTRA_BYTES", 0)  # measured with records that kept no spectra
     for name, peak in MEASURED_PEAKS.items():
         config = parse_config(name)
         estimated = feasibility.estimate(config, "compact", workers=2).disk
@@ -576,12 +575,12 @@ async def test_the_tui_refuses_a_huge_configuration_in_one_line_and_keys_still_a
 
 def test_the_compact_disk_counts_the_spectra_its_records_keep(monkeypatch):
     """Records keep their canonical molecule's spectrum (a byte a position, one molecule in eight)
-    while that adds at most ``shards.SPECTRA_BYTES``: A7_B8's 2.5 GB do, A7_B10's 80 GB do not (its
+    while that adds at most ``feasibility.SPECTRA_BYTES``: A7_B8's 2.5 GB do, A7_B10's 80 GB do not (its
     whole budget).  The estimate adds exactly those bytes when they are kept, none otherwise."""
     with_spectra = {}
     for name in ("A4_B7", "A7_B8", "A7_B10"):
         with_spectra[name] = feasibility.estimate(parse_config(name), "compact", workers=2).disk
-    monkeypatch.setattr(shards, "SPECTRA_BYTES", 0)
+    monkeypatch.setattr(feasibility, "SPECTRA_BYTES", 0)
     for name, disk in with_spectra.items():
         config = parse_config(name)
         without = feasibility.estimate(config, "compact", workers=2).disk

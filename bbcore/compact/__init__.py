@@ -26,7 +26,7 @@ Glossary:
 - *record*: ``(key, number)`` of one canonical molecule, 16 bytes; the top
   bit of ``number`` (``SHARED``) says that two distinct images of the
   molecule may have the same spectrum (their hashes are equal).  While that
-  adds at most ``shards.SPECTRA_BYTES`` to a configuration (A7_B8: 2.5 GB;
+  adds at most ``feasibility.SPECTRA_BYTES`` to a configuration (A7_B8: 2.5 GB;
   not A7_B10), a record keeps the molecule's spectrum too, a byte a
   position (``shards.spectrum_record``, ``.spectra.keys`` files): the
   grouping reads it instead of tracing the molecule again;

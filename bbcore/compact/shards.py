@@ -33,32 +33,12 @@ KEYS, SPECTRA = ".keys", ".spectra.keys"
 or with it (``spectrum_record``); every record file ends in ``.keys``.  A shard may hold both: a
 run begun by a release that kept no spectra, resumed by one that does."""
 
-SPECTRA_BYTES = 8 << 30
-"""The most disk that keeping the canonical spectra in the records may add to a configuration's
-tracing (``keeps_spectra``, read at the call: tests shrink it).  Kept, they spare the grouping a
-second tracing of the ambiguous canonical molecules; A7_B8's cost 2.5 GB, A7_B10's would be
-80 GB (its whole disk budget), so the largest configurations trace twice instead."""
-
 
 def spectrum_record(config: Config) -> np.dtype:
     """A record that keeps its canonical molecule's spectrum: ``engine.trace_batch``'s ``partner``
     row, one byte a position (an exit position under ``4 W`` <= 127, or ``ABSORBED_CODE`` /
     ``REFLECTED_CODE``)."""
     return np.dtype([("key", "<u8"), ("number", "<u8"), ("partner", "i1", (config.positions,))])
-
-
-def spectra_bytes(config: Config) -> int:
-    """The disk that keeping the spectra adds to the records: a byte a position per canonical
-    molecule (about one molecule in eight)."""
-    return (config.nb_mol // 8 + 1) * config.positions
-
-
-def keeps_spectra(config: Config) -> bool:
-    """Whether the tracing of ``config`` keeps each canonical molecule's spectrum in its record:
-    when that adds at most ``SPECTRA_BYTES`` (read at the call) and the positions fit a byte.
-    Deterministic per configuration; a resumed run that decides otherwise still finishes
-    exactly (the grouping traces the records that have no spectrum)."""
-    return config.positions <= 128 and spectra_bytes(config) <= SPECTRA_BYTES
 
 
 def shard_count(config: Config, records_per_shard: int | None = None) -> int:

@@ -29,7 +29,6 @@ from bbcore.compact.shards import (
     TRACING,
     CompactError,
     Step,
-    keeps_spectra,
     range_name,
     range_of,
     range_start,
@@ -37,6 +36,7 @@ from bbcore.compact.shards import (
     spectrum_record,
 )
 from bbcore.config import Config
+from bbcore.feasibility import keeps_spectra
 from bbcore.ranges import missing_ranges
 from bbcore.runner import Runner, check_halt
 from bbcore.store import ExploredRange, Profile, insert_rows, now, stored_count, write_transaction
@@ -103,7 +103,7 @@ class TraceJob:
     stop: int
     shards: int
     directory: str
-    spectra: bool = False  # the records keep their spectrum (``shards.keeps_spectra``)
+    spectra: bool = False  # the records keep their spectrum (``feasibility.keeps_spectra``)
 
 
 @dataclass(frozen=True)
