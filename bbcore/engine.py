@@ -1104,26 +1104,20 @@ class Families:
     spectrum: np.ndarray  # uint8 (families, 4W): the first spectrum's letters
 
 
-def families_of_runs(
-    config: Config, atoms: np.ndarray, own: np.ndarray, runs: np.ndarray, partner: np.ndarray | None = None
-) -> Families:
+def families_of_runs(config: Config, atoms: np.ndarray, own: np.ndarray, runs: np.ndarray) -> Families:
     """The families of ambiguous spectra among runs of canonical molecules that share a key.
 
     ``atoms`` (k, N) and ``own`` (k,) are the canonical molecules, run after
-    run; ``runs`` the k + 1 bounds; ``partner`` (k, positions) their spectra
-    as ``trace_batch`` gives them, when they were kept (a compact run's
-    records), else they are traced here.  Groups their enantiomer groups by
-    spectrum exactly (``_families_kernel``): the lean path of a compact run's
-    grouping, checked against ``groups_of_canonicals`` (every spectrum with
-    its molecules) by the tests.
+    run; ``runs`` the k + 1 bounds.  Traces them and groups their enantiomer
+    groups by spectrum exactly (``_families_kernel``): the lean path of a
+    compact run's grouping, checked against ``groups_of_canonicals`` (every
+    spectrum with its molecules) by the tests.
     """
     table = binomial_table(config)
     atoms = np.ascontiguousarray(atoms, dtype=np.int64)
     own = np.ascontiguousarray(own, dtype=np.int64)
     runs = np.ascontiguousarray(runs, dtype=np.int64)
-    if partner is None:
-        partner, _, _ = trace_batch(config, atoms)
-    partner = np.ascontiguousarray(partner, dtype=np.int32)  # trace_batch's: one compiled kernel
+    partner, _, _ = trace_batch(config, atoms)
     cells, source, inverse = _symmetry_tables(config.width)
     k = len(atoms)
     row = np.empty(k, dtype=np.int64)

@@ -138,47 +138,16 @@ the model gives 48 and 60.  A build needs them about twice at its peak: an index
 the WAL (one transaction), then into the file (A4_B7's 10.3 MB of indexes needed between 14
 and 17 MB more than its rows, on a tmpfs)."""
 
-SPECTRA_BYTES = 8 << 30
-"""The most disk that keeping the canonical spectra in the records may add to a configuration's
-tracing (``keeps_spectra``, read at the call: tests shrink it).  Kept, they spare the grouping a
-second tracing of the ambiguous canonical molecules; A7_B8's cost 2.5 GB, A7_B10's would be
-80 GB (its whole disk budget), so the largest configurations trace twice instead."""
-
-
-def spectra_bytes(config: Config) -> int:
-    """The disk that keeping the spectra adds to the records: a byte a position per canonical
-    molecule (about one molecule in eight)."""
-    return (config.nb_mol // 8 + 1) * config.positions
-
-
-def keeps_spectra(config: Config) -> bool:
-    """Whether the tracing of ``config`` keeps each canonical molecule's spectrum in its record:
-    when that adds at most ``SPECTRA_BYTES`` (read at the call) and the positions fit a byte.
-    Deterministic per configuration; a resumed run that decides otherwise still finishes
-    exactly (the grouping traces the records that have no spectrum)."""
-    return config.positions <= 128 and spectra_bytes(config) <= SPECTRA_BYTES
-
-
 COMPACT_TRACE_BYTES = 2
 """Of a compact run's peak disk, what the tracing writes (16 bytes of record per canonical
 molecule); the rest is the grouping's and the database's, written after the last molecule is
 traced."""
 
 
-def compact_trace_bytes(config: Config) -> float:
-    """Bytes a molecule of the tracing of ``config``: ``COMPACT_TRACE_BYTES``, and its records'
-    spectra when they keep them (``keeps_spectra``: a byte a position per canonical molecule,
-    one molecule in eight)."""
-    return COMPACT_TRACE_BYTES + (config.positions / 8 if keeps_spectra(config) else 0)
-
-
 def compact_disk(config: Config, molecules: int) -> int:
-    """The peak disk of a compact run of ``config`` with ``molecules`` of it left: the measured
-    envelope (records without spectra), plus the spectra the records keep, if they do (they are
-    all on disk at the tracing's end)."""
+    """The peak disk of a compact run of ``config`` with ``molecules`` of it left."""
     per_molecule = COMPACT_DISK_PER_MOLECULE + COMPACT_DISK_PER_AMBIGUOUS * ambiguous_share(config)
-    spectra = compact_trace_bytes(config) - COMPACT_TRACE_BYTES
-    return int(molecules * (per_molecule + spectra))
+    return int(molecules * per_molecule)
 
 
 def compact_seconds(config: Config, molecules: int, workers: int) -> float:
@@ -307,8 +276,8 @@ def bytes_left(config: Config, store: str, done: int) -> tuple[int, str]:
         rows = full_bytes(config) - index
         needed, finish = int(left * rows + 2 * config.nb_mol * index), "its indexes"
     else:
-        after = compact_disk(config, config.nb_mol) - compact_trace_bytes(config) * config.nb_mol
-        needed = int(left * compact_trace_bytes(config) + after)
+        after = compact_disk(config, config.nb_mol) - COMPACT_TRACE_BYTES * config.nb_mol
+        needed = left * COMPACT_TRACE_BYTES + after
         finish = "its grouping and the database's rows"
     return needed, (f"its {left:,} molecules left and {finish}" if left else finish)
 

@@ -176,9 +176,6 @@ from bbcore.store import sqlite_db
 
 path, name, point, count, workers = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
 calls = 0
-if point.endswith("-keys"):  # records without spectra, as an older release wrote them
-    from bbcore import feasibility
-    feasibility.SPECTRA_BYTES, point = 0, point.removesuffix("-keys")
 
 def kill_at(target, counted=lambda *args: True):
     def wrapper(*args, **kwargs):
@@ -258,14 +255,9 @@ def clean_a4_b6(tmp_path_factory) -> dict[str, list[tuple]]:
         ("parts", 2),
         ("writing", 3),
         ("indexes", 2),
-        ("tracing-keys", 5),  # killed by a release whose records kept no spectra, resumed by this one
-        ("spilling-keys", 7),
     ],
 )
 def test_killed_at_any_phase_resumes_to_the_clean_result(tmp_path, clean_a4_b6, point, count):
-    """Killed at any phase, a run resumes to the clean run's result (A4_B6's records keep spectra).
-    Catches files of an unrecorded range left behind (records counted twice) or a recorded range's
-    deleted, of either layout; ``-keys``: a run begun without spectra resumed with them."""
     config = Config(4, 6)
     path = tmp_path / "db.sqlite"
     start_compact(path, config, 4)
@@ -275,9 +267,6 @@ def test_killed_at_any_phase_resumes_to_the_clean_result(tmp_path, clean_a4_b6, 
     assert not queries.config_state(config).complete
     grouped = {row[0] for row in result_of(path, config)["shards"]}
     assert len(grouped) == {"grouping": 1, "parts": 4, "writing": 4, "indexes": 4}.get(point, 0)
-    if point.endswith("-keys"):  # the resumed run keeps spectra in the ranges left: both layouts
-        files = {p.name.split(".", 1)[1] for p in config_directory(path, config).glob("s*/*")}
-        assert "keys" in files and "spectra.keys" not in files
     stored = result_of(path, config)
     if point in ("parts", "writing"):
         assert 0 < len(stored["families"]) < len(clean_a4_b6["families"])

@@ -82,13 +82,10 @@ def test_the_compact_estimate_follows_the_measured_a7_b8_run(tmp_path, monkeypat
     fit in, and is accepted where that much disk is free."""
     a7_b8 = feasibility.estimate(parse_config("A7_B8"), "compact", workers=2)
     assert 180 <= a7_b8.seconds <= 2 * 180
-    with monkeypatch.context() as records_without_spectra:  # as measured
-        records_without_spectra.setattr(feasibility, "SPECTRA_BYTES", 0)
-        disk = feasibility.estimate(parse_config("A7_B8"), "compact", workers=2).disk
-    assert 2.6e9 <= disk <= 2 * 2.6e9
+    assert 2.6e9 <= a7_b8.disk <= 2 * 2.6e9
     a8_b8 = feasibility.estimate(parse_config("A8_B8"), "compact", workers=2)
     assert 7 * a7_b8.seconds < a8_b8.seconds < 3600
-    assert 7 * disk < a8_b8.disk < 30e9  # A8_B8 keeps no spectra: 18 GB
+    assert 7 * a7_b8.disk < a8_b8.disk < 30e9
     monkeypatch.setattr(feasibility, "free_space", lambda path: 84 * 10**9)  # the issue's machine
     assert (
         feasibility.refusal(parse_config("A8_B8"), tmp_path / "db.sqlite", store="compact", workers=2) is None
@@ -228,8 +225,7 @@ MEASURED_PEAKS = {
 0.2 s, and A7_B8's; A8_B8's and A6_B10's sampled every 30 s."""
 
 
-def test_the_compact_disk_is_never_under_a_measured_peak_nor_far_over(monkeypatch):
-    monkeypatch.setattr(feasibility, "SPECTRA_BYTES", 0)  # measured with records that kept no spectra
+def test_the_compact_disk_is_never_under_a_measured_peak_nor_far_over():
     for name, peak in MEASURED_PEAKS.items():
         config = parse_config(name)
         estimated = feasibility.estimate(config, "compact", workers=2).disk
@@ -334,8 +330,7 @@ a molecule (``FULL_*_BYTES_*``)."""
 def test_bytes_left_are_the_rows_left_and_what_finishes_the_run():
     """A full store: 222 B a molecule left, then its indexes, 48 B a molecule twice (the WAL, then
     the file), all of them however many are left; a compact store: 2 B a molecule left while
-    tracing and 3.5 B of its records' spectra (28 positions, a byte each per canonical molecule, one
-    in eight), then 2 B a molecule and 1.6 B an ambiguous one of grouping and rows."""
+    tracing, then 2 B a molecule and 1.6 B an ambiguous one of grouping and rows."""
     nb_mol = A4_B7.nb_mol
     assert feasibility.bytes_left(A4_B7, "full", 0) == (
         nb_mol * 222 + 2 * nb_mol * 48,
@@ -349,11 +344,11 @@ def test_bytes_left_are_the_rows_left_and_what_finishes_the_run():
     assert feasibility.bytes_left(A4_B7, "full", nb_mol + 5) == (2 * nb_mol * 48, "its indexes")
     after = 2 * nb_mol + int(1.6 * 2_868)  # A4_B7: 2,868 ambiguous molecules
     assert feasibility.bytes_left(A4_B7, "compact", 0) == (
-        int(nb_mol * 5.5) + after,
+        nb_mol * 2 + after,
         "its 211,876 molecules left and its grouping and the database's rows",
     )
     assert feasibility.bytes_left(A4_B7, "compact", 11_876) == (
-        200_000 * 5.5 + after,
+        200_000 * 2 + after,
         "its 200,000 molecules left and its grouping and the database's rows",
     )
     assert feasibility.bytes_left(A4_B7, "compact", nb_mol) == (after, "its grouping and the database's rows")
@@ -387,7 +382,7 @@ def test_a_full_disk_says_where_how_much_more_and_how_to_resume(tmp_path):
     )
     assert line.endswith("to a larger disk, then press s to resume")
     line = feasibility.disk_full_line(A4_B7, path, 5, store="compact")
-    assert "needs about 1.6 MB more (an estimate) for its 211,871 molecules left and its grouping" in line
+    assert "needs about 852 kB more (an estimate) for its 211,871 molecules left and its grouping" in line
     assert line.endswith(
         ". 5 are stored and kept; free some space or move db.sqlite to a larger disk, "
         "then start it again to resume"
@@ -404,7 +399,7 @@ def test_a_compact_runs_shard_folder_full_says_so(tmp_path):
             shards, lambda w=where: feasibility.disk_full_line(A4_B7, w, 5, store="compact", folder=shards)
         )
         assert line in {
-            f"the disk is full at {shards} ({f} free): A4_B7 needs about 1.6 MB more (an estimate) for its "
+            f"the disk is full at {shards} ({f} free): A4_B7 needs about 852 kB more (an estimate) for its "
             "shard files and the rest of its run. 5 molecules are traced and kept; free some space there, "
             "then start it again to resume"
             for f in frees
@@ -571,19 +566,3 @@ async def test_the_tui_refuses_a_huge_configuration_in_one_line_and_keys_still_a
         await pilot.pause()
         assert not app.is_running
     assert configuration_rows(path) == []
-
-
-def test_the_compact_disk_counts_the_spectra_its_records_keep(monkeypatch):
-    """Records keep their canonical molecule's spectrum (a byte a position, one molecule in eight)
-    while that adds at most ``feasibility.SPECTRA_BYTES``: A7_B8's 2.5 GB do, A7_B10's 80 GB do not (its
-    whole budget).  The estimate adds exactly those bytes when they are kept, none otherwise."""
-    with_spectra = {}
-    for name in ("A4_B7", "A7_B8", "A7_B10"):
-        with_spectra[name] = feasibility.estimate(parse_config(name), "compact", workers=2).disk
-    monkeypatch.setattr(feasibility, "SPECTRA_BYTES", 0)
-    for name, disk in with_spectra.items():
-        config = parse_config(name)
-        without = feasibility.estimate(config, "compact", workers=2).disk
-        kept = name != "A7_B10"
-        assert abs(disk - without - kept * config.nb_mol * config.positions / 8) <= 1, name
-    assert 2.4e9 < with_spectra["A7_B8"] - feasibility.estimate(parse_config("A7_B8"), "compact").disk < 2.6e9

@@ -199,20 +199,16 @@ def test_a_traced_range_writes_each_record_once_in_the_shard_of_its_keys_low_bit
 
 def test_a_resumed_tracing_forgets_the_files_of_ranges_it_did_not_record(tmp_path):
     """A run killed between writing a range's files and recording it left them: they go (records
-    in each shard, with spectra or without, the profile, and half-written ``.part`` files), the
-    recorded range's stay."""
+    in each shard, the profile, and half-written ``.part`` files), the recorded range's stay."""
     directory = tmp_path / "A4_B4"
     kept = [
         directory / "s00000" / "1-101.keys",
         directory / "s00003" / "1-101.keys",
-        directory / "s00001" / "1-101.spectra.keys",  # a resumed run's records keep spectra
         directory / "profiles" / "1-101.npy",
     ]
     gone = [
         directory / "s00000" / "101-201.keys",
-        directory / "s00001" / "101-201.spectra.keys",
         directory / "s00003" / ".101-201.keys.77.part",
-        directory / "s00003" / ".101-201.spectra.keys.77.part",
         directory / "profiles" / "101-201.npy",
         directory / "profiles" / ".101-201.npy.part",
     ]
@@ -706,8 +702,7 @@ def test_the_stages_refuse_a_configuration_that_is_not_compact(tmp_path):
 
 def test_a_paused_runs_shard_files_are_laid_out_as_a_resumed_one_reads_them(tmp_path, monkeypatch):
     """In 2 shards, paused once one is grouped: beside the database, ``DATABASE.shards/CONFIG/``
-    (docs/larger.md) holds the traced mark, the other shard's records (``s00001/1-1821.spectra.keys``:
-    A4_B4's keep their spectra)
+    (docs/larger.md) holds the traced mark, the other shard's records (``s00001/1-1821.keys``)
     and the grouped one's result (``results/r00000``): the names an older run's files have, which
     the next release resumes.  ``reset`` deletes the configuration's folder, and the root with
     it once no other configuration's is in it."""
@@ -719,7 +714,7 @@ def test_a_paused_runs_shard_files_are_laid_out_as_a_resumed_one_reads_them(tmp_
     assert shards.config_directory(path, A4_B4) == root / "A4_B4"
     assert shards.config_directory(path, A4_B4, tmp_path / "given") == tmp_path / "given" / "A4_B4"
     found = sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file() and p.suffix != ".npy")
-    assert found == ["A4_B4/s00001/1-1821.spectra.keys", "A4_B4/traced"]
+    assert found == ["A4_B4/s00001/1-1821.keys", "A4_B4/traced"]
     assert (root / "A4_B4" / "results" / "r00000" / "families.npy").is_file()
     other = root / "A3_B4"
     other.mkdir()

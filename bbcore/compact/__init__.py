@@ -25,11 +25,7 @@ Glossary:
   it spectrum by spectrum;
 - *record*: ``(key, number)`` of one canonical molecule, 16 bytes; the top
   bit of ``number`` (``SHARED``) says that two distinct images of the
-  molecule may have the same spectrum (their hashes are equal).  While that
-  adds at most ``feasibility.SPECTRA_BYTES`` to a configuration (A7_B8: 2.5 GB;
-  not A7_B10), a record keeps the molecule's spectrum too, a byte a
-  position (``shards.spectrum_record``, ``.spectra.keys`` files): the
-  grouping reads it instead of tracing the molecule again;
+  molecule may have the same spectrum (their hashes are equal);
 - *shard*: the records whose key ends with the same bits, in one folder of
   files, one file per traced range.
 
@@ -46,9 +42,9 @@ one module each (``trace``, ``group``, ``write``), over what they share
    ``ExploredRanges``, in that order;
 2. *grouping*: when every range is traced, the profiles are summed into
    ``Profiles``; then ``group_shard`` reads one shard, sorts it by key, and
-   for each key held by two records or by a ``SHARED`` one groups those
-   enantiomer groups by spectrum (kept in the records, else traced again)
-   and keeps the spectra of two molecules or more.  It writes them, sorted, to the shard's result folder
+   for each key held by two records or by a ``SHARED`` one traces those
+   enantiomer groups again with their spectra and keeps the spectra of two
+   molecules or more.  It writes them, sorted, to the shard's result folder
    and returns its counts; the driver records the shard in
    ``GroupedShards`` and deletes the shard's records;
 3. *writing*: the families of every shard are merged by canonical number
@@ -67,8 +63,7 @@ between writing and recording) are deleted before tracing resumes, and the
 writing resumes after the last family stored (parts written but not copied
 are written again).  Memory is
 bounded by the shard size (``SHARD_RECORDS``) and the range size, disk by the
-records (16 bytes per canonical molecule, about 2 bytes per molecule, and a
-byte a position more where they keep spectra) and
+records (16 bytes per canonical molecule, about 2 bytes per molecule) and
 the result (A7_B8: 4.2 bytes a molecule at the peak, the database and the
 shards' results).
 

@@ -2,9 +2,8 @@
 
 ``group_shard`` is the task a runner runs (``bbcore.runner``): it reads one
 shard, sorts it by key, and for each key held by two records or by a
-``SHARED`` one groups those enantiomer groups by spectrum (the spectra the
-records kept, or traced again for records without) and keeps the spectra
-of two molecules or more; it writes them, sorted by
+``SHARED`` one traces those enantiomer groups again with their spectra and
+keeps the spectra of two molecules or more; it writes them, sorted by
 canonical number, to the shard's result folder and returns its counts.
 ``group`` drives the stage: it records each shard in ``GroupedShards`` and
 deletes the shard's records.
@@ -25,16 +24,13 @@ import numpy as np
 from bbcore import engine
 from bbcore.compact.shards import (
     GROUPING,
-    KEYS,
     RECORD,
     SHARED,
-    SPECTRA,
     TRACED,
     CompactError,
     Step,
     result_folder,
     shard_folder,
-    spectrum_record,
 )
 from bbcore.config import Config
 from bbcore.families import numbers_dtype
@@ -73,49 +69,24 @@ class GroupResult:
     sizes: dict[int, list[int]]
 
 
-def read_shard(directory: Path | str, shard: int, config: Config | None = None) -> np.ndarray:
-    """Every record of a shard (the files of its folder), as ``RECORD``; with ``config``, as
-    ``shard_record(config)``: with its spectrum, if the record kept it (a ``SPECTRA`` file), and
-    ``kept`` saying whether it did (a ``KEYS`` file's records have none: their row is zeros)."""
+def read_shard(directory: Path | str, shard: int) -> np.ndarray:
+    """Every record of a shard (the files of its folder)."""
     folder = shard_folder(directory, shard)
-    files = sorted(folder.glob(f"*{KEYS}")) if folder.is_dir() else []
-    parts = [_read_records(path, config) for path in files]
-    if parts:
-        return np.concatenate(parts)
-    return np.empty(0, dtype=RECORD if config is None else shard_record(config))
-
-
-def shard_record(config: Config) -> np.dtype:
-    """A record as ``group_shard`` holds it: ``spectrum_record``'s fields and ``kept``."""
-    return np.dtype([*spectrum_record(config).descr, ("kept", "?")])
-
-
-def _read_records(path: Path, config: Config | None) -> np.ndarray:
-    """The records of one file, of either layout (its suffix says which)."""
-    spectra = path.name.endswith(SPECTRA)
-    if config is None:
-        if spectra:
-            raise ValueError(f"{path} keeps spectra: read it with its configuration")
-        return np.fromfile(path, dtype=RECORD)
-    found = np.fromfile(path, dtype=spectrum_record(config) if spectra else RECORD)
-    records = np.zeros(len(found), dtype=shard_record(config))
-    for name in found.dtype.names:
-        records[name] = found[name]
-    records["kept"] = spectra
-    return records
+    files = sorted(folder.glob("*.keys")) if folder.is_dir() else []
+    parts = [np.fromfile(path, dtype=RECORD) for path in files]
+    return np.concatenate(parts) if parts else np.empty(0, dtype=RECORD)
 
 
 def group_shard(job: GroupJob) -> GroupResult:
     """Stage 2: the families of ambiguous spectra whose key falls in one shard.
 
     The records are sorted by key; the canonical molecules of a key held by
-    two records, or by one whose images may share a spectrum, take the
-    spectrum their record kept (traced again for records without one) and
-    their enantiomer groups are grouped by spectrum exactly
+    two records, or by one whose images may share a spectrum, are traced
+    again and their enantiomer groups grouped by spectrum exactly
     (``engine.families_of_runs``), ``SETTLE_BATCH`` of them at a time (whole
     keys), so that a pause comes within a batch's time.
     """
-    records = read_shard(job.directory, job.shard, job.config)
+    records = read_shard(job.directory, job.shard)
     order = np.argsort(records["key"])  # the order within a key does not matter: every result is sorted
     keys = records["key"][order]
     raw = records["number"][order]
@@ -127,12 +98,7 @@ def group_shard(job: GroupJob) -> GroupResult:
     chosen = np.flatnonzero((sizes > 1) | any_shared)
     lengths = sizes[chosen]
     bounds = np.r_[0, np.cumsum(lengths)].astype(np.int64)  # the chosen runs, end to end
-    places = np.repeat(starts[chosen] - bounds[:-1], lengths) + np.arange(bounds[-1])
-    canonicals = numbers[places]
-    partners = records["partner"][order[places]]  # the chosen records' spectra, where kept
-    kept = records["kept"][order[places]]
-    count = len(records)
-    del records, order, raw, numbers  # a shard's spectra are most of its memory
+    canonicals = numbers[np.repeat(starts[chosen] - bounds[:-1], lengths) + np.arange(bounds[-1])]
     run_keys = keys[starts[chosen]]
     parts = []
     first = 0
@@ -141,9 +107,9 @@ def group_shard(job: GroupJob) -> GroupResult:
         check_halt()
         low, high = bounds[first], bounds[last]
         batch = canonicals[low:high]
-        atoms = atoms_of_numbers(job.config, batch)
-        partner = _spectra(job.config, atoms, partners[low:high], kept[low:high])
-        found = engine.families_of_runs(job.config, atoms, batch, bounds[first : last + 1] - low, partner)
+        found = engine.families_of_runs(
+            job.config, atoms_of_numbers(job.config, batch), batch, bounds[first : last + 1] - low
+        )
         run_of = np.repeat(np.arange(first, last), lengths[first:last])
         parts.append((found, batch[found.row], run_keys[run_of[found.row]]))
         first = last
@@ -155,17 +121,7 @@ def group_shard(job: GroupJob) -> GroupResult:
         columns["family_sizes"],
     )
     counts = _counts_by(max_diff, spectra), _counts_by(family_sizes, spectra)
-    return GroupResult(job.shard, count, int(spectra.sum()), len(spectra), *counts)
-
-
-def _spectra(config: Config, atoms: np.ndarray, stored: np.ndarray, kept: np.ndarray) -> np.ndarray:
-    """The canonical molecules' spectra (``engine.trace_batch``'s ``partner``): as their records
-    kept them, the others traced again (records of a ``KEYS`` file)."""
-    partner = stored.astype(np.int32)
-    if not kept.all():
-        missing = np.flatnonzero(~kept)
-        partner[missing] = engine.trace_batch(config, atoms[missing])[0]
-    return partner
+    return GroupResult(job.shard, len(records), int(spectra.sum()), len(spectra), *counts)
 
 
 def _counts_by(values: np.ndarray, spectra: np.ndarray) -> dict[int, list[int]]:

@@ -28,17 +28,6 @@ MAX_SHARDS = 1 << 12
 
 SHARED = np.uint64(1 << 63)
 RECORD = np.dtype([("key", "<u8"), ("number", "<u8")])
-KEYS, SPECTRA = ".keys", ".spectra.keys"
-"""The suffixes of a range's files in a shard folder: records without their spectrum (``RECORD``)
-or with it (``spectrum_record``); every record file ends in ``.keys``.  A shard may hold both: a
-run begun by a release that kept no spectra, resumed by one that does."""
-
-
-def spectrum_record(config: Config) -> np.dtype:
-    """A record that keeps its canonical molecule's spectrum: ``engine.trace_batch``'s ``partner``
-    row, one byte a position (an exit position under ``4 W`` <= 127, or ``ABSORBED_CODE`` /
-    ``REFLECTED_CODE``)."""
-    return np.dtype([("key", "<u8"), ("number", "<u8"), ("partner", "i1", (config.positions,))])
 
 
 def shard_count(config: Config, records_per_shard: int | None = None) -> int:
@@ -64,20 +53,14 @@ def shard_folder(directory: Path | str, shard: int) -> Path:
     return Path(directory) / f"s{shard:05d}"
 
 
-def range_name(start: int, stop: int, suffix: str = KEYS) -> str:
-    """The file name of a traced range's records, in every shard folder (``KEYS`` or ``SPECTRA``)."""
-    return f"{start}-{stop}{suffix}"
+def range_name(start: int, stop: int) -> str:
+    """The file name of a traced range's records, in every shard folder."""
+    return f"{start}-{stop}.keys"
 
 
 def range_start(name: str) -> int:
     """The first number of a traced range, from the name of one of its files (``range_name``)."""
     return int(name.split("-", 1)[0])
-
-
-def range_of(name: str) -> str:
-    """The range a file of a shard or profile folder belongs to, ``start-stop``, whatever its
-    suffix (a temporary ``.name.pid.part`` belongs to none: its name starts with a dot)."""
-    return name.split(".", 1)[0]
 
 
 def result_folder(directory: Path | str, shard: int) -> Path:

@@ -21,22 +21,17 @@ import numpy as np
 
 from bbcore import engine, sql
 from bbcore.compact.shards import (
-    KEYS,
     RECORD,
     SHARED,
-    SPECTRA,
     TRACED,
     TRACING,
     CompactError,
     Step,
     range_name,
-    range_of,
     range_start,
     shard_folder,
-    spectrum_record,
 )
 from bbcore.config import Config
-from bbcore.feasibility import keeps_spectra
 from bbcore.ranges import missing_ranges
 from bbcore.runner import Runner, check_halt
 from bbcore.store import ExploredRange, Profile, insert_rows, now, stored_count, write_transaction
@@ -103,7 +98,6 @@ class TraceJob:
     stop: int
     shards: int
     directory: str
-    spectra: bool = False  # the records keep their spectrum (``feasibility.keeps_spectra``)
 
 
 @dataclass(frozen=True)
@@ -120,12 +114,9 @@ def trace_range(job: TraceJob) -> TraceResult:
 
     Each shard's file is written under a temporary name and renamed, so a
     file is whole or absent; running the job again writes the same files.
-    With ``job.spectra`` the records keep their canonical molecule's spectrum
-    (``shards.spectrum_record``, in ``SPECTRA`` files): the grouping reads it
-    instead of tracing the molecule again.
     """
     config = job.config
-    keys, numbers, profiles, partners = [], [], [], []
+    keys, numbers, profiles = [], [], []
     molecules = pending = 0
     for low in range(job.start, job.stop, TRACE_BATCH):
         check_halt()
@@ -136,19 +127,15 @@ def trace_range(job: TraceJob) -> TraceResult:
         key, orbit, shared = engine.spectrum_keys(config, atoms, partner)
         keys.append(key)
         numbers.append(own.astype(np.uint64) | np.where(shared, SHARED, np.uint64(0)))
-        if job.spectra:
-            partners.append(partner.astype(np.int8))
         profiles.append(_profile(engine.ray_profile(partner, length, turns), orbit, own))
         pending += len(own)
         if pending >= PROFILE_ROWS:  # summed now and then: a dense range's rows held 350 MB
             profiles, pending = [merge_profiles(profiles)], 0
         molecules += int(orbit.sum(dtype=np.int64))
-    records = np.empty(sum(len(k) for k in keys), dtype=spectrum_record(config) if job.spectra else RECORD)
+    records = np.empty(sum(len(k) for k in keys), dtype=RECORD)
     if keys:
         records["key"] = np.concatenate(keys)
         records["number"] = np.concatenate(numbers)
-        if job.spectra:
-            records["partner"] = np.concatenate(partners)
     _write_shards(job, records)
     profile = merge_profiles(profiles)
     return TraceResult(molecules, len(records), profile)
@@ -169,12 +156,9 @@ def _write_shards(job: TraceJob, records: np.ndarray) -> None:
     order = np.argsort(shard, kind="stable")
     present, firsts = np.unique(shard[order], return_index=True)
     bounds = np.r_[firsts, len(order)]
-    name = range_name(job.start, job.stop, SPECTRA if job.spectra else KEYS)
-    # a record as one opaque block: taken whole (a structured take of records with spectra was
-    # 3 times slower: field by field)
-    blocks = records.view(f"V{records.dtype.itemsize}")
+    name = range_name(job.start, job.stop)
     for s, first, last in zip(present.tolist(), bounds[:-1], bounds[1:]):
-        part = blocks[order[first:last]]
+        part = records[order[first:last]]
         folder = shard_folder(job.directory, s)
         folder.mkdir(parents=True, exist_ok=True)
         temporary = folder / f".{name}.{os.getpid()}.part"
@@ -269,8 +253,7 @@ def trace(
     _forget_unrecorded(directory, config)
     done = stored_count(config)
     report(Step(TRACING, done, config.nb_mol))
-    spectra = keeps_spectra(config)
-    jobs = (TraceJob(config, start, stop_, shards, str(directory), spectra) for start, stop_ in todo)
+    jobs = (TraceJob(config, start, stop_, shards, str(directory)) for start, stop_ in todo)
     for job, result in runner.run(trace_range, jobs, stop):
         _record_range(directory, config, job, result)
         done += result.molecules
@@ -297,13 +280,12 @@ def _ranges_todo(config: Config, size: int) -> Iterator[tuple[int, int]]:
 
 
 def _forget_unrecorded(directory: Path, config: Config) -> None:
-    """Delete files of ranges that were written but not recorded (a run killed in between): records
-    of either layout (``KEYS``, ``SPECTRA``), profiles, and temporary files."""
-    recorded = {f"{start}-{stop}" for start, stop in _recorded(config)}
+    """Delete files of ranges that were written but not recorded (a run killed in between)."""
+    recorded = {range_name(start, stop) for start, stop in _recorded(config)}
     folders = [folder for folder in directory.iterdir() if folder.is_dir()] if directory.is_dir() else []
     for folder in folders:
         for path in folder.iterdir():
-            if range_of(path.name) not in recorded:
+            if path.name.removesuffix(".npy").removesuffix(".keys") + ".keys" not in recorded:
                 path.unlink(missing_ok=True)
 
 
@@ -311,7 +293,7 @@ def _record_range(directory: Path, config: Config, job: TraceJob, result: TraceR
     """Keep a traced range's profile in a file, then record the range."""
     folder = directory / "profiles"
     folder.mkdir(parents=True, exist_ok=True)
-    name = range_name(job.start, job.stop, ".npy")
+    name = range_name(job.start, job.stop).removesuffix(".keys") + ".npy"
     temporary = folder / f".{name}.part"
     with open(temporary, "wb") as out:
         np.save(out, profile_file(result.profile, job.start))
