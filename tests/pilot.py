@@ -29,6 +29,19 @@ async def wait_for(pilot: Pilot, condition: Callable[[], object], timeout: float
         await pilot.pause(0.02)
 
 
+async def tree_cursor_to(pilot: Pilot, tree, node) -> None:
+    """Put a tree's cursor on ``node``: a node added or shown a moment ago has no line until
+    the tree lays its lines out again, and ``move_cursor`` then puts the cursor nowhere (under
+    load one pause was not always enough: the CI saw ``o`` land on no leaf)."""
+    deadline = time.monotonic() + 60
+    while True:
+        tree.move_cursor(node)
+        if tree.cursor_node is node:
+            return
+        assert time.monotonic() < deadline, "the tree never laid out the node's line"
+        await pilot.pause(0.02)
+
+
 def tables_pending(screen: Screen) -> bool:
     """Whether a table has rows whose widths it has not measured yet: it does so when its
     messages run out (Textual's DataTable, on Idle); under load two screenshots in a row

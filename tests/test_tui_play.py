@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from games import spectral_pair
-from pilot import cursor_to, open_screen, text_of, wait_for
+from pilot import cursor_to, open_screen, text_of, tree_cursor_to, wait_for
 from textual.pilot import Pilot
 
 from bbcore import rays
@@ -231,9 +231,7 @@ async def test_the_strategy_tree_opens_lazily_down_to_a_molecule(tmp_path: Path,
             await wait_for(pilot, lambda node=node: opened(node))
             node = next(c for c in node.children if screen.book.node(c.data[1]).outcome == result)
         assert screen.book.node(node.data[1]).leaf and str(node.label).endswith(f"molecule #{number}")
-        await pilot.pause()  # the tree lays its new lines out: a node's line is known once drawn
-        tree.move_cursor(node)
-        await wait_for(pilot, lambda: tree.cursor_node is node)
+        await tree_cursor_to(pilot, tree, node)
         await pilot.press("o")
         await wait_for(pilot, lambda: isinstance(app.screen, MoleculeScreen))
         assert app.screen.number == number
@@ -286,9 +284,7 @@ async def test_a_stored_book_is_read_and_a_group_leaf_opens_the_group(
             await wait_for(pilot, lambda node=node: opened(node))
             node = next(c for c in node.children if screen.book.node(c.data[1]).outcome == result)
         assert str(node.label).endswith(f"one spectrum, #{hidden}, #{other}")
-        await pilot.pause()  # the tree lays its new lines out: a node's line is known once drawn
-        screen.tree.move_cursor(node)
-        await wait_for(pilot, lambda: screen.tree.cursor_node is node)
+        await tree_cursor_to(pilot, screen.tree, node)
         await pilot.press("enter")
         await wait_for(pilot, lambda: isinstance(app.screen, GroupScreen))
         assert app.screen.spectrum == rays.spectrum(A3_B4, atoms_of(A3_B4, hidden))

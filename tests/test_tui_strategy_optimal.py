@@ -22,7 +22,7 @@ import threading
 from collections import Counter
 from contextlib import asynccontextmanager
 
-from pilot import open_screen, text_of, wait_for
+from pilot import open_screen, text_of, tree_cursor_to, wait_for
 
 from bbcore import store
 from bbcore.config import Config
@@ -168,7 +168,7 @@ async def test_a_points_book_stops_to_guess_and_says_so(tmp_path):
             node.expand()
         assert "stop and guess" in str(node.label)
         screen.tree.focus()
-        screen.tree.move_cursor(node)
+        await tree_cursor_to(pilot, screen.tree, node)
         await pilot.press("o")
         await wait_for(pilot, lambda: app.screen is not screen)
         assert app.screen.number == int(book.numbers(guesses[0])[0])
