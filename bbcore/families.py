@@ -510,12 +510,17 @@ class FamilyOrdinals:
     spectra_before: int = 0
     seen_families: dict[int, int] = field(default_factory=dict)
     seen_spectra: dict[int, int] = field(default_factory=dict)
+    stored_last: int | None = None
+    """The canonical number of the last family stored when these counts were read (``stored``),
+    None when none was: where a writing resumes."""
 
     @classmethod
     def stored(cls, config: Config) -> FamilyOrdinals:
         """The counts after the families already stored (where a writing resumes)."""
         (row,) = db.execute_sql(sql.LAST_FAMILY_ROW, (config.name,)).fetchall() or [None]
-        ordinals = cls(config, size_order(config), 0 if row is None else row[0] + 1)
+        ordinals = cls(config, size_order(config))
+        if row is not None:
+            ordinals.position, ordinals.stored_last = row[0] + 1, int(row[1])
         for size, families, spectra in db.execute_sql(sql.FAMILIES_BY_SIZE, (config.name,)):
             ordinals.seen_families[size], ordinals.seen_spectra[size] = families, spectra
             ordinals.spectra_before += spectra
@@ -596,8 +601,7 @@ class FamilyWriter:
     def __init__(self, config: Config) -> None:
         self.config = config
         self.ordinals = FamilyOrdinals.stored(config)
-        (row,) = db.execute_sql(sql.LAST_FAMILY_ROW, (config.name,)).fetchall() or [None]
-        self.last = None if row is None else int(row[1])  # the last canonical number written
+        self.last = self.ordinals.stored_last  # the last canonical number written
 
     @property
     def position(self) -> int:

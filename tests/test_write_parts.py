@@ -13,6 +13,7 @@ import sqlite3
 import threading
 from pathlib import Path
 
+import numpy as np
 import pytest
 from test_compact import start_compact
 
@@ -108,7 +109,10 @@ def test_plan_covers_every_family_once_with_the_ordinals_at_each_part_start(tmp_
         columns = [write.Column(f / "families.npy") for f in sorted((directory / "results").iterdir())]
         ordinals = families.FamilyOrdinals.stored(A4_B6)
         monkeypatch.setattr(write, "PART_AT_LEAST", 1)
+        monkeypatch.setattr(write, "SUM_BLOCK", 3)  # the sizes before a resumed start, summed in blocks
         jobs = list(write.plan_parts(directory, A4_B6, columns, [0] * 4, ordinals, 2))
+        resumed = list(write.plan_parts(directory, A4_B6, columns, [7, 0, 5, 11], ordinals, 2))
+        sizes = [np.load(f / "family_sizes.npy") for f in sorted((directory / "results").iterdir())]
     finally:
         close_database()
     assert write.part_size(100, 2) == 13  # 4 parts a worker
@@ -128,6 +132,27 @@ def test_plan_covers_every_family_once_with_the_ordinals_at_each_part_start(tmp_
             assert at.seen_spectra.get(size, 0) == sum(row[5] for row in before)
         first += sum(high - low for low, high in job.bounds)
     assert first == 100
+    for job in jobs + resumed:  # and where its molecules start in each shard's members
+        assert list(job.firsts) == [int(sizes[s][:low].sum()) for s, (low, _) in enumerate(job.bounds)]
+    assert resumed[0].firsts[0] > 0 and resumed[0].firsts[1] == 0
+
+
+def test_a_part_reads_only_its_own_families(tmp_path, serial, monkeypatch):
+    """No shard's file is loaded whole (A8_B8's family sizes are 624 MB a part otherwise): the
+    rows come from the slices that the parts hold."""
+    monkeypatch.setattr(write, "PART_FAMILIES", 9)
+    monkeypatch.setattr(write, "PART_AT_LEAST", 9)
+    path = grouped(tmp_path, "slices")
+
+    def refused(*args, **kwargs):
+        raise AssertionError(f"a whole file loaded: {args[0]}")
+
+    monkeypatch.setattr(np, "load", refused)
+    open_database(path)
+    directory = config_directory(path, A4_B6)
+    assert write.write_result(directory, A4_B6, threading.Event(), lambda step: None, InlineRunner())
+    close_database()
+    assert family_rows(path, A4_B6) == serial
 
 
 def test_a_pause_between_parts_resumes_to_the_same_rows(tmp_path, serial, monkeypatch):

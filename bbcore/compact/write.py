@@ -80,6 +80,9 @@ class PartJob:
     index: int
     bounds: Bounds
     ordinals: FamilyOrdinals
+    firsts: tuple[int, ...]
+    """Each grouped shard's offset, in its ``family_numbers.npy``, of the molecules of its first
+    family in the part (``member_offsets``)."""
 
 
 @dataclass(frozen=True)
@@ -141,32 +144,52 @@ def write_result(
     return True
 
 
+SIZES = RESULT_COLUMNS.index("family_sizes")
+SUM_BLOCK = 1 << 22
+"""Family sizes summed at a time (``member_offsets``): 32 MB."""
+
+
+def member_offsets(directory: Path | str, starts: list[int]) -> list[int]:
+    """Each grouped shard's offset, in its ``family_numbers.npy``, of the molecules of its family
+    number ``starts[shard]``: the sizes before it, summed a block at a time."""
+    offsets = []
+    for shard, start in enumerate(starts):
+        sizes = Column(result_folder(directory, shard) / f"{RESULT_COLUMNS[SIZES]}.npy")
+        offsets.append(
+            sum(int(sizes[low : min(low + SUM_BLOCK, start)].sum()) for low in range(0, start, SUM_BLOCK))
+        )
+    return offsets
+
+
 def family_batches(
     directory: Path | str,
     config: Config,
     families: list[Column],
     starts: list[int],
     stops: list[int] | None = None,
+    firsts: list[int] | None = None,
 ) -> Iterator[FamilyColumns]:
-    """The grouped shards' families from ``starts`` to ``stops``, merged by c, ``WRITE_ROWS`` at a time."""
+    """The grouped shards' families from ``starts`` to ``stops``, merged by c, ``WRITE_ROWS`` at a time.
+
+    ``firsts`` are each shard's ``member_offsets`` at ``starts`` (computed
+    when not given); each slice's sizes then say where its molecules end, so
+    nothing is read but the families written.
+    """
     folders = [result_folder(directory, shard) for shard in range(len(families))]
     columns = [[Column(folder / f"{name}.npy") for folder in folders] for name in RESULT_COLUMNS]
     members = [Column(folder / "family_numbers.npy") for folder in folders]
-    offsets = [
-        np.r_[0, np.cumsum(np.load(folder / "family_sizes.npy"))].astype(np.int64) for folder in folders
-    ]
+    at = member_offsets(directory, starts) if firsts is None else list(firsts)
     for slices, order, canonical in merged(families, starts, WRITE_ROWS, stops):
-        keys, sizes, spectra, max_diff, text = (
-            np.concatenate([column[s][low:high] for s, low, high in slices])[order] for column in columns
-        )
+        read = [[column[s][low:high] for s, low, high in slices] for column in columns]
+        keys, sizes, spectra, max_diff, text = (np.concatenate(parts)[order] for parts in read)
         blobs = []
-        for s, low, high in slices:
-            first = offsets[s][low]
-            numbers = members[s][first : offsets[s][high]]
+        for (s, _, _), counts in zip(slices, read[SIZES]):
+            ends = np.r_[0, np.cumsum(counts, dtype=np.int64)]
+            numbers = members[s][at[s] : at[s] + int(ends[-1])]
+            at[s] += int(ends[-1])
             # one bytes object a shard, sliced: a numpy slice and its tobytes() a family took 4 times longer
             raw, width = numbers.tobytes(), numbers.itemsize
-            bounds = ((offsets[s][low : high + 1] - first) * width).tolist()
-            blobs += [raw[a:b] for a, b in pairwise(bounds)]
+            blobs += [raw[a:b] for a, b in pairwise((ends * width).tolist())]
         yield FamilyColumns(
             canonical=canonical[order],
             key=keys,
@@ -204,22 +227,25 @@ def plan_parts(
     """The parts of the families left to write, in order, each with its ordinals' counts at its start.
 
     The merge by c is walked a part at a time, reading each family's c, size
-    and spectra once: the parts are consecutive ranges of the merged order.
+    and spectra once: the parts are consecutive ranges of the merged order,
+    each with where its molecules start in each shard's members.
     """
     folders = [result_folder(directory, shard) for shard in range(len(families))]
     sizes = [Column(folder / "family_sizes.npy") for folder in folders]
     spectra = [Column(folder / "family_spectra.npy") for folder in folders]
     left = sum(len(keys) - start for keys, start in zip(families, starts))
     position = list(starts)
+    firsts = member_offsets(directory, starts)
     counts = ordinals.copy()
     for index, (slices, _, _) in enumerate(merged(families, starts, part_size(left, workers))):
-        at_start = counts.copy()
-        for s, low, high in slices:
-            counts.advance(sizes[s][low:high], spectra[s][low:high])
+        at_start, members_at_start = counts.copy(), tuple(firsts)
         ends = list(position)
-        for s, _, high in slices:
+        for s, low, high in slices:
+            these = sizes[s][low:high]
+            counts.advance(these, spectra[s][low:high])
+            firsts[s] += int(these.sum())
             ends[s] = high
-        yield PartJob(config, str(directory), index, tuple(zip(position, ends)), at_start)
+        yield PartJob(config, str(directory), index, tuple(zip(position, ends)), at_start, members_at_start)
         position = ends
 
 
@@ -242,7 +268,7 @@ def write_part(job: PartJob) -> PartResult:
         connection.execute(PART_TABLE)
         connection.execute("BEGIN")
         starts, stops = [low for low, _ in job.bounds], [high for _, high in job.bounds]
-        for columns in family_batches(job.directory, job.config, families, starts, stops):
+        for columns in family_batches(job.directory, job.config, families, starts, stops, list(job.firsts)):
             check_halt()
             connection.executemany(PART_INSERT, family_rows(ordinals, columns))
             written += len(columns.canonical)
