@@ -912,8 +912,9 @@ def ray_profile(partner: np.ndarray, length: np.ndarray, turns: np.ndarray) -> n
 # -- the compact grouping: families of ambiguous spectra, exactly -----------------
 
 
-_INSERTION_ROWS = 64
-"""The most rows of a run that ``_families_kernel`` sorts by insertion (numba's argsort beyond)."""
+INSERTION_ROWS = 64
+"""The most rows of a run that ``_families_kernel`` sorts by insertion, numba's argsort beyond
+(``families_of_runs``' default: ``bench/grouping.py`` compares them)."""
 
 
 def _families_kernel(
@@ -932,6 +933,7 @@ def _families_kernel(
     family_max_diff,
     family_end,
     members,
+    insertion_rows,
 ):  # pragma: no cover
     """The families of ambiguous spectra among runs of traced canonical molecules (numba).
 
@@ -1002,7 +1004,7 @@ def _families_kernel(
                 count += 1
         # rows by hash (an insertion sort while few: numba's argsort of a run's 8 to 40 rows took
         # a fifth of the kernel), then exact groups within each stretch of equal hashes
-        if count <= _INSERTION_ROWS:
+        if count <= insertion_rows:
             for i in range(count):
                 h = hashed[i]
                 j = i - 1
@@ -1118,14 +1120,22 @@ class Families:
     spectrum: np.ndarray  # uint8 (families, 4W): the first spectrum's letters
 
 
-def families_of_runs(config: Config, atoms: np.ndarray, own: np.ndarray, runs: np.ndarray) -> Families:
+def families_of_runs(
+    config: Config,
+    atoms: np.ndarray,
+    own: np.ndarray,
+    runs: np.ndarray,
+    insertion_rows: int = INSERTION_ROWS,
+) -> Families:
     """The families of ambiguous spectra among runs of canonical molecules that share a key.
 
     ``atoms`` (k, N) and ``own`` (k,) are the canonical molecules, run after
     run; ``runs`` the k + 1 bounds.  Traces them and groups their enantiomer
     groups by spectrum exactly (``_families_kernel``): the lean path of a
     compact run's grouping, checked against ``groups_of_canonicals`` (every
-    spectrum with its molecules) by the tests.
+    spectrum with its molecules) by the tests.  A run of ``insertion_rows``
+    images or fewer is sorted by insertion, a longer one by numba's argsort
+    (the tests and ``bench/grouping.py`` move the bound).
     """
     table = binomial_table(config)
     atoms = np.ascontiguousarray(atoms, dtype=np.int64)
@@ -1156,6 +1166,7 @@ def families_of_runs(config: Config, atoms: np.ndarray, own: np.ndarray, runs: n
         max_diff,
         ends,
         members,
+        insertion_rows,
     )
     ends = ends[:found]
     return Families(

@@ -237,9 +237,12 @@ def reference_families(records) -> dict[int, tuple]:
     return families
 
 
-def engine_families(config: Config, canonicals: np.ndarray, runs: np.ndarray) -> dict[int, tuple]:
+def engine_families(
+    config: Config, canonicals: np.ndarray, runs: np.ndarray, insertion_rows: int = engine.INSERTION_ROWS
+) -> dict[int, tuple]:
     """``engine.families_of_runs`` in the shape of ``reference_families``."""
-    found = engine.families_of_runs(config, atoms_of_numbers(config, canonicals), canonicals, runs)
+    atoms = atoms_of_numbers(config, canonicals)
+    found = engine.families_of_runs(config, atoms, canonicals, runs, insertion_rows)
     starts = np.r_[0, found.ends][:-1]
     return {
         int(canonicals[row]): (int(size), int(spectra), int(most), found.members[a:b].tolist(), text)
@@ -257,20 +260,23 @@ def engine_families(config: Config, canonicals: np.ndarray, runs: np.ndarray) ->
 
 
 @pytest.mark.parametrize("name", ["A2_B4", "A3_B4", "A4_B4", "A3_B5", "A2_B6"])
-def test_families_of_runs_equal_the_reference_groups(name, whole_reference):
+@pytest.mark.parametrize("insertion_rows", [0, 7, 8, engine.INSERTION_ROWS, 10**9])
+def test_families_of_runs_equal_the_reference_groups(name, insertion_rows, whole_reference):
     """The compact grouping's lean kernel finds every family of the reference, with its size,
     spectra, atoms differing and first spectrum's molecules: every canonical molecule in one
-    run, and in the runs of equal keys that a compact run gives it."""
+    run, and in the runs of equal keys that a compact run gives it; each run's images sorted
+    by numba's argsort (0), by insertion (10^9: even the whole configuration's), or each way
+    by their count (a lone canonical molecule has up to 8 images)."""
     config = parse_config(name)
     records = whole_reference(config)
     expected = reference_families(records)
     canonicals = np.array([r[1] for r in records if r[1] == r[2]], dtype=np.int64)
-    assert engine_families(config, canonicals, np.array([0, len(canonicals)])) == expected
+    assert engine_families(config, canonicals, np.array([0, len(canonicals)]), insertion_rows) == expected
     atoms = atoms_of_numbers(config, canonicals)
     keys, _, _ = engine.spectrum_keys(config, atoms, engine.trace_batch(config, atoms)[0])
     order = np.argsort(keys, kind="stable")
     runs = np.flatnonzero(np.r_[True, keys[order][1:] != keys[order][:-1], True])
-    assert engine_families(config, canonicals[order], runs) == expected
+    assert engine_families(config, canonicals[order], runs, insertion_rows) == expected
 
 
 @settings(max_examples=30, deadline=None)
