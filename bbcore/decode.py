@@ -177,7 +177,7 @@ def candidates(
         keep = _agreeing(config, within.atoms, game.rays())
         return Candidates(config, within.numbers[keep], within.atoms[keep], within.source)
     if source == "auto":
-        if game.complete and _compact_complete(config):
+        if game.complete and compact_complete(config):
             found = _family_candidates(config, game)
             if found is not None:
                 return found
@@ -187,7 +187,7 @@ def candidates(
     return _computed_candidates(config, game, progress, stop)
 
 
-def _compact_complete(config: Config) -> bool:
+def compact_complete(config: Config) -> bool:
     """Whether the open database (if any) holds ``config`` complete as a compact store."""
     from bbcore.store import counted_by_shards, db
 

@@ -55,6 +55,7 @@ from bbcore.decode import (
     Source,
     Stop,
     candidates,
+    compact_complete,
     excluded_cells,
     is_explored,
 )
@@ -199,7 +200,7 @@ class Decoder:
         if answer is not None:
             return self._keep(answer)
         source: Source = self.source
-        if source == "auto" and not (game.complete and _compact_complete(self.config)):
+        if source == "auto" and not (game.complete and compact_complete(self.config)):
             source = "store" if game.complete and explored else "compute"
         # else "auto": a full spectrum of a compact store is read from its family when ambiguous
         found = candidates(
@@ -390,19 +391,9 @@ def source_phrase(answer: Answer) -> str:
         return f"read from the explored {config}"
     if answer.explored:
         return "computed: quicker than scanning the store for a partial game"
-    if _compact_complete(config):
+    if compact_complete(config):
         return f"computed: {config} is a compact store, which keeps only its spectral groups"
     return f"computed: {config} is not explored"
-
-
-def _compact_complete(config: Config) -> bool:
-    """Whether the open database holds ``config`` complete as a compact store."""
-    from bbcore.store import config_row, db, is_compact
-
-    if db.database is None:
-        return False
-    row = config_row(config)
-    return row is not None and bool(row.complete) and is_compact(config)
 
 
 def shown_phrase(game: Game) -> str:
