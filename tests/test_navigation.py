@@ -100,7 +100,8 @@ async def test_rounds_of_group_and_molecule_stay_shallow(explored: Path) -> None
 
 async def test_a_molecule_and_its_group_opened_directly_take_turns(explored: Path) -> None:
     """From the Molecule screen (``m``, not a list): s opens its group, o on the same molecule
-    goes back to the molecule's screen, and 10 rounds leave Explore, Molecule, Group at most."""
+    goes back to the molecule's screen, and 3 rounds leave Explore, Molecule, Group at most (the
+    screen pushed anew, the bug, shows at the first round: 10 rounds were 24 s under load)."""
     open_database(explored)
     first = group_page(A4_B4, 0, 1)[0]
     number = molecules_with_spectrum(A4_B4, first.spectrum)[0].number
@@ -109,7 +110,7 @@ async def test_a_molecule_and_its_group_opened_directly_take_turns(explored: Pat
         app.open_molecule(A4_B4, number)
         molecule = await on_molecule(pilot, number)
         depths = []
-        for _ in range(10):
+        for _ in range(3):
             await pilot.press("s")
             group = await on_group(pilot, first.spectrum)
             depths.append(len(app.screen_stack))
