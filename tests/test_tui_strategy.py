@@ -19,7 +19,7 @@ import threading
 import time
 
 import pytest
-from pilot import open_screen, text_of, wait_for
+from pilot import open_screen, text_of, tree_cursor_to, wait_for
 from textual import events
 from textual.binding import Binding
 from textual.worker import Worker, WorkerState
@@ -162,7 +162,7 @@ async def test_keys_are_handled_while_a_node_is_rebuilt(tmp_path, record_propert
                 pilot, lambda: any(w.group == "strategy-nodes" and w.is_running for w in app.workers)
             )
             assert [str(c.label) for c in node.children] == ["opening..."]
-            tree.move_cursor(node)
+            await tree_cursor_to(pilot, tree, node)  # its line laid out: move_cursor alone may put it nowhere
             line = tree.cursor_line
             for key in ("up", "down", "up", "down"):
                 sent = time.perf_counter()
