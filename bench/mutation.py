@@ -83,6 +83,7 @@ compared, a file migrated, a subprocess decoding) a surviving mutant cost 3 to 5
 ``nice -n 19`` on the shared machine, and they pin the readers more than the stages."""
 
 WRITE_STAGE_TESTS = (
+    "tests/test_mut_write.py",
     "tests/test_write_parts.py",
     *(
         f"tests/test_compact.py::test_{name}"
@@ -95,10 +96,11 @@ WRITE_STAGE_TESTS = (
         )
     ),
 )
-"""The tests run against ``compact/write.py`` (sixth session, mutwrite): its parts with their sizes
-shrunk (tests/test_write_parts.py), and the fast compact tests that reach the writing stage (A4_B6
-read against its full store, paused and resumed, its reports, its refusals).  Not the rest of
-``COMPACT_TESTS``: a surviving mutant cost minutes with them."""
+"""The tests run against ``compact/write.py`` (sixth session, mutwrite): its parts with their
+sizes shrunk (tests/test_mut_write.py, tests/test_write_parts.py), and the fast compact tests
+that reach the writing stage (A4_B6 read against its full store, paused and resumed, its
+reports, its refusals).  Not the rest of ``COMPACT_TESTS``: a surviving mutant cost minutes
+with them."""
 
 SCREEN_TESTS = ("tests/test_tui_paging.py", "tests/test_navigation.py")
 """The pilot tests that step through molecules and groups with their keys."""
