@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 import shutil
+import sqlite3
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -248,3 +249,90 @@ def test_a_pause_drops_the_parts_written_after_one_not_written(tmp_path, paused,
     assert explore(A4_B6, path, store="compact", range_size=700) == COMPLETE
     close_database()
     assert family_rows(path, A4_B6) == driver_rows
+
+
+class LosingRunner:
+    """A runner that loses the last task without being stopped (a worker gone, its task not run
+    again): it breaks the protocol, and the writing must not say it is done."""
+
+    workers = 1
+
+    def run(self, stage: Callable, jobs: Iterable, stop: threading.Event) -> Iterator[tuple[object, object]]:
+        """Yield ``(job, stage(job))`` for every job but the last."""
+        jobs = list(jobs)
+        for job in jobs[:-1]:
+            yield job, stage(job)
+
+    def close(self) -> None:
+        """Nothing to release."""
+
+
+def family_indexes(path: Path) -> list[str]:
+    """The names of the family indexes of the file."""
+    with sqlite3.connect(path) as connection:
+        return [
+            row[0]
+            for row in connection.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE 'Families_%'"
+            )
+        ]
+
+
+def test_a_part_lost_without_a_stop_leaves_the_writing_unfinished(tmp_path, paused, driver_rows, monkeypatch):
+    """Every part copied but the last, and no stop asked: not done, no family index, the rows
+    copied kept in order; the next run writes the last part."""
+    monkeypatch.setattr(write, "PART_FAMILIES", 30)
+    monkeypatch.setattr(write, "PART_AT_LEAST", 30)
+    path = copy_of(paused, tmp_path)
+    open_database(path)
+    directory = config_directory(path, A4_B6)
+    assert not write.write_result(directory, A4_B6, threading.Event(), lambda step: None, LosingRunner())
+    close_database()
+    written = family_rows(path, A4_B6)
+    assert 0 < len(written) < 100 and written == driver_rows[: len(written)]
+    assert family_indexes(path) == []
+    assert explore(A4_B6, path, store="compact", range_size=700) == COMPLETE
+    close_database()
+    assert family_rows(path, A4_B6) == driver_rows and family_indexes(path) != []
+
+
+# -- the driver writing every row itself (a server's way) -----------------------------------------
+
+
+def test_the_driver_alone_reports_each_batch_it_writes(tmp_path, paused, driver_rows, monkeypatch):
+    """Without a runner, each batch of ``WRITE_ROWS`` families written is a report of the writing
+    phase, counting the families written of all 100."""
+    monkeypatch.setattr(write, "WRITE_ROWS", 30)
+    path = copy_of(paused, tmp_path)
+    open_database(path)
+    steps = []
+    directory = config_directory(path, A4_B6)
+    assert write.write_result(directory, A4_B6, threading.Event(), steps.append, None)
+    close_database()
+    assert family_rows(path, A4_B6) == driver_rows
+    assert {(step.phase, step.total) for step in steps} == {("writing", 100)}
+    done = [step.done for step in steps]
+    assert done[0] == 0 and done[-1] == 100 and len(done) >= 4 and done == sorted(set(done))
+
+
+def test_the_driver_alone_paused_at_its_last_batch_builds_no_index(
+    tmp_path, paused, driver_rows, monkeypatch
+):
+    """A pause asked as the driver writes its last batch (the report of all 100 written): not
+    done and no family index; resumed, the run completes with the same rows."""
+    monkeypatch.setattr(write, "WRITE_ROWS", 30)
+    path = copy_of(paused, tmp_path)
+    open_database(path)
+    stop = threading.Event()
+
+    def report(step):
+        if step.done == step.total:
+            stop.set()
+
+    directory = config_directory(path, A4_B6)
+    assert not write.write_result(directory, A4_B6, stop, report, None)
+    close_database()
+    assert family_rows(path, A4_B6) == driver_rows and family_indexes(path) == []
+    assert explore(A4_B6, path, store="compact", range_size=700) == COMPLETE
+    close_database()
+    assert family_rows(path, A4_B6) == driver_rows and family_indexes(path) != []
