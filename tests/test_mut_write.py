@@ -19,10 +19,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from test_compact import start_compact
 from test_write_parts import A4_B6, family_rows, grouped
 
 from bbcore.compact import write
+from bbcore.compact.run import run_stages
 from bbcore.compact.shards import config_directory
+from bbcore.config import Config
 from bbcore.explore import explore
 from bbcore.families import FamilyOrdinals
 from bbcore.progress import COMPLETE
@@ -336,3 +339,33 @@ def test_the_driver_alone_paused_at_its_last_batch_builds_no_index(
     assert explore(A4_B6, path, store="compact", range_size=700) == COMPLETE
     close_database()
     assert family_rows(path, A4_B6) == driver_rows and family_indexes(path) != []
+
+
+# -- compact/run.py's run_stages, called on its own -----------------------------------------------
+
+
+def test_the_stages_alone_trace_in_default_ranges_beside_the_database_and_write_in_parts(
+    tmp_path, monkeypatch
+):
+    """``run_stages`` without a range size, a shard folder or a runner (``explore`` gives the
+    first two): the ranges are the configuration's default, the shard files go beside the
+    database, and the families are written in parts there (A4_B4's 11, 4 a part); the same
+    rows as ``explore``'s, and the folder gone at the end."""
+    monkeypatch.setattr(write, "PART_FAMILIES", 4)
+    monkeypatch.setattr(write, "PART_AT_LEAST", 4)
+    config, path, clean = Config(4, 4), tmp_path / "alone.sqlite", tmp_path / "clean.sqlite"
+    start_compact(path, config, 2)
+    parts = Path(f"{path}.shards") / config.name / write.PARTS
+    seen = []
+
+    def report(step):
+        if step.phase == "writing":
+            seen.append(parts.is_dir())
+
+    assert run_stages(config, path, report=report)
+    close_database()
+    assert seen.count(True) >= 2 and not Path(f"{path}.shards").exists()
+    start_compact(clean, config, 2)
+    assert explore(config, clean, store="compact") == COMPLETE
+    close_database()
+    assert family_rows(path, config) == family_rows(clean, config) != []
