@@ -82,6 +82,26 @@ on any ranges and shards, its pauses and reports.  Not the rest of ``COMPACT_TES
 compared, a file migrated, a subprocess decoding) a surviving mutant cost 3 to 5 minutes at
 ``nice -n 19`` on the shared machine, and they pin the readers more than the stages."""
 
+WRITE_STAGE_TESTS = (
+    "tests/test_mut_write.py",
+    "tests/test_write_parts.py",
+    *(
+        f"tests/test_compact.py::test_{name}"
+        for name in (
+            "library_readers_agree_on_both_stores",
+            "pause_and_resume_give_the_clean_result",
+            "every_progress_report_of_a_compact_run_names_its_phase",
+            "a_pause_asked_as_the_last_families_are_written_pauses",
+            "writing_without_the_grouped_shards_says_where_they_were_looked_for",
+        )
+    ),
+)
+"""The tests run against ``compact/write.py`` (sixth session, mutwrite): its parts with their
+sizes shrunk (tests/test_mut_write.py, tests/test_write_parts.py), and the fast compact tests
+that reach the writing stage (A4_B6 read against its full store, paused and resumed, its
+reports, its refusals).  Not the rest of ``COMPACT_TESTS``: a surviving mutant cost minutes
+with them."""
+
 SCREEN_TESTS = ("tests/test_tui_paging.py", "tests/test_navigation.py")
 """The pilot tests that step through molecules and groups with their keys."""
 MODULES: dict[str, tuple[str, tuple[str, ...]]] = {
@@ -134,7 +154,7 @@ MODULES: dict[str, tuple[str, tuple[str, ...]]] = {
     "compact.shards": ("bbcore/compact/shards.py", COMPACT_STAGE_TESTS),
     "compact.trace": ("bbcore/compact/trace.py", COMPACT_STAGE_TESTS),
     "compact.group": ("bbcore/compact/group.py", COMPACT_STAGE_TESTS),
-    "compact.write": ("bbcore/compact/write.py", COMPACT_TESTS),
+    "compact.write": ("bbcore/compact/write.py", WRITE_STAGE_TESTS),
     "compact.run": ("bbcore/compact/run.py", COMPACT_STAGE_TESTS),
     # store: its helpers called in this process (test_mut_store.py; the CLI's tests reach them in
     # subprocesses only), the schema and the explorations (fifth session: run a few functions at a time)
