@@ -189,9 +189,9 @@ def candidates(
 
 def compact_complete(config: Config) -> bool:
     """Whether the open database (if any) holds ``config`` complete as a compact store."""
-    from bbcore.store import counted_by_shards, db
+    from bbcore.store import counted_by_shards, is_open
 
-    return db.database is not None and counted_by_shards(config)
+    return is_open() and counted_by_shards(config)
 
 
 def _family_candidates(config: Config, game: Game) -> Candidates | None:
@@ -297,9 +297,9 @@ def is_explored(config: Config) -> bool:
     A compact store (``bbcore.compact``) keeps only the ambiguous spectra:
     its molecules are computed, as those of an unexplored configuration.
     """
-    from bbcore.store import FULL, config_row, db
+    from bbcore.store import FULL, config_row, is_open
 
-    if db.database is None:
+    if not is_open():
         return False
     row = config_row(config)
     return row is not None and bool(row.complete) and row.store == FULL

@@ -982,9 +982,9 @@ def save_run(
 
 def stored_run(config: Config, objective: Objective) -> tuple[dict | None, dict, float, int] | None:
     """(result or None, memo, seconds, nodes) stored for a configuration and objective."""
-    from bbcore.store import OptimalRun, db
+    from bbcore.store import OptimalRun, db, is_open
 
-    if db.database is None or not db.table_exists(OptimalRun._meta.table_name):
+    if not is_open() or not db.table_exists(OptimalRun._meta.table_name):
         return None
     row = OptimalRun.get_or_none((OptimalRun.config == config.name) & (OptimalRun.objective == objective))
     if row is None:
@@ -1005,9 +1005,9 @@ def stored_book(config: Config, objective: Objective) -> StrategyBook | None:
     """The optimal book of a finished search stored for ``config`` and ``objective``, as a
     ``StrategyBook`` holding every node (``by``: ``"optimal OBJECTIVE"``); None when no
     finished search is stored, or one stored before books were kept with the result."""
-    from bbcore.store import OptimalRun, db
+    from bbcore.store import OptimalRun, db, is_open
 
-    if db.database is None or not db.table_exists(OptimalRun._meta.table_name):
+    if not is_open() or not db.table_exists(OptimalRun._meta.table_name):
         return None
     row = (
         OptimalRun.select(OptimalRun.memo, OptimalRun.seconds, OptimalRun.result)

@@ -422,9 +422,9 @@ def hard_match(config: Config, hardest: list[int], seed: int | None = None, rule
 
 def db_is_open() -> bool:
     """Whether a database is open (the spectral groups are read there)."""
-    from bbcore.store import db
+    from bbcore.store import is_open
 
-    return db.database is not None
+    return is_open()
 
 
 def _ambiguous_numbers(config: Config, rng: random.Random) -> list[int]:

@@ -870,6 +870,12 @@ opened = OpenState()
 """Which file is open, and how (``open_database``)."""
 
 
+def is_open() -> bool:
+    """Whether a store is open (``open_database``, until ``close_database``): ``db`` keeps the
+    last path after a close, and peewee would connect to it again on the next query."""
+    return opened.path is not None
+
+
 def is_read_only() -> bool:
     """Whether the open database was opened read-only (``open_database``)."""
     return opened.read_only

@@ -898,9 +898,9 @@ def save_book(book: StrategyBook) -> None:
 
 def stored_book(config: Config, by: Ranking = "remaining") -> StrategyBook | None:
     """The stored book of a configuration and policy, or None."""
-    from bbcore.store import Book, db
+    from bbcore.store import Book, is_open
 
-    if db.database is None:
+    if not is_open():
         return None
     row = Book.get_or_none((Book.config == config.name) & (Book.by == by))
     if row is None:
@@ -944,13 +944,13 @@ def book(
 ) -> tuple[StrategyBook, bool]:
     """The stored book, else computed and stored (when a database is open and writable);
     and whether it was computed now."""
-    from bbcore.store import db, is_read_only
+    from bbcore.store import is_open, is_read_only
 
     if not recompute:
         found = stored_book(config, by)
         if found is not None:
             return found, False
     made = compute_book(config, by, source=source, progress=progress, played=played, stop=stop)
-    if db.database is not None and not is_read_only():
+    if is_open() and not is_read_only():
         save_book(made)
     return made, True

@@ -398,3 +398,28 @@ def test_only_a_copy_stopped_before_its_end_is_an_unfinished_copy(tmp_path):
         assert not store.unfinished_copy(None)
     finally:
         store.close_database()
+
+
+def test_after_a_close_no_store_is_open_and_nothing_reopens_it(tmp_path):
+    """``close_database`` leaves peewee's ``db`` at the last path: the readers that ask whether a
+    store is open (decode, play, the strategy book, the optimum) must say no, never connect to the
+    closed file again (here it is gone: a connection would make a new empty one)."""
+    from bbcore import decode, optimal, play, strategy
+
+    path = tmp_path / "db.sqlite"
+    compact, full = Config(3, 4), Config(2, 4)
+    store.open_database(path)
+    try:
+        store.ensure_config(compact, store.COMPACT)
+        store.ensure_config(full, store.FULL)
+        store.Configuration.update(complete=True).execute()
+        assert store.is_open() and play.db_is_open()
+        assert decode.compact_complete(compact) and decode.is_explored(full)
+    finally:
+        store.close_database()
+    path.unlink()
+    assert not store.is_open() and not play.db_is_open()
+    assert not decode.compact_complete(compact) and not decode.is_explored(full)
+    assert strategy.stored_book(full) is None
+    assert optimal.stored_run(full, "rays") is None and optimal.stored_book(full, "rays") is None
+    assert not path.exists()
