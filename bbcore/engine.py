@@ -232,7 +232,14 @@ def kernels_cached(compact: bool = False) -> bool:
     process: the app knows those itself (``engine_loaded``).
     """
     if compact:
-        kernels = (_trace_kernel, _canonical_kernel, _keys_kernel, _profile_kernel, _families_kernel)
+        kernels = (
+            _trace_kernel,
+            _canonical_kernel,
+            _keys_kernel,
+            _profile_kernel,
+            _families_kernel,
+            _asymmetric_families_kernel,
+        )
     else:
         kernels = (_trace_kernel, _enantiomer_kernel)
     return all(_cached_on_disk(kernel) for kernel in kernels)
@@ -533,7 +540,29 @@ def _number_image(atoms, m, t, cell_perm, table, nb_mol, image):  # pragma: no c
 _image_number = _number_image
 """What the grouping kernels call: ``_number_image`` itself while they run as plain Python,
 numba's compiled version once one of them is compiled (``compiled``'s ``calls``)."""
-_CALLS_IMAGE_NUMBER = {"_image_number": _number_image}
+
+
+def _cells_apart(image, x, y):  # pragma: no cover
+    """How many atoms of row ``x`` of ``image`` (sorted cells, a molecule a row) are not in row
+    ``y``: the atoms differing between two molecules (a merge of the two rows).  The families
+    kernels call it as ``_atoms_apart``, compiled with them, as ``_image_number``."""
+    n = image.shape[1]
+    i = j = common = 0
+    while i < n and j < n:
+        if image[x, i] == image[y, j]:
+            common += 1
+            i += 1
+            j += 1
+        elif image[x, i] < image[y, j]:
+            i += 1
+        else:
+            j += 1
+    return n - common
+
+
+_atoms_apart = _cells_apart
+_KERNEL_CALLS = {"_image_number": _number_image, "_atoms_apart": _cells_apart}
+"""The functions the grouping kernels call through a global (``compiled``'s ``calls``)."""
 
 
 def _enantiomer_kernel(
@@ -713,7 +742,7 @@ _MIX_1 = np.uint64(0xBF58476D1CE4E5B9)
 _MIX_2 = np.uint64(0x94D049BB133111EB)
 
 
-def _keys_kernel(atoms, partner, cell_perm, source, codes, keys, orbit, shared):  # pragma: no cover
+def _keys_kernel(atoms, partner, cell_perm, source, codes, keys, orbit, shared, lowest):  # pragma: no cover
     """Spectrum keys of traced canonical molecules (numba).
 
     For each molecule: the 64-bit hash of each distinct image's spectrum
@@ -722,7 +751,9 @@ def _keys_kernel(atoms, partner, cell_perm, source, codes, keys, orbit, shared):
     of them, which is the same for every molecule of the enantiomer group
     and for every molecule whose spectrum is one of these.  ``orbit`` is
     the number of distinct images; ``shared`` is set when two distinct
-    images have the same hash (so possibly the same spectrum).
+    images have the same hash (so possibly the same spectrum); ``lowest``
+    is the transform whose image has the smallest hash when the molecule
+    has 8 distinct images with 8 distinct hashes, else -1.
     """
     k, n = atoms.shape
     npos = partner.shape[1]
@@ -789,6 +820,7 @@ def _keys_kernel(atoms, partner, cell_perm, source, codes, keys, orbit, shared):
                 every[t] = h ^ (h >> np.uint64(29))
         smallest = np.uint64(0xFFFFFFFFFFFFFFFF)
         clash = False
+        best = -1
         for u in range(distinct):
             h = every[kept[u]]
             h = h ^ (h >> np.uint64(30))
@@ -802,9 +834,11 @@ def _keys_kernel(atoms, partner, cell_perm, source, codes, keys, orbit, shared):
             hashes[u] = h
             if h < smallest:
                 smallest = h
+                best = kept[u]
         keys[m] = smallest
         orbit[m] = distinct
         shared[m] = clash
+        lowest[m] = best if distinct == 8 and not clash else -1
 
 
 @cache
@@ -821,7 +855,7 @@ def _hash_codes(width: int) -> np.ndarray:
 
 
 def spectrum_keys(config: Config, atoms: np.ndarray, partner: np.ndarray):
-    """``(keys, orbit, shared)`` of traced canonical molecules (see ``_keys_kernel``).
+    """``(keys, orbit, shared, lowest)`` of traced canonical molecules (see ``_keys_kernel``).
 
     ``keys`` (uint64) is equal for two molecules whose spectra are equal
     or images of each other by a symmetry; different spectra may rarely
@@ -833,6 +867,7 @@ def spectrum_keys(config: Config, atoms: np.ndarray, partner: np.ndarray):
     keys = np.empty(k, dtype=np.uint64)
     orbit = np.empty(k, dtype=np.int8)
     shared = np.empty(k, dtype=np.bool_)
+    lowest = np.empty(k, dtype=np.int8)
     compiled(_keys_kernel)(
         np.ascontiguousarray(atoms, dtype=np.int64),
         partner,
@@ -842,8 +877,9 @@ def spectrum_keys(config: Config, atoms: np.ndarray, partner: np.ndarray):
         keys,
         orbit,
         shared,
+        lowest,
     )
-    return keys, orbit, shared
+    return keys, orbit, shared, lowest
 
 
 def spectra_keys(config: Config, partner: np.ndarray) -> np.ndarray:
@@ -1074,20 +1110,8 @@ def _families_kernel(
                 continue
             most = 0
             for a in range(start[g], start[g + 1]):
-                x = listed[a]
                 for b in range(a + 1, start[g + 1]):
-                    y = listed[b]
-                    i = j = common = 0
-                    while i < n and j < n:
-                        if image[x, i] == image[y, j]:
-                            common += 1
-                            i += 1
-                            j += 1
-                        elif image[x, i] < image[y, j]:
-                            i += 1
-                        else:
-                            j += 1
-                    most = max(most, n - common)
+                    most = max(most, _atoms_apart(image, listed[a], listed[b]))
             family_row[families] = row_of[head]
             family_size[families] = size
             family_max_diff[families] = most
@@ -1101,6 +1125,117 @@ def _families_kernel(
             if m < first:
                 break
             family_spectra[f] = spectra_of[m - first]
+    return families
+
+
+def _asymmetric_families_kernel(
+    atoms,
+    own,
+    lowest,
+    runs,
+    partner,
+    cell_perm,
+    source,
+    inverse,
+    compose,
+    table,
+    nb_mol,
+    family_row,
+    family_size,
+    family_max_diff,
+    family_end,
+    members,
+):  # pragma: no cover
+    """The families of ambiguous spectra among runs of asymmetric canonical molecules (numba).
+
+    What ``_families_kernel`` finds, when every molecule of a run has 8
+    distinct images whose spectra have 8 distinct hashes, and
+    ``lowest[m]`` is the transform of the smallest hash (``spectrum_keys``).
+    That image's spectrum is the run's key's: so the run's molecules are
+    grouped by that one image's spectrum (the partner array moved by the
+    transform), exactly, position by position, and no other image is
+    hashed.  A group of two molecules or more is a family of 8 spectra,
+    one molecule of each canonical molecule in each: its canonical
+    molecule is the one of smallest number, and its first spectrum's
+    molecules are each one's image by ``lowest`` then back by the
+    canonical molecule's inverse (``compose``: ``compose[u, t]`` is t then
+    u).  Returns the families.
+    """
+    n = atoms.shape[1]
+    npos = partner.shape[1]
+    longest = 1
+    for r in range(len(runs) - 1):
+        longest = max(longest, runs[r + 1] - runs[r])
+    spectrum = np.empty((longest, npos), dtype=np.int64)
+    label = np.empty(longest, dtype=np.int64)
+    rows = np.empty(longest, dtype=np.int64)
+    number = np.empty(longest, dtype=np.int64)
+    image = np.empty((longest, n), dtype=np.int64)
+    sorted_cells = np.empty(n, dtype=np.int64)
+    identity = 0
+    families = 0
+    written = 0
+    for r in range(len(runs) - 1):
+        first, last = runs[r], runs[r + 1]
+        count = last - first
+        for x in range(count):
+            t = lowest[first + x]
+            for j in range(npos):
+                q = partner[first + x, source[t, j]]
+                spectrum[x, j] = q if q < 0 else inverse[t, q]
+            label[x] = -1
+        for x in range(count):
+            if label[x] >= 0:
+                continue
+            label[x] = x
+            size = 1
+            rows[0] = x
+            for y in range(x + 1, count):
+                if label[y] >= 0:
+                    continue
+                same = True
+                for j in range(npos):
+                    if spectrum[x, j] != spectrum[y, j]:
+                        same = False
+                        break
+                if same:
+                    label[y] = x
+                    rows[size] = y
+                    size += 1
+            if size < 2:
+                continue
+            head = rows[0]
+            for a in range(1, size):
+                if own[first + rows[a]] < own[first + head]:
+                    head = rows[a]
+            back = 0
+            for u in range(8):
+                if compose[u, lowest[first + head]] == identity:
+                    back = u
+            for a in range(size):
+                m = first + rows[a]
+                number[a] = _image_number(
+                    atoms, m, compose[back, lowest[m]], cell_perm, table, nb_mol, sorted_cells
+                )
+                for i in range(n):
+                    image[a, i] = sorted_cells[i]
+            most = 0
+            for a in range(size):
+                for b in range(a + 1, size):
+                    most = max(most, _atoms_apart(image, a, b))
+            for a in range(size):  # the first spectrum's molecules by number (an insertion sort)
+                value = number[a]
+                b = written + a - 1
+                while b >= written and members[b] > value:
+                    members[b + 1] = members[b]
+                    b -= 1
+                members[b + 1] = value
+            written += size
+            family_row[families] = first + head
+            family_size[families] = size
+            family_max_diff[families] = most
+            family_end[families] = written
+            families += 1
     return families
 
 
@@ -1126,6 +1261,7 @@ def families_of_runs(
     own: np.ndarray,
     runs: np.ndarray,
     insertion_rows: int = INSERTION_ROWS,
+    lowest: np.ndarray | None = None,
 ) -> Families:
     """The families of ambiguous spectra among runs of canonical molecules that share a key.
 
@@ -1136,6 +1272,11 @@ def families_of_runs(
     spectrum with its molecules) by the tests.  A run of ``insertion_rows``
     images or fewer is sorted by insertion, a longer one by numba's argsort
     (the tests and ``bench/grouping.py`` move the bound).
+
+    Given ``lowest`` (``spectrum_keys``' transform of the smallest hash of
+    each molecule, none -1: every molecule asymmetric), the runs are grouped
+    by that image's spectrum alone (``_asymmetric_families_kernel``): the
+    same families, the other 7 images neither numbered nor hashed.
     """
     table = binomial_table(config)
     atoms = np.ascontiguousarray(atoms, dtype=np.int64)
@@ -1149,25 +1290,50 @@ def families_of_runs(
     spectra = np.empty(k, dtype=np.int64)
     max_diff = np.empty(k, dtype=np.int64)
     ends = np.empty(k, dtype=np.int64)
-    members = np.empty(8 * k, dtype=np.int64)
-    found = compiled(_families_kernel, calls=_CALLS_IMAGE_NUMBER)(
-        atoms,
-        own,
-        runs,
-        partner,
-        cells,
-        source,
-        inverse,
-        table,
-        config.nb_mol,
-        row,
-        size,
-        spectra,
-        max_diff,
-        ends,
-        members,
-        insertion_rows,
-    )
+    if lowest is None:
+        members = np.empty(8 * k, dtype=np.int64)
+        found = compiled(_families_kernel, calls=_KERNEL_CALLS)(
+            atoms,
+            own,
+            runs,
+            partner,
+            cells,
+            source,
+            inverse,
+            table,
+            config.nb_mol,
+            row,
+            size,
+            spectra,
+            max_diff,
+            ends,
+            members,
+            insertion_rows,
+        )
+    else:
+        lowest = np.ascontiguousarray(lowest, dtype=np.int64)
+        if k and lowest.min() < 0:
+            raise ValueError("families_of_runs: lowest is -1 for a molecule that is not asymmetric")
+        members = np.empty(k, dtype=np.int64)
+        found = compiled(_asymmetric_families_kernel, calls=_KERNEL_CALLS)(
+            atoms,
+            own,
+            lowest,
+            runs,
+            partner,
+            cells,
+            source,
+            inverse,
+            _compose_table(config.width),
+            table,
+            config.nb_mol,
+            row,
+            size,
+            max_diff,
+            ends,
+            members,
+        )
+        spectra[:found] = 8  # a family of asymmetric molecules has 8 distinct spectra
     ends = ends[:found]
     return Families(
         row[:found],
@@ -1177,6 +1343,18 @@ def families_of_runs(
         ends,
         members[: ends[-1] if found else 0],
         letters(partner[row[:found]]),
+    )
+
+
+@cache
+def _compose_table(width: int) -> np.ndarray:
+    """``compose[u, t]``: the transform that is ``t`` then ``u`` (of cells), shape (8, 8); transform
+    0 is the identity."""
+    cells, _, _ = _symmetry_tables(width)
+    assert (cells[0] == np.arange(width * width)).all()
+    index = {row.tobytes(): t for t, row in enumerate(cells)}
+    return np.array(
+        [[index[cells[u][cells[t]].tobytes()] for t in range(8)] for u in range(8)], dtype=np.int64
     )
 
 
@@ -1201,7 +1379,7 @@ def groups_of_canonicals(config: Config, atoms: np.ndarray, own: np.ndarray) -> 
         spectrum=np.empty((rows, config.positions), dtype=np.uint8),
         stats=np.empty((rows, len(STAT_FIELDS)), dtype=np.int64),
     )
-    count = compiled(_enantiomer_kernel, len(atoms), _CALLS_IMAGE_NUMBER)(
+    count = compiled(_enantiomer_kernel, len(atoms), _KERNEL_CALLS)(
         atoms,
         own,
         partner,

@@ -652,7 +652,7 @@ def family_facts(config: Config, canonicals: np.ndarray, numbers: list[np.ndarra
     canonicals = np.asarray(canonicals, dtype=np.int64)
     atoms = atoms_of_numbers(config, canonicals)
     partner, _, _ = engine.trace_batch(config, atoms)
-    key, _, _ = engine.spectrum_keys(config, atoms, partner)
+    key, _, _, _ = engine.spectrum_keys(config, atoms, partner)
     text = np.ascontiguousarray(engine.letters(partner)).view(f"S{config.positions}").ravel()
     canonical, _, _ = derived(config, canonicals)
     present, spectra = np.unique(canonical, return_counts=True)

@@ -3,6 +3,7 @@
     python bench/grouping.py                          # A5_B8, medians of 7
     python bench/grouping.py A6_B7 --runs 9
     python bench/grouping.py --insertion-rows 0       # numba's argsort for every run (before 2026-12-02)
+    python bench/grouping.py A6_B7 --asymmetric       # the asymmetric kernel against the general one
 
 A compact run's grouping traces again the canonical molecules of each key
 held twice or more, and groups their images by spectrum exactly
@@ -16,6 +17,12 @@ alternating the default bound of its insertion sort (``engine.INSERTION_ROWS``)
 and the one given, in this process: their medians and the ratio given /
 default.  Both must find the same families (checked).  The load average is
 printed at the start and at the end: the machine is shared.
+
+``--asymmetric`` times instead, on the runs whose canonical molecules are
+all asymmetric (``spectrum_keys``' ``lowest``: what a compact run sends to
+``_asymmetric_families_kernel``), ``families_of_runs`` whole, tracing
+included, with and without ``lowest``: the general kernel against the
+asymmetric one, alternating, the same families checked.
 """
 
 from __future__ import annotations
@@ -32,19 +39,56 @@ from bbcore.config import parse_config
 from bbcore.numbering import binomial_table
 
 
-def runs_of_shared_keys(config) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The canonical molecules of keys held twice or more, run after run: (atoms, numbers, runs)."""
+def runs_of_shared_keys(config, asymmetric: bool = False) -> tuple[np.ndarray, ...]:
+    """The canonical molecules of keys held twice or more (all asymmetric ones, if asked), run
+    after run: (atoms, numbers, runs, lowest)."""
     atoms, own = engine.canonical_molecules(config, 1, config.nb_mol + 1)
-    keys, _, _ = engine.spectrum_keys(config, atoms, engine.trace_batch(config, atoms)[0])
+    keys, _, _, lowest = engine.spectrum_keys(config, atoms, engine.trace_batch(config, atoms)[0])
     order = np.argsort(keys, kind="stable")
     keys = keys[order]
     starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
     sizes = np.diff(np.r_[starts, len(keys)])
-    chosen = np.flatnonzero(sizes > 1)
+    kept = sizes > 1
+    if asymmetric:
+        kept &= np.logical_and.reduceat(lowest[order] >= 0, starts)
+    chosen = np.flatnonzero(kept)
     rows = np.concatenate([np.arange(starts[c], starts[c] + sizes[c]) for c in chosen])
     runs = np.r_[0, np.cumsum(sizes[chosen])].astype(np.int64)
     picked = order[rows]
-    return np.ascontiguousarray(atoms[picked]), np.ascontiguousarray(own[picked]), runs
+    return np.ascontiguousarray(atoms[picked]), np.ascontiguousarray(own[picked]), runs, lowest[picked]
+
+
+def compare_kernels(config, runs_timed: int) -> None:
+    """``families_of_runs`` whole on the asymmetric runs, the general kernel against the asymmetric one."""
+    atoms, own, runs, lowest = runs_of_shared_keys(config, asymmetric=True)
+    kernels = {"general": None, "asymmetric": lowest}
+
+    def run(given) -> tuple[float, engine.Families]:
+        began = time.process_time()
+        found = engine.families_of_runs(config, atoms, own, runs, lowest=given)
+        return time.process_time() - began, found
+
+    found = {label: run(given)[1] for label, given in kernels.items()}  # compiled, and compared
+    a, b = (np.argsort(found[label].row) for label in kernels)
+    general, asymmetric = found["general"], found["asymmetric"]
+    for name in ("row", "size", "spectra", "max_diff", "spectrum"):
+        assert (getattr(general, name)[a] == getattr(asymmetric, name)[b]).all(), (
+            f"the kernels' {name} differ"
+        )
+    times: dict[str, list[float]] = {label: [] for label in kernels}
+    for _ in range(runs_timed):
+        for label, given in kernels.items():
+            times[label].append(run(given)[0])
+    medians = {label: statistics.median(times[label]) for label in kernels}
+    print(
+        f"{config.name}: {len(own):,} asymmetric canonical molecules in {len(runs) - 1:,} runs of shared keys"
+    )
+    for label in kernels:
+        print(f"families_of_runs, {label} kernel: median {medians[label]:.3f} s CPU (tracing included)")
+    print(
+        f"ratio general / asymmetric: {medians['general'] / medians['asymmetric']:.2f} "
+        f"(medians of {runs_timed}, alternating)"
+    )
 
 
 def main() -> None:
@@ -54,14 +98,21 @@ def main() -> None:
     parser.add_argument(
         "--insertion-rows", type=int, default=0, help="the bound timed against the default (0: argsort)"
     )
+    parser.add_argument(
+        "--asymmetric", action="store_true", help="time the asymmetric kernel against the general one"
+    )
     args = parser.parse_args()
     config = parse_config(args.config)
     print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    atoms, own, runs = runs_of_shared_keys(config)
+    if args.asymmetric:
+        compare_kernels(config, args.runs)
+        print(f"load average at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+        return
+    atoms, own, runs, _ = runs_of_shared_keys(config)
     partner, _, _ = engine.trace_batch(config, atoms)
     cells, source, inverse = engine._symmetry_tables(config.width)
     table = binomial_table(config)
-    kernel = engine.compiled(engine._families_kernel, calls=engine._CALLS_IMAGE_NUMBER)
+    kernel = engine.compiled(engine._families_kernel, calls=engine._KERNEL_CALLS)
     k = len(atoms)
 
     def run(bound: int) -> tuple[float, list[np.ndarray]]:

@@ -120,7 +120,7 @@ def test_molecules_sharing_a_spectrum_share_a_key():
     canonical = np.unique(batch.canonical_number)
     atoms = atoms_of_numbers(config, canonical)
     partner, _, _ = engine.trace_batch(config, atoms)
-    keys, orbit, _ = engine.spectrum_keys(config, atoms, partner)
+    keys, orbit, _, _ = engine.spectrum_keys(config, atoms, partner)
     key_of = dict(zip(canonical.tolist(), keys.tolist()))
     assert int(orbit.sum()) == config.nb_mol
     by_spectrum: dict[bytes, set[int]] = {}
@@ -242,6 +242,29 @@ def clean_a4_b6(tmp_path_factory) -> dict[str, list[tuple]]:
     start_compact(path, Config(4, 6), 4)
     assert explore(Config(4, 6), path, store="compact", range_size=700) == COMPLETE
     return result_of(path, Config(4, 6))
+
+
+def test_records_without_their_lowest_transform_give_the_same_store(tmp_path, monkeypatch, clean_a4_b6):
+    """Every other canonical molecule's record without its ``LOWEST`` bits (as an older bbtui wrote
+    them), beside records with them in the same keys: those keys go to the general kernel, the
+    others to the asymmetric one (both ran), and the store is the one of a clean run."""
+    real_bits, real_families = trace.record_number_bits, engine.families_of_runs
+    grouped = {True: 0, False: 0}
+
+    def older(config, numbers, shared, lowest):
+        return real_bits(config, numbers, shared, np.where(numbers % 2 == 0, -1, lowest))
+
+    def counted(config, atoms, own, runs, insertion_rows=engine.INSERTION_ROWS, lowest=None):
+        grouped[lowest is not None] += len(own)
+        return real_families(config, atoms, own, runs, insertion_rows, lowest)
+
+    monkeypatch.setattr(trace, "record_number_bits", older)
+    monkeypatch.setattr(engine, "families_of_runs", counted)
+    path = tmp_path / "older.sqlite"
+    start_compact(path, Config(4, 6), 4)
+    assert explore(Config(4, 6), path, store="compact", range_size=700, workers=1) == COMPLETE
+    assert result_of(path, Config(4, 6)) == clean_a4_b6
+    assert grouped[True] > 0 and grouped[False] > 0
 
 
 @pytest.mark.slow
@@ -510,7 +533,7 @@ def test_a_typed_spectrum_has_the_key_of_its_molecules():
     config = Config(4, 5)
     atoms, _ = engine.canonical_molecules(config, 1, config.nb_mol + 1)
     partner, _, _ = engine.trace_batch(config, atoms)
-    keys, _, _ = engine.spectrum_keys(config, atoms, partner)
+    keys, _, _, _ = engine.spectrum_keys(config, atoms, partner)
     assert engine.spectra_keys(config, partner).tolist() == keys.tolist()
     # and of its images: every molecule of a group, canonical or not, gives the same key
     batch = engine.explore_range(config, 1, 2000)

@@ -238,11 +238,16 @@ def reference_families(records) -> dict[int, tuple]:
 
 
 def engine_families(
-    config: Config, canonicals: np.ndarray, runs: np.ndarray, insertion_rows: int = engine.INSERTION_ROWS
+    config: Config,
+    canonicals: np.ndarray,
+    runs: np.ndarray,
+    insertion_rows: int = engine.INSERTION_ROWS,
+    lowest: np.ndarray | None = None,
 ) -> dict[int, tuple]:
-    """``engine.families_of_runs`` in the shape of ``reference_families``."""
+    """``engine.families_of_runs`` in the shape of ``reference_families`` (by the asymmetric
+    kernel when given ``lowest``)."""
     atoms = atoms_of_numbers(config, canonicals)
-    found = engine.families_of_runs(config, atoms, canonicals, runs, insertion_rows)
+    found = engine.families_of_runs(config, atoms, canonicals, runs, insertion_rows, lowest)
     starts = np.r_[0, found.ends][:-1]
     return {
         int(canonicals[row]): (int(size), int(spectra), int(most), found.members[a:b].tolist(), text)
@@ -273,7 +278,7 @@ def test_families_of_runs_equal_the_reference_groups(name, insertion_rows, whole
     canonicals = np.array([r[1] for r in records if r[1] == r[2]], dtype=np.int64)
     assert engine_families(config, canonicals, np.array([0, len(canonicals)]), insertion_rows) == expected
     atoms = atoms_of_numbers(config, canonicals)
-    keys, _, _ = engine.spectrum_keys(config, atoms, engine.trace_batch(config, atoms)[0])
+    keys, _, _, _ = engine.spectrum_keys(config, atoms, engine.trace_batch(config, atoms)[0])
     order = np.argsort(keys, kind="stable")
     runs = np.flatnonzero(np.r_[True, keys[order][1:] != keys[order][:-1], True])
     assert engine_families(config, canonicals[order], runs, insertion_rows) == expected
@@ -288,7 +293,7 @@ def test_families_of_runs_on_random_runs_of_a4_b6(data):
     canonicals = engine.canonical_molecules(config, 1, config.nb_mol + 1)[1]
     whole = engine_families(config, canonicals, np.array([0, len(canonicals)]))
     atoms = atoms_of_numbers(config, canonicals)
-    keys, _, _ = engine.spectrum_keys(config, atoms, engine.trace_batch(config, atoms)[0])
+    keys, _, _, _ = engine.spectrum_keys(config, atoms, engine.trace_batch(config, atoms)[0])
     order = np.argsort(keys, kind="stable")
     runs = np.flatnonzero(np.r_[True, keys[order][1:] != keys[order][:-1], True])
     cuts = sorted(set(data.draw(st.lists(st.sampled_from(runs.tolist()), max_size=6))) | {0, len(order)})
@@ -298,6 +303,63 @@ def test_families_of_runs_on_random_runs_of_a4_b6(data):
         found.update(engine_families(config, canonicals[order][low:high], inside))
     assert found == whole
     assert sum(size * spectra for size, spectra, *_ in whole.values()) > 0
+
+
+def asymmetric_canonicals(config: Config) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The canonical molecules that ``spectrum_keys`` finds asymmetric (8 images, 8 distinct
+    hashes), sorted by key: (numbers, lowest, runs of equal keys)."""
+    canonicals = engine.canonical_molecules(config, 1, config.nb_mol + 1)[1]
+    atoms = atoms_of_numbers(config, canonicals)
+    keys, orbit, shared, lowest = engine.spectrum_keys(config, atoms, engine.trace_batch(config, atoms)[0])
+    assert ((lowest >= 0) == ((orbit == 8) & ~shared)).all()
+    kept = np.flatnonzero(lowest >= 0)
+    order = kept[np.argsort(keys[kept], kind="stable")]
+    runs = np.flatnonzero(np.r_[True, keys[order][1:] != keys[order][:-1], True])
+    return canonicals[order], lowest[order], runs
+
+
+@pytest.mark.parametrize("name", ["A4_B4", "A4_B5", "A3_B6"])
+def test_the_asymmetric_kernel_finds_the_reference_families_of_asymmetric_molecules(name, whole_reference):
+    """Given each asymmetric canonical molecule's transform of smallest hash, the asymmetric
+    kernel finds the reference's families of those molecules (a family is all asymmetric or
+    none: a molecule's symmetry makes its spectrum's images equal), with their sizes, 8
+    spectra, atoms differing and first spectrum's molecules: in the runs of equal keys, and
+    all of them in one run (many spectra side by side: only equal ones are grouped)."""
+    config = parse_config(name)
+    records = whole_reference(config)
+    canonicals, lowest, runs = asymmetric_canonicals(config)
+    asymmetric = set(canonicals.tolist())
+    expected = {c: family for c, family in reference_families(records).items() if c in asymmetric}
+    assert expected and all(spectra == 8 for _, spectra, *_ in expected.values())
+    assert engine_families(config, canonicals, runs, lowest=lowest) == expected
+    whole = np.array([0, len(canonicals)])
+    assert engine_families(config, canonicals, whole, lowest=lowest) == expected
+    shuffled = np.random.default_rng(5).permutation(len(canonicals))
+    assert engine_families(config, canonicals[shuffled], whole, lowest=lowest[shuffled]) == expected
+
+
+@settings(max_examples=20, deadline=None)
+@given(data=st.data())
+def test_the_asymmetric_kernel_on_random_runs_of_a4_b6_is_the_general_one(data):
+    """A4_B6's asymmetric canonical molecules cut into random runs (not only runs of one key: a
+    run may hold many spectra): the asymmetric kernel finds the general kernel's families."""
+    config = Config(4, 6)
+    canonicals, lowest, _ = asymmetric_canonicals(config)
+    picked = np.array(sorted(set(data.draw(st.lists(st.integers(0, len(canonicals) - 1), max_size=400)))))
+    picked = picked if len(picked) else np.array([0])
+    order = picked[np.random.default_rng(data.draw(st.integers(0, 99))).permutation(len(picked))]
+    cuts = sorted(set(data.draw(st.lists(st.integers(0, len(order)), max_size=8))) | {0, len(order)})
+    runs = np.array(cuts)
+    general = engine_families(config, canonicals[order], runs)
+    assert engine_families(config, canonicals[order], runs, lowest=lowest[order]) == general
+
+
+def test_the_asymmetric_kernel_refuses_a_molecule_that_is_not():
+    """``lowest`` -1 (a symmetric molecule, or images sharing a hash) is refused, not grouped wrong."""
+    config = Config(3, 4)
+    canonicals = engine.canonical_molecules(config, 1, config.nb_mol + 1)[1][:4]
+    with pytest.raises(ValueError, match="not asymmetric"):
+        engine_families(config, canonicals, np.array([0, 4]), lowest=np.array([0, 1, -1, 2]))
 
 
 def test_every_kernel_releases_the_gil(monkeypatch):

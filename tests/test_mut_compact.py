@@ -27,7 +27,14 @@ from bbcore.compact import group as group_stage
 from bbcore.compact import run as compact_run
 from bbcore.compact import shards, trace
 from bbcore.compact.group import read_shard
-from bbcore.compact.shards import SHARED, TRACED, CompactError, config_directory, result_folder, shard_folder
+from bbcore.compact.shards import (
+    TRACED,
+    CompactError,
+    config_directory,
+    record_numbers,
+    result_folder,
+    shard_folder,
+)
 from bbcore.config import Config
 from bbcore.explore import explore
 from bbcore.progress import COMPLETE, PAUSED, DiskFull, ExploreError
@@ -157,12 +164,27 @@ def test_profiles_of_nothing_are_no_row():
     )
 
 
-def canonical_records(config: Config, start: int, stop: int) -> dict[int, tuple[int, bool]]:
-    """``{canonical number: (key, shared)}`` of the canonical molecules numbered start..stop-1."""
+def canonical_records(config: Config, start: int, stop: int) -> dict[int, tuple[int, bool, int]]:
+    """``{canonical number: (key, shared, lowest)}`` of the canonical molecules numbered start..stop-1."""
     atoms, own = engine.canonical_molecules(config, start, stop)
     partner, _, _ = engine.trace_batch(config, atoms)
-    keys, _, shared = engine.spectrum_keys(config, atoms, partner)
-    return {int(n): (int(k), bool(s)) for n, k, s in zip(own, keys, shared)}
+    keys, _, shared, lowest = engine.spectrum_keys(config, atoms, partner)
+    return {int(n): (int(k), bool(s), int(t)) for n, k, s, t in zip(own, keys, shared, lowest)}
+
+
+@pytest.mark.parametrize("config", [A4_B4, Config(11, 13), Config(12, 13)])
+def test_a_records_number_field_gives_back_its_parts(config):
+    """A record's number, ``SHARED`` and ``LOWEST`` come back as written, up to the configuration's
+    last number; past ``1 << LOWEST_SHIFT`` molecules (A12_B13) there is no room for ``LOWEST``:
+    the numbers come back whole, every molecule not asymmetric (the general kernel)."""
+    assert Config(11, 13).nb_mol < 1 << shards.LOWEST_SHIFT <= Config(12, 13).nb_mol < 1 << 63
+    numbers = np.array([1, 2, config.nb_mol - 1, config.nb_mol], dtype=np.int64)
+    shared = np.array([False, True, False, True])
+    lowest = np.array([-1, 0, 7, -1])
+    found = shards.record_numbers(config, shards.record_number_bits(config, numbers, shared, lowest))
+    room = config.nb_mol < 1 << shards.LOWEST_SHIFT
+    expected = lowest if room else np.full(4, -1)
+    assert [a.tolist() for a in found] == [numbers.tolist(), shared.tolist(), expected.tolist()]
 
 
 @pytest.mark.parametrize(("start", "stop", "batch"), [(1, 1821, 1 << 16), (1, 1821, 7), (100, 901, 13)])
@@ -170,7 +192,7 @@ def test_a_traced_range_writes_each_record_once_in_the_shard_of_its_keys_low_bit
     tmp_path, monkeypatch, start, stop, batch
 ):
     """``trace_range`` on A4_B4 in 4 shards, traced ``TRACE_BATCH`` numbers at a time: each canonical
-    molecule of the range once, its key and its ``SHARED`` bit, in the shard of its key's two low
+    molecule of the range once, its key, ``SHARED`` and ``LOWEST`` bits, in the shard of its key's two low
     bits, in a file named after the range (no part left); its molecules and profile count every
     molecule of those enantiomer groups."""
     monkeypatch.setattr(trace, "TRACE_BATCH", batch)
@@ -178,16 +200,20 @@ def test_a_traced_range_writes_each_record_once_in_the_shard_of_its_keys_low_bit
     job = trace.TraceJob(A4_B4, start, stop, 4, str(tmp_path))
     result = trace.trace_range(job)
     expected = canonical_records(A4_B4, start, stop)
-    found: dict[int, tuple[int, bool]] = {}
+    found: dict[int, tuple[int, bool, int]] = {}
     for shard in range(4):
         assert [p.name for p in shard_folder(tmp_path, shard).iterdir()] == [f"{start}-{stop}.keys"]
         records = read_shard(tmp_path, shard)
         assert ((records["key"] & np.uint64(3)) == shard).all()
-        for key, raw in zip(records["key"].tolist(), records["number"].tolist()):
-            number = raw & ~int(SHARED)
+        numbers, shared, lowest = record_numbers(A4_B4, records["number"])
+        for key, number, bit, transform in zip(
+            records["key"].tolist(), *(a.tolist() for a in (numbers, shared, lowest))
+        ):
             assert number not in found
-            found[number] = (key, bool(raw & int(SHARED)))
+            found[number] = (key, bit, transform)
     assert found == expected
+    assert {bit for _, bit, _ in found.values()} == {False, True}  # both kinds crossed
+    assert {t for _, _, t in found.values()} >= {-1, 0, 7}
     assert result.records == len(expected)
     atoms, own = engine.canonical_molecules(A4_B4, start, stop)
     orbit = engine.spectrum_keys(A4_B4, atoms, engine.trace_batch(A4_B4, atoms)[0])[1]
@@ -332,7 +358,7 @@ def test_a_paused_grouping_keeps_its_grouped_shards_and_groups_only_the_others(t
         records = {row.shard: row.records for row in GroupedShard.select()}
     finally:
         close_database()
-    keys = [key for key, _ in canonical_records(A4_B4, 1, A4_B4.nb_mol + 1).values()]
+    keys = [key for key, _, _ in canonical_records(A4_B4, 1, A4_B4.nb_mol + 1).values()]
     assert records == {s: sum(1 for key in keys if key % 8 == s) for s in range(8)}
     assert sum(records.values()) == 252
 

@@ -25,7 +25,9 @@ Glossary:
   it spectrum by spectrum;
 - *record*: ``(key, number)`` of one canonical molecule, 16 bytes; the top
   bit of ``number`` (``SHARED``) says that two distinct images of the
-  molecule may have the same spectrum (their hashes are equal);
+  molecule may have the same spectrum (their hashes are equal), the next
+  four (``LOWEST``) which image has the smallest hash when the molecule is
+  *asymmetric* (8 distinct images, 8 distinct hashes: almost every one);
 - *shard*: the records whose key ends with the same bits, in one folder of
   files, one file per traced range.
 
@@ -44,8 +46,9 @@ one module each (``trace``, ``group``, ``write``), over what they share
    ``Profiles``; then ``group_shard`` reads one shard, sorts it by key, and
    for each key held by two records or by a ``SHARED`` one traces those
    enantiomer groups again with their spectra and keeps the spectra of two
-   molecules or more.  It writes them, sorted, to the shard's result folder
-   and returns its counts; the driver records the shard in
+   molecules or more (a key of asymmetric molecules only: each one's
+   ``LOWEST`` image alone, the other 7 neither numbered nor hashed).  It
+   writes them, sorted, to the shard's result folder and returns its counts; the driver records the shard in
    ``GroupedShards`` and deletes the shard's records;
 3. *writing*: the families of every shard are merged by canonical number
    into ``Families`` (``write_result``), their ordinals computed as the

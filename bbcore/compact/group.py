@@ -3,7 +3,8 @@
 ``group_shard`` is the task a runner runs (``bbcore.runner``): it reads one
 shard, sorts it by key, and for each key held by two records or by a
 ``SHARED`` one traces those enantiomer groups again with their spectra and
-keeps the spectra of two molecules or more; it writes them, sorted by
+keeps the spectra of two molecules or more (a key whose molecules are all
+asymmetric, the ``LOWEST`` bits of their records, by one image each); it writes them, sorted by
 canonical number, to the shard's result folder and returns its counts.
 ``group`` drives the stage: it records each shard in ``GroupedShards`` and
 deletes the shard's records.
@@ -25,10 +26,10 @@ from bbcore import engine
 from bbcore.compact.shards import (
     GROUPING,
     RECORD,
-    SHARED,
     TRACED,
     CompactError,
     Step,
+    record_numbers,
     result_folder,
     shard_folder,
 )
@@ -83,36 +84,24 @@ def group_shard(job: GroupJob) -> GroupResult:
     The records are sorted by key; the canonical molecules of a key held by
     two records, or by one whose images may share a spectrum, are traced
     again and their enantiomer groups grouped by spectrum exactly
-    (``engine.families_of_runs``), ``SETTLE_BATCH`` of them at a time (whole
-    keys), so that a pause comes within a batch's time.
+    (``engine.families_of_runs``): the keys whose molecules are all
+    asymmetric by the image of each one's ``LOWEST`` transform alone, the
+    others by all their images.  ``SETTLE_BATCH`` molecules at a time
+    (whole keys), so that a pause comes within a batch's time.
     """
     records = read_shard(job.directory, job.shard)
     order = np.argsort(records["key"])  # the order within a key does not matter: every result is sorted
     keys = records["key"][order]
-    raw = records["number"][order]
-    numbers = (raw & ~SHARED).astype(np.int64)
+    numbers, shared, lowest = record_numbers(job.config, records["number"][order])
     # runs of equal keys: [starts[i], starts[i + 1])
     starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]]) if len(keys) else np.empty(0, np.int64)
     sizes = np.diff(np.r_[starts, len(keys)])
-    any_shared = np.logical_or.reduceat((raw & SHARED) != 0, starts) if len(keys) else np.empty(0, bool)
-    chosen = np.flatnonzero((sizes > 1) | any_shared)
-    lengths = sizes[chosen]
-    bounds = np.r_[0, np.cumsum(lengths)].astype(np.int64)  # the chosen runs, end to end
-    canonicals = numbers[np.repeat(starts[chosen] - bounds[:-1], lengths) + np.arange(bounds[-1])]
-    run_keys = keys[starts[chosen]]
-    parts = []
-    first = 0
-    while first < len(chosen):
-        last = max(first + 1, int(np.searchsorted(bounds, bounds[first] + SETTLE_BATCH, side="right")) - 1)
-        check_halt()
-        low, high = bounds[first], bounds[last]
-        batch = canonicals[low:high]
-        found = engine.families_of_runs(
-            job.config, atoms_of_numbers(job.config, batch), batch, bounds[first : last + 1] - low
-        )
-        run_of = np.repeat(np.arange(first, last), lengths[first:last])
-        parts.append((found, batch[found.row], run_keys[run_of[found.row]]))
-        first = last
+    any_shared = np.logical_or.reduceat(shared, starts) if len(keys) else np.empty(0, bool)
+    asymmetric = np.logical_and.reduceat(lowest >= 0, starts) if len(keys) else np.empty(0, bool)
+    chosen = (sizes > 1) | any_shared
+    runs = Runs(starts, sizes, keys, numbers, lowest)
+    parts = _settle(job.config, runs, np.flatnonzero(chosen & asymmetric), asymmetric=True)
+    parts += _settle(job.config, runs, np.flatnonzero(chosen & ~asymmetric), asymmetric=False)
     columns = _result_columns(job.config, parts)
     _write_result_folder(job, columns)
     spectra, max_diff, family_sizes = (
@@ -122,6 +111,48 @@ def group_shard(job: GroupJob) -> GroupResult:
     )
     counts = _counts_by(max_diff, spectra), _counts_by(family_sizes, spectra)
     return GroupResult(job.shard, len(records), int(spectra.sum()), len(spectra), *counts)
+
+
+@dataclass(frozen=True)
+class Runs:
+    """A shard's records sorted by key, and its runs of equal keys ``[starts[i], starts[i] + sizes[i])``."""
+
+    starts: np.ndarray
+    sizes: np.ndarray
+    keys: np.ndarray
+    numbers: np.ndarray
+    lowest: np.ndarray
+
+
+def _settle(
+    config: Config, runs: Runs, chosen: np.ndarray, asymmetric: bool
+) -> list[tuple[engine.Families, np.ndarray, np.ndarray]]:
+    """The families of the ``chosen`` runs, ``SETTLE_BATCH`` molecules at a time (whole runs): each
+    batch's families, their canonical numbers and keys.  ``asymmetric`` runs are grouped by their
+    ``lowest`` transforms' images (``engine.families_of_runs``)."""
+    lengths = runs.sizes[chosen]
+    bounds = np.r_[0, np.cumsum(lengths)].astype(np.int64)  # the chosen runs, end to end
+    rows = np.repeat(runs.starts[chosen] - bounds[:-1], lengths) + np.arange(bounds[-1])
+    canonicals = runs.numbers[rows]
+    run_keys = runs.keys[runs.starts[chosen]]
+    parts = []
+    first = 0
+    while first < len(chosen):
+        last = max(first + 1, int(np.searchsorted(bounds, bounds[first] + SETTLE_BATCH, side="right")) - 1)
+        check_halt()
+        low, high = bounds[first], bounds[last]
+        batch = canonicals[low:high]
+        found = engine.families_of_runs(
+            config,
+            atoms_of_numbers(config, batch),
+            batch,
+            bounds[first : last + 1] - low,
+            lowest=runs.lowest[rows[low:high]] if asymmetric else None,
+        )
+        run_of = np.repeat(np.arange(first, last), lengths[first:last])
+        parts.append((found, batch[found.row], run_keys[run_of[found.row]]))
+        first = last
+    return parts
 
 
 def _counts_by(values: np.ndarray, spectra: np.ndarray) -> dict[int, list[int]]:

@@ -1,7 +1,8 @@
 """What the three stages of a compact exploration share: records, shard files and folders, phases.
 
 A *record* is ``(key, number)`` of one canonical molecule (``RECORD``; the
-top bit of the number is ``SHARED``); a *shard* is the records whose key
+number's top bits are ``SHARED`` and ``LOWEST``, ``record_numbers`` reads
+them); a *shard* is the records whose key
 ends with the same bits, in one folder of files, one file per traced range
 (``shard_folder``, ``range_name``); a grouped shard's result waits in its own
 folder (``result_folder``) until the writing stage stores it.  Tracing writes
@@ -27,7 +28,41 @@ MAX_SHARDS = 1 << 12
 """More shards than this would be mostly empty folders: larger configurations get larger shards."""
 
 SHARED = np.uint64(1 << 63)
+"""A record's top bit: two distinct images of the molecule have the same hash (maybe the same spectrum)."""
+LOWEST_SHIFT = 59
+"""Where a record's ``LOWEST`` bits start: numbers below ``1 << LOWEST_SHIFT`` have room for them."""
+LOWEST = np.uint64(0xF << LOWEST_SHIFT)
+"""A record's bits 59 to 62: 1 + the transform whose image has the smallest hash when the molecule is
+asymmetric (8 distinct images, 8 distinct hashes: ``engine.spectrum_keys``' ``lowest``), else 0 (also
+in records written before 2026-12-02, and when numbers leave no room): its runs are grouped by the
+general kernel (``engine.families_of_runs``)."""
+NUMBER = np.uint64((1 << LOWEST_SHIFT) - 1)
 RECORD = np.dtype([("key", "<u8"), ("number", "<u8")])
+
+
+def _records_lowest(config: Config) -> bool:
+    """Whether a configuration's records hold ``LOWEST``: its numbers leave room for it."""
+    return config.nb_mol < 1 << LOWEST_SHIFT
+
+
+def record_number_bits(
+    config: Config, numbers: np.ndarray, shared: np.ndarray, lowest: np.ndarray
+) -> np.ndarray:
+    """The ``number`` field of canonical molecules' records: the number, ``SHARED`` and ``LOWEST``."""
+    bits = numbers.astype(np.uint64) | np.where(shared, SHARED, np.uint64(0))
+    if _records_lowest(config):
+        bits |= (lowest.astype(np.int64) + 1).astype(np.uint64) << np.uint64(LOWEST_SHIFT)
+    return bits
+
+
+def record_numbers(config: Config, raw: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A record ``number`` field's parts: the molecules' numbers (int64), ``SHARED`` (bool) and
+    ``lowest`` (int64, -1 when not asymmetric or not recorded)."""
+    if not _records_lowest(config):
+        return (raw & ~SHARED).astype(np.int64), (raw & SHARED) != 0, np.full(len(raw), -1, np.int64)
+    numbers = (raw & NUMBER).astype(np.int64)
+    lowest = ((raw & LOWEST) >> np.uint64(LOWEST_SHIFT)).astype(np.int64) - 1
+    return numbers, (raw & SHARED) != 0, lowest
 
 
 def shard_count(config: Config, records_per_shard: int | None = None) -> int:

@@ -22,13 +22,13 @@ import numpy as np
 from bbcore import engine, sql
 from bbcore.compact.shards import (
     RECORD,
-    SHARED,
     TRACED,
     TRACING,
     CompactError,
     Step,
     range_name,
     range_start,
+    record_number_bits,
     shard_folder,
 )
 from bbcore.config import Config
@@ -124,9 +124,9 @@ def trace_range(job: TraceJob) -> TraceResult:
         if not len(own):
             continue
         partner, length, turns = engine.trace_batch(config, atoms)
-        key, orbit, shared = engine.spectrum_keys(config, atoms, partner)
+        key, orbit, shared, lowest = engine.spectrum_keys(config, atoms, partner)
         keys.append(key)
-        numbers.append(own.astype(np.uint64) | np.where(shared, SHARED, np.uint64(0)))
+        numbers.append(record_number_bits(config, own, shared, lowest))
         profiles.append(_profile(engine.ray_profile(partner, length, turns), orbit, own))
         pending += len(own)
         if pending >= PROFILE_ROWS:  # summed now and then: a dense range's rows held 350 MB
