@@ -91,11 +91,15 @@ db = DatabaseProxy()
 db.initialize(sqlite_db)
 
 BUSY_TIMEOUT_MS = 5000
+SORTER_THREADS = 2
+"""Helper threads SQLite's sorter may use in a writer's large sorts (``PRAGMA threads``): building
+A7_B8's two family indexes took 19.1 s with 2 against 23.8 s with none (and 8.9 s more CPU)."""
 PRAGMAS = {
     "journal_mode": "wal",
     "synchronous": "normal",
     "busy_timeout": BUSY_TIMEOUT_MS,
     "cache_size": -64 * 1024,
+    "threads": SORTER_THREADS,
 }
 READ_PRAGMAS = {"busy_timeout": BUSY_TIMEOUT_MS, "cache_size": -64 * 1024, "query_only": 1}
 """A read-only connection sets no journal mode (that would be a write)."""

@@ -264,6 +264,22 @@ def test_a_location_is_a_path_or_a_server():
     assert not store.is_server(Path("x.sqlite"))
 
 
+def test_a_writer_sorts_with_helper_threads_and_a_reader_is_left_alone(tmp_path):
+    """A writer's connection lets SQLite's sorter use ``SORTER_THREADS`` helper threads (the family
+    indexes are built faster); a read-only one keeps SQLite's default, none."""
+    path = tmp_path / "db.sqlite"
+    store.open_database(path)
+    try:
+        assert store.db.execute_sql("PRAGMA threads").fetchone()[0] == store.SORTER_THREADS == 2
+    finally:
+        store.close_database()
+    store.open_database(path, write=False)
+    try:
+        assert store.db.execute_sql("PRAGMA threads").fetchone()[0] == 0
+    finally:
+        store.close_database()
+
+
 # a file finished after a writer: one self-contained file
 
 
