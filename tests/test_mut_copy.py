@@ -314,20 +314,21 @@ def test_a_finished_copy_is_refused_as_complete_and_a_stopped_one_resumes(source
 
 def test_rows_of_the_configuration_without_its_row_are_cleared_first(sources, tmp_path):
     """A target holding rows of the configuration but no Configurations row (nobody's rows), and
-    another configuration, which the copy leaves as it was."""
+    another configuration (a copy stopped), which the copy leaves as it was."""
     target = tmp_path / "target.sqlite"
-    for config in (LARGER, SMALL):
-        copy_configuration(config, location(str(sources[FULL])), location(str(target)))
-        close_database()
+    stopped_copy(LARGER, sources[FULL], target)  # another configuration, its copy unfinished
     larger = table_rows(target, LARGER), configuration_row(target, LARGER)
+    copy_configuration(SMALL, location(str(sources[FULL])), location(str(target)))
+    close_database()
     with sqlite3.connect(target) as connection:
         connection.execute("DELETE FROM Configurations WHERE config = ?", (SMALL.name,))
-        connection.execute("DELETE FROM Molecules WHERE number % 2 = 0")
+        connection.execute("DELETE FROM Molecules WHERE config = ? AND number % 2 = 0", (SMALL.name,))
     connection.close()
     result = copy_configuration(SMALL, location(str(sources[FULL])), location(str(target)))
     close_database()
     assert result.resumed == 0 and result.rows == result.total
     assert table_rows(target, SMALL) == table_rows(sources[FULL], SMALL)
+    assert configuration_row(target, SMALL) == {**configuration_row(sources[FULL], SMALL), "complete": True}
     assert (table_rows(target, LARGER), configuration_row(target, LARGER)) == larger  # untouched
 
 
