@@ -147,7 +147,8 @@ MODULES: dict[str, tuple[str, tuple[str, ...]]] = {
         ),
     ),
     "statistics": ("bbcore/statistics.py", ("tests/test_statistics.py", "tests/test_statistics_stores.py")),
-    "copy": ("bbcore/copy.py", ("tests/test_copy.py",)),
+    # copy: tests/test_mut_copy.py (seventh session, mutcopy: in this process, A3_B4 and A3_B5) first
+    "copy": ("bbcore/copy.py", ("tests/test_mut_copy.py", "tests/test_copy.py")),
     # a compact store's export (computed molecules, derived spectra, merged chunks) is tested in
     # test_compact.py and test_shrunk.py
     "export": ("bbcore/export.py", ("tests/test_export.py", *COMPACT_TESTS)),
