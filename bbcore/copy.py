@@ -435,9 +435,14 @@ def _copy(
 
 
 def _resumable(existing: Configuration, row: dict[str, object]) -> bool:
-    """Whether the target's row is an unfinished copy of this source configuration (see the module)."""
+    """Whether the target's row is an unfinished copy of this source configuration (see the module).
+
+    A copy's mark (``store.unfinished_copy``), not only the source's start: a file copied
+    while its configuration was explored has the same start, and its rows are an exploration's,
+    with gaps below its last key that a copy resumed after that key would never fill.
+    """
     return (
-        not existing.complete
+        store.unfinished_copy(existing)
         and existing.store == row["store"]
         and existing.nb_mol == row["nb_mol"]
         and existing.dh1 == row["dh1"]

@@ -254,6 +254,14 @@ def test_a_target_holding_the_configuration_is_refused_unless_replace(sources, t
         connection.execute("DELETE FROM Molecules WHERE number > 1000")
     status, _, err = cli(source, "copy", "A3_B5", str(target))
     one_line_error(status, err, "already holds an unfinished A3_B5")
+    with sqlite3.connect(source) as connection:
+        (started,) = connection.execute("SELECT dh1 FROM Configurations WHERE config = 'A3_B5'").fetchone()
+    with sqlite3.connect(target) as connection:  # copied (cp) while explored: the same start, no copy's mark
+        connection.execute(
+            "UPDATE Configurations SET dh1 = ?, dh2 = ? WHERE config = 'A3_B5'", (started, started)
+        )
+    status, _, err = cli(source, "copy", "A3_B5", str(target))
+    one_line_error(status, err, "already holds an unfinished A3_B5")
     status, out, err = cli(source, "copy", "A3_B5", str(target), "--replace")
     assert status == 0, err
     checked(target, Config(3, 5))
