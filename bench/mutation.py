@@ -281,6 +281,7 @@ MODULES: dict[str, tuple[str, tuple[str, ...]]] = {
     "cli.common": (
         "bbcore/cli/common.py",
         (
+            "tests/test_mut_cli.py",
             "tests/test_cli_progress.py",
             "tests/test_cli_decode.py",
             "tests/test_cli_options.py",
@@ -298,6 +299,7 @@ MODULES: dict[str, tuple[str, tuple[str, ...]]] = {
     "cli.decode": (
         "bbcore/cli/decode.py",
         (
+            "tests/test_mut_cli.py",
             "tests/test_cli_decode.py",
             "tests/test_cli_options.py::test_decode_takes_a_game_after_double_dash_in_either_order",
             "tests/test_cli_trials.py::test_decode_with_no_arguments_asks_only_for_the_configuration",
