@@ -12,6 +12,7 @@ slave end, the screen is read from its master end, and ``LINES``/``COLUMNS`` giv
 from __future__ import annotations
 
 import io
+import json
 import os
 import pty
 import re
@@ -379,3 +380,26 @@ def test_a_number_that_is_not_one_is_quoted_whole_up_to_40_characters(capsys, tm
         f"bbcore decode: error: argument --limit: expected a whole number, got {shown_text!r} "
         "(see 'bbcore decode --help')\n"
     )
+
+
+@pytest.mark.parametrize(("config", "bar"), [(Config(4, 6), False), (Config(4, 8), True)])
+def test_a_direct_decode_draws_its_bar_on_a_terminal_only_past_four_batches(capsys, tmp_path, config, bar):
+    """A4_B6's 58,905 molecules are under four batches: no bar; A4_B8's 635,376 are over (a ray
+    shown: every molecule is traced)."""
+    game = "@" + "." * (config.positions - 1)
+    master, slave = pty.openpty()
+    stderr = open(slave, "w", encoding="utf-8", closefd=False)
+    screen = Screen(master)
+    try:
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(sys, "stderr", stderr)
+            status = main(["--db", str(tmp_path / "none.sqlite"), "decode", config.name, game, "--json"])
+            stderr.flush()
+    finally:
+        os.close(slave)
+        screen.thread.join(timeout=30)
+        os.close(master)
+    assert status == 0 and json.loads(capsys.readouterr().out)["config"] == config.name
+    drawn = screen.text()
+    assert (f"decoding {config.name}: " in drawn) == bar
+    assert drawn.endswith("\r\x1b[K") == bar  # erased once done
