@@ -403,3 +403,23 @@ def test_a_direct_decode_draws_its_bar_on_a_terminal_only_past_four_batches(caps
     drawn = screen.text()
     assert (f"decoding {config.name}: " in drawn) == bar
     assert drawn.endswith("\r\x1b[K") == bar  # erased once done
+
+
+def test_decode_ranks_by_remaining_or_information_only_and_says_so_in_its_help(capsys, tmp_path):
+    with pytest.raises(SystemExit) as stopped:
+        main(["--db", str(tmp_path / "none.sqlite"), "decode", "A2_B4", "--by", "worst"])
+    assert stopped.value.code == 2
+    assert "argument --by: invalid choice: 'worst'" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as stopped:
+        main(["decode", "--help"])
+    assert stopped.value.code == 0
+    assert "expected information in bits" in " ".join(capsys.readouterr().out.split())
+
+
+def test_decode_json_lists_as_many_molecules_as_limit_asks(capsys, tmp_path):
+    db = ["--db", str(tmp_path / "none.sqlite")]
+    status, out, _ = shown(capsys, *db, "decode", "A2_B4", "@" + "." * 15, "--json")
+    every = json.loads(out)["molecules"]
+    status_limited, out, _ = shown(capsys, *db, "decode", "A2_B4", "@" + "." * 15, "--json", "--limit", "2")
+    assert status == status_limited == 0 and len(every) > 2
+    assert json.loads(out)["molecules"] == every[:2]
