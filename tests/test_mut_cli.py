@@ -234,11 +234,16 @@ def test_ctrl_c_while_paging_is_an_interruption_and_the_handler_is_put_back(
     db, lines = two_boards
     command, paged = pager(tmp_path)
     monkeypatch.setenv("PAGER", f"kill -INT $PPID; {command}")  # ^C reaches the pager and bbcore
-    with terminal(10) as screen:
-        status = main([*db, *TWO_BOARDS])
+    # Python's own handler, as a console script starts with (a test runner may have its own)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with terminal(10) as screen:
+            status = main([*db, *TWO_BOARDS])
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    finally:
+        signal.signal(signal.SIGINT, previous)
     assert status == 130
     assert screen.text() == ""
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
 
 
 def test_ctrl_c_ignored_when_the_command_started_stays_ignored(capsys, two_boards, tmp_path, monkeypatch):
