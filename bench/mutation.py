@@ -276,6 +276,36 @@ MODULES: dict[str, tuple[str, tuple[str, ...]]] = {
         "bbtui/screens/statistics.py",
         ("tests/test_tui_paging.py", "tests/test_tui_statistics.py", "tests/test_tui_tables.py"),
     ),
+    # the command line's shared parts and its decode command (seventh session, mutcli): the tests
+    # that call ``bbcore.cli.main`` in this process (test_cli.py's subprocess and terminal tests
+    # are out of mutmut's sight, and cost minutes), and tests/test_mut_cli.py
+    "cli.common": (
+        "bbcore/cli/common.py",
+        (
+            "tests/test_mut_cli.py",
+            "tests/test_cli_progress.py",
+            "tests/test_cli_decode.py",
+            "tests/test_cli_options.py",
+            "tests/test_cli_trials.py",
+            *(
+                f"tests/test_cli.py::test_{name}"
+                for name in (
+                    "show_prints_the_spec_worked_example",
+                    "show_from_store_by_spectrum_and_range",
+                    "groups_and_status",
+                )
+            ),
+        ),
+    ),
+    "cli.decode": (
+        "bbcore/cli/decode.py",
+        (
+            "tests/test_mut_cli.py",
+            "tests/test_cli_decode.py",
+            "tests/test_cli_options.py::test_decode_takes_a_game_after_double_dash_in_either_order",
+            "tests/test_cli_trials.py::test_decode_with_no_arguments_asks_only_for_the_configuration",
+        ),
+    ),
 }
 """Each module and the tests run against its mutants."""
 DEFAULT = ("rays", "numbering", "geometry")
