@@ -561,7 +561,19 @@ def _cells_apart(image, x, y):  # pragma: no cover
 
 
 _atoms_apart = _cells_apart
-_KERNEL_CALLS = {"_image_number": _number_image, "_atoms_apart": _cells_apart}
+
+
+def _equal_rows(spectrum, x, y):  # pragma: no cover
+    """Whether rows ``x`` and ``y`` of ``spectrum`` (a spectrum a row) are equal, position by
+    position: the exact check of two spectra whose hashes agree.  Called as ``_same_spectrum``."""
+    for j in range(spectrum.shape[1]):
+        if spectrum[x, j] != spectrum[y, j]:
+            return False
+    return True
+
+
+_same_spectrum = _equal_rows
+_KERNEL_CALLS = {"_image_number": _number_image, "_atoms_apart": _cells_apart, "_same_spectrum": _equal_rows}
 """The functions the grouping kernels call through a global (``compiled``'s ``calls``)."""
 
 
@@ -1067,12 +1079,7 @@ def _families_kernel(
                     y = order[b]
                     if group[y] >= 0:
                         continue
-                    same = True
-                    for j in range(npos):
-                        if spectrum[x, j] != spectrum[y, j]:
-                            same = False
-                            break
-                    if same:
+                    if _same_spectrum(spectrum, x, y):
                         group[y] = groups
                 groups += 1
             low = high
@@ -1193,12 +1200,7 @@ def _asymmetric_families_kernel(
             for y in range(x + 1, count):
                 if label[y] >= 0:
                     continue
-                same = True
-                for j in range(npos):
-                    if spectrum[x, j] != spectrum[y, j]:
-                        same = False
-                        break
-                if same:
+                if _same_spectrum(spectrum, x, y):
                     label[y] = x
                     rows[size] = y
                     size += 1

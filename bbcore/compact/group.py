@@ -129,7 +129,22 @@ def _settle(
 ) -> list[tuple[engine.Families, np.ndarray, np.ndarray]]:
     """The families of the ``chosen`` runs, ``SETTLE_BATCH`` molecules at a time (whole runs): each
     batch's families, their canonical numbers and keys.  ``asymmetric`` runs are grouped by their
-    ``lowest`` transforms' images (``engine.families_of_runs``)."""
+    ``lowest`` transforms' images (``engine.families_of_runs``).
+
+    With no such run the kernel is still called, on nothing: a compact run compiles (or loads)
+    both kernels whatever its configuration, so that the next run is told truly that it loads
+    them (``engine.kernels_cached``; A3_B4 has no key of asymmetric molecules).
+    """
+    if not len(chosen):
+        none = np.empty(0, np.int64)
+        engine.families_of_runs(
+            config,
+            np.empty((0, config.atoms), np.int64),
+            none,
+            np.zeros(1, np.int64),
+            lowest=none if asymmetric else None,
+        )
+        return []
     lengths = runs.sizes[chosen]
     bounds = np.r_[0, np.cumsum(lengths)].astype(np.int64)  # the chosen runs, end to end
     rows = np.repeat(runs.starts[chosen] - bounds[:-1], lengths) + np.arange(bounds[-1])
