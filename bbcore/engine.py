@@ -31,6 +31,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
@@ -688,41 +689,74 @@ def explore_range(config: Config, start: int, stop: int) -> EnantiomerBatch:
 # -- the compact exploration: canonical molecules and spectrum keys ---------------
 
 
-def _canonical_kernel(first, count, start, cells, cell_perm, out_atoms, out_numbers):  # pragma: no cover
+def _canonical_kernel(
+    first, count, start, cells, cell_perm, smallest_image, table, out_atoms, out_numbers
+):  # pragma: no cover
     """The canonical molecules among ``count`` consecutive numbers from ``start`` (numba).
 
     ``first`` holds the atoms of molecule ``start``; the next ones follow in
     lexicographic order, which is number order.  A molecule is canonical
     when none of its 7 other images is lexicographically smaller (has a
-    smaller number); most others are rejected by their first image.
+    smaller number): an image whose first cell comes after the molecule's
+    first atom is larger, and no other needs sorting to tell.  One
+    with an atom some image of which lies before its first atom
+    (``smallest_image``: each cell's smallest image) is not, nor is any
+    molecule with the same atoms up to that one: when it is the first of
+    them, they are skipped together (``table``: the binomials, for how many
+    they are), which skips most numbers of a configuration unvisited.
     Returns how many were written to ``out_atoms`` / ``out_numbers``.
     """
     n = first.shape[0]
     atoms = first.copy()
     image = np.empty(n, dtype=np.int64)
     found = 0
-    for i in range(count):
+    i = 0
+    while i < count:
+        step = 1
         canonical = True
-        for t in range(1, 8):
-            for a in range(n):  # insertion sort of the image's cells
-                cell = cell_perm[t, atoms[a]]
-                b = a - 1
-                while b >= 0 and image[b] > cell:
-                    image[b + 1] = image[b]
-                    b -= 1
-                image[b + 1] = cell
-            for a in range(n):
-                if image[a] != atoms[a]:
-                    if image[a] < atoms[a]:
-                        canonical = False
-                    break
-            if not canonical:
+        before = -1  # the first atom with an image before the first atom
+        for a in range(n):
+            if smallest_image[atoms[a]] < atoms[0]:
+                before = a
                 break
+        if before >= 0:
+            canonical = False
+            first_of_them = True
+            for a in range(before + 1, n):
+                if atoms[a] != atoms[before] + a - before:
+                    first_of_them = False
+                    break
+            if first_of_them:  # on to the last of them, and past it
+                step = table[cells - 1 - atoms[before], n - 1 - before]
+                for a in range(before + 1, n):
+                    atoms[a] = cells - n + a
+        else:
+            for t in range(1, 8):
+                low = cell_perm[t, atoms[0]]
+                for a in range(1, n):
+                    low = min(low, cell_perm[t, atoms[a]])
+                if low > atoms[0]:
+                    continue  # the image starts after the molecule: larger, no sorting needed
+                for a in range(n):  # insertion sort of the image's cells
+                    cell = cell_perm[t, atoms[a]]
+                    b = a - 1
+                    while b >= 0 and image[b] > cell:
+                        image[b + 1] = image[b]
+                        b -= 1
+                    image[b + 1] = cell
+                for a in range(n):
+                    if image[a] != atoms[a]:
+                        if image[a] < atoms[a]:
+                            canonical = False
+                        break
+                if not canonical:
+                    break
         if canonical:
             for a in range(n):
                 out_atoms[found, a] = atoms[a]
             out_numbers[found] = start + i
             found += 1
+        i += step
         # the next combination in lexicographic order
         j = n - 1
         while j >= 0 and atoms[j] == cells - n + j:
@@ -738,13 +772,15 @@ def _canonical_kernel(first, count, start, cells, cell_perm, out_atoms, out_numb
 def canonical_molecules(config: Config, start: int, stop: int) -> tuple[np.ndarray, np.ndarray]:
     """The canonical molecules numbered start..stop-1: their atoms (k, N) and numbers (k,)."""
     count = stop - start
-    atoms = np.empty((count, config.atoms), dtype=np.int64)
-    numbers = np.empty(count, dtype=np.int64)
     if count <= 0:
-        return atoms, numbers
+        return np.empty((0, config.atoms), dtype=np.int64), np.empty(0, dtype=np.int64)
     cells, _, _ = _symmetry_tables(config.width)
     first = atoms_of_numbers(config, np.array([start], dtype=np.int64))[0]
-    found = compiled(_canonical_kernel)(first, count, start, config.cells, cells, atoms, numbers)
+    atoms = np.empty((count, config.atoms), dtype=np.int64)
+    numbers = np.empty(count, dtype=np.int64)
+    found = compiled(_canonical_kernel)(
+        first, count, start, config.cells, cells, cells.min(axis=0), binomial_table(config), atoms, numbers
+    )
     return atoms[:found], numbers[:found]
 
 
@@ -754,18 +790,34 @@ _MIX_1 = np.uint64(0xBF58476D1CE4E5B9)
 _MIX_2 = np.uint64(0x94D049BB133111EB)
 
 
-def _keys_kernel(atoms, partner, cell_perm, source, codes, keys, orbit, shared, lowest):  # pragma: no cover
+LEXICAL = "lexical"
+"""A compact run's keying since 2026-12-02: a key is the hash of the spectrum's lexicographically
+smallest image (one hash a molecule; the images compared position by position stop at the first
+difference, mostly the first or second position)."""
+HASHED = "hashed"
+"""The keying of compact runs begun before 2026-12-02: the smallest of the images' 8 hashes.  A run
+keeps the keying it began with (``compact.trace.run_keying``); a reader tries both (``KEYINGS``)."""
+KEYINGS = (LEXICAL, HASHED)
+
+
+def _keys_kernel(
+    atoms, partner, cell_perm, source, codes, lexical, keys, orbit, shared, lowest
+):  # pragma: no cover
     """Spectrum keys of traced canonical molecules (numba).
 
-    For each molecule: the 64-bit hash of each distinct image's spectrum
-    (its partner array with the positions moved by the transform: exit
-    positions, not letters, so no normalising is needed), and the smallest
-    of them, which is the same for every molecule of the enantiomer group
-    and for every molecule whose spectrum is one of these.  ``orbit`` is
-    the number of distinct images; ``shared`` is set when two distinct
-    images have the same hash (so possibly the same spectrum); ``lowest``
-    is the transform whose image has the smallest hash when the molecule
-    has 8 distinct images with 8 distinct hashes, else -1.
+    An image's spectrum is the molecule's partner array with the positions
+    moved by the transform (exit positions, not letters, so no normalising
+    is needed); ``codes`` gives each position's code.  The key is the same
+    for every molecule of the enantiomer group and for every molecule whose
+    spectrum is one of these images': with ``lexical`` (``LEXICAL``), the
+    64-bit hash of the lexicographically smallest image (by codes); else
+    (``HASHED``) the smallest of the distinct images' hashes.  ``orbit`` is
+    the number of distinct images.  ``shared`` is set when two distinct
+    images may have the same spectrum: with ``lexical``, exactly when they
+    do (more transforms leave the spectrum unchanged than leave the atoms
+    in place); else when their hashes are equal.  ``lowest`` is the
+    transform of the key's image (the smallest, either way) when the
+    molecule has 8 distinct images and ``shared`` is not set, else -1.
     """
     k, n = atoms.shape
     npos = partner.shape[1]
@@ -821,19 +873,46 @@ def _keys_kernel(atoms, partner, cell_perm, source, codes, keys, orbit, shared, 
                 seen[distinct, a] = image[a]
             kept[distinct] = t
             distinct += 1
-        # the 8 images' hashes side by side (a repeated image's too: the same hash, not used),
-        # so that 8 independent chains of multiplications overlap in the CPU; a position's
-        # code is one look-up (``_hash_codes``), without a branch on the ray's outcome
-        for t in range(8):
-            every[t] = _HASH_START
-        for j in range(npos):
+        ties = 0
+        if lexical:
+            # the smallest image: the first transform giving it, and how many others give it too
+            # (compared with it once it is the smallest; the ones before it are larger)
+            best = 0
+            for t in range(1, 8):
+                order = 0
+                for j in range(npos):
+                    mine = codes[t, partner[m, source[t, j]] + 2]
+                    theirs = codes[best, partner[m, source[best, j]] + 2]
+                    if mine != theirs:
+                        order = -1 if mine < theirs else 1
+                        break
+                if order < 0:
+                    best = t
+                    ties = 0
+                elif order == 0:
+                    ties += 1
+            h = _HASH_START
+            for j in range(npos):
+                h = (h ^ codes[best, partner[m, source[best, j]] + 2]) * _HASH_MULTIPLIER
+                h = h ^ (h >> np.uint64(29))
+            every[best] = h
+            kept[0] = best
+            hashed = 1
+        else:
+            # the 8 images' hashes side by side (a repeated image's too: the same hash, not used),
+            # so that 8 independent chains of multiplications overlap in the CPU; a position's
+            # code is one look-up (``_hash_codes``), without a branch on the ray's outcome
             for t in range(8):
-                h = (every[t] ^ codes[t, partner[m, source[t, j]] + 2]) * _HASH_MULTIPLIER
-                every[t] = h ^ (h >> np.uint64(29))
+                every[t] = _HASH_START
+            for j in range(npos):
+                for t in range(8):
+                    h = (every[t] ^ codes[t, partner[m, source[t, j]] + 2]) * _HASH_MULTIPLIER
+                    every[t] = h ^ (h >> np.uint64(29))
+            hashed = distinct
         smallest = np.uint64(0xFFFFFFFFFFFFFFFF)
         clash = False
-        best = -1
-        for u in range(distinct):
+        chosen = -1
+        for u in range(hashed):
             h = every[kept[u]]
             h = h ^ (h >> np.uint64(30))
             h = h * _MIX_1
@@ -846,11 +925,13 @@ def _keys_kernel(atoms, partner, cell_perm, source, codes, keys, orbit, shared, 
             hashes[u] = h
             if h < smallest:
                 smallest = h
-                best = kept[u]
+                chosen = kept[u]
+        if lexical:
+            clash = (1 + ties) * distinct > 8
         keys[m] = smallest
         orbit[m] = distinct
         shared[m] = clash
-        lowest[m] = best if distinct == 8 and not clash else -1
+        lowest[m] = chosen if distinct == 8 and not clash else -1
 
 
 @cache
@@ -866,15 +947,27 @@ def _hash_codes(width: int) -> np.ndarray:
     return codes
 
 
-def spectrum_keys(config: Config, atoms: np.ndarray, partner: np.ndarray):
-    """``(keys, orbit, shared, lowest)`` of traced canonical molecules (see ``_keys_kernel``).
+class SpectrumKeys(NamedTuple):
+    """What ``spectrum_keys`` gives for each traced canonical molecule (see ``_keys_kernel``)."""
+
+    keys: np.ndarray  # uint64
+    orbit: np.ndarray  # int8: its distinct images
+    shared: np.ndarray  # bool: two distinct images with the same spectrum
+    lowest: np.ndarray  # int8: the transform of the image giving the key when asymmetric, else -1
+
+
+def spectrum_keys(
+    config: Config, atoms: np.ndarray, partner: np.ndarray, keying: str = LEXICAL
+) -> SpectrumKeys:
+    """The keys, orbits, ``shared`` and ``lowest`` of traced canonical molecules (``SpectrumKeys``).
 
     ``keys`` (uint64) is equal for two molecules whose spectra are equal
     or images of each other by a symmetry; different spectra may rarely
     share a key (a 64-bit hash), so a key only ever proposes a spectral
-    group, which is then checked spectrum by spectrum.
+    group, which is then checked spectrum by spectrum.  ``keying`` is
+    ``LEXICAL`` or ``HASHED`` (a run begun before 2026-12-02).
     """
-    cells, source, inverse = _symmetry_tables(config.width)
+    cells, source, _ = _symmetry_tables(config.width)
     k = len(atoms)
     keys = np.empty(k, dtype=np.uint64)
     orbit = np.empty(k, dtype=np.int8)
@@ -886,31 +979,43 @@ def spectrum_keys(config: Config, atoms: np.ndarray, partner: np.ndarray):
         cells,
         source,
         _hash_codes(config.width),
+        _lexical(keying),
         keys,
         orbit,
         shared,
         lowest,
     )
-    return keys, orbit, shared, lowest
+    return SpectrumKeys(keys, orbit, shared, lowest)
 
 
-def spectra_keys(config: Config, partner: np.ndarray) -> np.ndarray:
+def _lexical(keying: str) -> bool:
+    """Whether a keying is ``LEXICAL`` (else ``HASHED``); any other name is a programming error."""
+    if keying not in KEYINGS:
+        raise ValueError(f"unknown keying {keying!r}: one of {', '.join(KEYINGS)}")
+    return keying == LEXICAL
+
+
+def spectra_keys(config: Config, partner: np.ndarray, keying: str = LEXICAL) -> np.ndarray:
     """The keys (uint64) of spectra given as partner arrays (k, 4W), as ``spectrum_keys`` gives them.
 
-    The smallest hash of the 8 images of each spectrum: the key of any
-    molecule with that spectrum, so a typed spectrum finds its family in a
-    compact store (``bbcore.families``) without tracing anything.  numpy,
-    not numba: a reader asks for one spectrum at a time.
+    The key of any molecule with that spectrum, so a typed spectrum finds
+    its family in a compact store (``bbcore.families``) without tracing
+    anything.  numpy, not numba: a reader asks for one spectrum at a time.
     """
-    _, source, inverse = _symmetry_tables(config.width)
+    _, source, _ = _symmetry_tables(config.width)
     partner = np.asarray(partner, dtype=np.int64).reshape(-1, config.positions)
-    transforms = np.arange(8)[None, :]
-    hashes = np.full((len(partner), 8), _HASH_START, dtype=np.uint64)
+    # codes[m, t, j]: position j's code in spectrum m's image by transform t (``_hash_codes``)
+    codes = _hash_codes(config.width)[np.arange(8)[None, :, None], partner[:, source] + 2]
+    if _lexical(keying):
+        smallest = np.ones(codes.shape[:2], dtype=bool)  # the images still tied for the smallest
+        for j in range(config.positions):
+            column = np.where(smallest, codes[:, :, j], np.iinfo(np.uint64).max)
+            smallest &= column == column.min(axis=1, keepdims=True)
+        codes = codes[np.arange(len(codes)), smallest.argmax(axis=1)][:, None, :]
+    hashes = np.full(codes.shape[:2], _HASH_START, dtype=np.uint64)
     with np.errstate(over="ignore"):
         for j in range(config.positions):
-            q = partner[:, source[:, j]]  # (k, 8): partner[m, source[t, j]]
-            code = np.where(q < 0, q + 3, inverse[transforms, np.maximum(q, 0)] + 3).astype(np.uint64)
-            hashes = (hashes ^ code) * _HASH_MULTIPLIER
+            hashes = (hashes ^ codes[:, :, j]) * _HASH_MULTIPLIER
             hashes ^= hashes >> np.uint64(29)
         hashes ^= hashes >> np.uint64(30)
         hashes *= _MIX_1
@@ -918,6 +1023,12 @@ def spectra_keys(config: Config, partner: np.ndarray) -> np.ndarray:
         hashes *= _MIX_2
         hashes ^= hashes >> np.uint64(31)
     return hashes.min(axis=1)
+
+
+def stored_keys(config: Config, partner: np.ndarray) -> np.ndarray:
+    """The keys a compact store's family of each of these spectra may have: shape (k, 2), int64 (as
+    ``Families.key`` holds them), one column a keying (``KEYINGS``: a store keeps its run's)."""
+    return np.stack([spectra_keys(config, partner, keying) for keying in KEYINGS], axis=1).view(np.int64)
 
 
 def _profile_kernel(partner, length, turns, out):  # pragma: no cover
@@ -1156,8 +1267,9 @@ def _asymmetric_families_kernel(
     """The families of ambiguous spectra among runs of asymmetric canonical molecules (numba).
 
     What ``_families_kernel`` finds, when every molecule of a run has 8
-    distinct images whose spectra have 8 distinct hashes, and
-    ``lowest[m]`` is the transform of the smallest hash (``spectrum_keys``).
+    distinct images whose spectra are distinct, and ``lowest[m]`` is the
+    transform of the image that gives the key (``spectrum_keys``: the
+    smallest image, or the one of smallest hash with a run's hashed keys).
     That image's spectrum is the run's key's: so the run's molecules are
     grouped by that one image's spectrum (the partner array moved by the
     transform), exactly, position by position, and no other image is
@@ -1275,8 +1387,8 @@ def families_of_runs(
     images or fewer is sorted by insertion, a longer one by numba's argsort
     (the tests and ``bench/grouping.py`` move the bound).
 
-    Given ``lowest`` (``spectrum_keys``' transform of the smallest hash of
-    each molecule, none -1: every molecule asymmetric), the runs are grouped
+    Given ``lowest`` (``spectrum_keys``' transform of the image giving the key
+    of each molecule, none -1: every molecule asymmetric), the runs are grouped
     by that image's spectrum alone (``_asymmetric_families_kernel``): the
     same families, the other 7 images neither numbered nor hashed.
     """

@@ -386,15 +386,15 @@ def partner_of(config: Config, spectrum: str) -> np.ndarray | None:
 def spectrum_family(config: Config, spectrum: str) -> tuple[FamilyRow, str] | None:
     """The family of an ambiguous spectrum of a compact store and the spectrum's transform, or None.
 
-    Its key (``engine.spectra_keys``) names a few families at most (one,
-    but for a 64-bit collision); deriving their spectra finds it.
+    Its keys (``engine.stored_keys``, one a keying) name a few families at
+    most (one, but for a 64-bit collision); deriving their spectra finds it.
     """
     require_current(config)
     partner = partner_of(config, spectrum)
     if partner is None:
         return None
-    key = int(engine.spectra_keys(config, partner[None, :])[0].astype(np.int64))
-    found = _rows(sql.families_by(config, "key", "key = ?"), (key,))
+    keys = tuple(engine.stored_keys(config, partner[None, :])[0].tolist())
+    found = _rows(sql.families_by(config, "key", "key IN (?, ?)"), keys)
     for family, row in _expand(config, found):
         if row.spectrum == spectrum:
             return family, row.transform
@@ -652,7 +652,7 @@ def family_facts(config: Config, canonicals: np.ndarray, numbers: list[np.ndarra
     canonicals = np.asarray(canonicals, dtype=np.int64)
     atoms = atoms_of_numbers(config, canonicals)
     partner, _, _ = engine.trace_batch(config, atoms)
-    key, _, _, _ = engine.spectrum_keys(config, atoms, partner)
+    key = engine.spectrum_keys(config, atoms, partner).keys
     text = np.ascontiguousarray(engine.letters(partner)).view(f"S{config.positions}").ravel()
     canonical, _, _ = derived(config, canonicals)
     present, spectra = np.unique(canonical, return_counts=True)

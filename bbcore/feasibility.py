@@ -46,26 +46,28 @@ molecules/s end to end, 15,400 a worker; smaller configurations go faster (A4_B8
 110,000/s on the same 2 cores) because the rate falls as the file grows, so the large
 configuration's rate is the one to plan with."""
 
-COMPACT_TRACE_SECONDS = 3.38e-8
-"""A compact run's tracing: seconds per molecule per worker, per cell of the box's width.  A7_B8's
-tracing took 84 s on 2 quiet workers (621 M molecules, width 8: 2.70e-7 s a molecule a worker);
-tracing a molecule traces its 4W rays, so the cost grows with the width (A6_B10 checks it:
-docs/larger.md, "The estimate")."""
+COMPACT_TRACE_SECONDS = 3.0e-9
+"""A compact run's tracing: seconds per molecule per worker, per squared cell of the box's width
+(a molecule traces its 4W rays, each crossing up to about W cells: a width sweep on 2 quiet cores,
+2026-12-02, gave 2.40e-9 for A7_B8 and 2.46e-9 for A6_B10, and the quiet runs beside the C
+baseline 3.44e-9 for A7_B8 and 3.26e-9 for A8_B8, the machine slower then: docs/larger.md,
+"The estimate")."""
 
-COMPACT_GROUP_SECONDS = 4.66e-7
-"""A compact run's grouping: seconds per ambiguous molecule per worker (A7_B8: 63 s on 2 quiet
-workers for its 270 M ambiguous molecules; the keys of the others are settled without tracing)."""
+COMPACT_GROUP_SECONDS = 2.6e-7
+"""A compact run's grouping: seconds per ambiguous molecule per worker (A8_B8: 406 s on 2 quiet
+workers for its 3.07 G ambiguous molecules, 2.64e-7; A7_B8: 2.2e-7; the keys of the others are
+settled without tracing)."""
 
-COMPACT_WRITE_SECONDS = 2.03e-7
+COMPACT_WRITE_SECONDS = 1.3e-7
 """A compact run's writing and family indexes: seconds per ambiguous molecule, on the driver's one
-core whatever the workers (A7_B8: 55 s for 270 M)."""
+core whatever the workers (A7_B8: 1.31e-7, 35 s for 270 M; A8_B8: 1.03e-7)."""
 
-COMPACT_DISK_PER_MOLECULE, COMPACT_DISK_PER_AMBIGUOUS = 4.0, 1.6
+COMPACT_DISK_PER_MOLECULE, COMPACT_DISK_PER_AMBIGUOUS = 4.0, 2.5
 """A compact run's peak disk: bytes per molecule, plus bytes per ambiguous molecule.  The records
 (16 bytes per canonical molecule: 2 a molecule) and the ranges' profile files are there for every
 molecule; the shards' results and the database grow with the ambiguous ones.  Fitted as an upper
-envelope of the peaks measured (docs/larger.md, "The estimate"): never under one of them, at most
-51% over (A6_B10)."""
+envelope of the peaks measured (docs/larger.md, "The estimate"): never under one of them (A8_B8's
+25.0 GB, sampled every 0.2 s on 2026-12-02, set the second figure), at most 55% over (A6_B10)."""
 
 AMBIGUOUS_MOLECULES = {
     (3, 5): 16,
@@ -154,7 +156,7 @@ def compact_seconds(config: Config, molecules: int, workers: int) -> float:
     """The time of a compact run of ``config`` with ``molecules`` of it left, on ``workers``:
     tracing and grouping shared by the workers, writing on one core."""
     ambiguous = molecules * ambiguous_share(config)
-    shared = molecules * COMPACT_TRACE_SECONDS * config.width + ambiguous * COMPACT_GROUP_SECONDS
+    shared = molecules * COMPACT_TRACE_SECONDS * config.width**2 + ambiguous * COMPACT_GROUP_SECONDS
     return shared / workers + ambiguous * COMPACT_WRITE_SECONDS
 
 

@@ -20,6 +20,7 @@ Each run, in fresh processes and fresh temporary folders, one after the other:
 Then the medians of both and their ratio bbcore / baseline, both measured in this run (the
 machine is shared: only same-run ratios mean anything), and the two ambiguity tables compared
 size by size (families, spectral groups, molecules): a disagreement ends the run with status 1.
+``--table`` prints the table they agree on; ``--keep PATH`` keeps bbcore's last database.
 """
 
 from __future__ import annotations
@@ -102,7 +103,11 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--orbits", type=Path, default=ORBITS, help=f"the baseline (default {ORBITS})")
+    parser.add_argument("--table", action="store_true", help="print the agreed table, size by size")
+    parser.add_argument("--keep", type=Path, help="keep bbcore's last database at this path")
     args = parser.parse_args()
+    if args.keep and args.keep.exists():
+        parser.error(f"{args.keep} exists")
     config = parse_config(args.config)
     if not (args.orbits / "run.sh").is_file():
         parser.error(f"no C baseline at {args.orbits} (give its folder with --orbits)")
@@ -156,6 +161,17 @@ def main() -> None:
             raise SystemExit("the two tables disagree")
         molecules = sum(row[2] for row in found.values())
         print(f"the tables agree: {len(found)} group sizes, {molecules:,} molecules in spectral groups")
+        if args.table:
+            print(f"{'size':>4}  {'families':>12}  {'spectra':>13}  {'molecules':>15}")
+            for size, (families, groups, members) in sorted(found.items()):
+                print(f"{size:>4}  {families:>12,}  {groups:>13,}  {members:>15,}")
+            totals = [sum(row[i] for row in found.values()) for i in range(3)]
+            print(f"{'all':>4}  {totals[0]:>12,}  {totals[1]:>13,}  {totals[2]:>15,}")
+        if args.keep:
+            for suffix in ("", "-wal", "-shm"):
+                if Path(f"{db}{suffix}").exists():
+                    shutil.move(f"{db}{suffix}", f"{args.keep}{suffix}")
+            print(f"bbcore's database kept at {args.keep}")
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 

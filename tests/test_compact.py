@@ -9,6 +9,7 @@ import sqlite3
 import subprocess
 import sys
 import threading
+from functools import cache
 from pathlib import Path
 
 import numpy as np
@@ -101,17 +102,42 @@ def start_compact(path: Path, config: Config, shards: int) -> None:
     Configuration.update(shards=shards).where(Configuration.config == config.name).execute()
 
 
-def test_canonical_molecules_are_those_lowest_among_their_images():
-    config = Config(3, 5)
+@cache
+def lowest_among_their_images(config: Config) -> np.ndarray:
+    """The numbers of a configuration's molecules that are the lowest of their 8 images."""
     table = binomial_table(config)
     numbers = np.arange(1, config.nb_mol + 1)
     images = engine.image_numbers(config, atoms_of_numbers(config, numbers, table), table)
-    expected = numbers[images.min(axis=1) == numbers]
-    for start, stop in ((1, config.nb_mol + 1), (17, 1000), (999, 1001)):
-        atoms, found = engine.canonical_molecules(config, start, stop)
-        wanted = expected[(expected >= start) & (expected < stop)]
-        assert found.tolist() == wanted.tolist()
-        assert (atoms == atoms_of_numbers(config, wanted, table)).all()
+    return numbers[images.min(axis=1) == numbers]
+
+
+def assert_canonical_range(config: Config, start: int, stop: int) -> None:
+    expected = lowest_among_their_images(config)
+    atoms, found = engine.canonical_molecules(config, start, stop)
+    wanted = expected[(expected >= start) & (expected < stop)]
+    assert found.tolist() == wanted.tolist()
+    assert (atoms == atoms_of_numbers(config, wanted)).all()
+
+
+@pytest.mark.parametrize("name", ["A3_B5", "A4_B5", "A2_B6", "A5_B6"])
+def test_canonical_molecules_are_those_lowest_among_their_images(name):
+    """Every canonical molecule of the configuration, of ranges that start and end inside the
+    blocks of numbers the kernel skips, of a range of one number (the first, the last)."""
+    config = parse_config(name)
+    last = config.nb_mol
+    for start, stop in ((1, last + 1), (17, 1000), (999, 1001), (2, 3), (1, 2), (last, last + 1)):
+        assert_canonical_range(config, start, min(stop, last + 1))
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=st.data())
+def test_canonical_molecules_of_any_range_of_a4_b6(data):
+    """Any range of A4_B6: the skipped blocks (molecules sharing their first atoms, one of which
+    has an image before the first atom) are cut anywhere by the range's ends."""
+    config = Config(4, 6)
+    start = data.draw(st.integers(1, config.nb_mol))
+    stop = data.draw(st.integers(start, min(start + 20_000, config.nb_mol + 1)))
+    assert_canonical_range(config, start, stop)
 
 
 def test_molecules_sharing_a_spectrum_share_a_key():
@@ -265,6 +291,57 @@ def test_records_without_their_lowest_transform_give_the_same_store(tmp_path, mo
     assert explore(Config(4, 6), path, store="compact", range_size=700, workers=1) == COMPLETE
     assert result_of(path, Config(4, 6)) == clean_a4_b6
     assert grouped[True] > 0 and grouped[False] > 0
+
+
+def family_keys(path: Path, config: Config) -> list[tuple[int, str]]:
+    with sqlite3.connect(path) as connection:
+        return connection.execute(
+            "SELECT key, spectrum FROM Families WHERE config = ? ORDER BY position", (config.name,)
+        ).fetchall()
+
+
+def without_keys(result: dict[str, list[tuple]]) -> dict[str, list]:
+    """``result_of`` but for the families' keys, and the shards summed (the keys choose them)."""
+    return {
+        **result,
+        "families": [row[:3] + row[4:] for row in result["families"]],
+        "shards": [sum(row[i] for row in result["shards"]) for i in (1, 2, 3)],
+    }
+
+
+def test_a_run_begun_with_hashed_keys_is_resumed_with_them(tmp_path, clean_a4_b6, capsys):
+    """A run paused while tracing by a bbtui from before the lexical keys (records keyed by the
+    smallest hash, no keying file) is resumed by this one: it keys the rest the same way, so every
+    spectral group is found (the clean run's store but for the keys), each family's key is its
+    spectrum's hashed one, a typed spectrum finds its family, and ``check`` passes the store.  A
+    new run keys lexically."""
+    config = Config(4, 6)
+    path = tmp_path / "db.sqlite"
+    start_compact(path, config, 4)
+    directory = config_directory(path, config)
+    directory.mkdir(parents=True)
+    (directory / trace.KEYING).write_text(engine.HASHED)  # the records of the older bbtui
+    stop = threading.Event()
+
+    def pause_after_a_range(report) -> None:
+        if report.phase == "tracing" and report.done > 0:
+            stop.set()
+
+    assert explore(config, path, range_size=700, progress=pause_after_a_range, stop=stop) == PAUSED
+    (directory / trace.KEYING).unlink()  # which wrote no keying file
+    open_database(path)
+    assert 0 < ExploredRange.select().where(ExploredRange.config == config.name).count() < 10
+    assert explore(config, path, range_size=700) == COMPLETE
+    assert without_keys(result_of(path, config)) == without_keys(clean_a4_b6)
+    stored = family_keys(path, config)
+    partner = np.array([families.partner_of(config, spectrum) for _, spectrum in stored])
+    lexical, hashed = engine.stored_keys(config, partner).T
+    assert [key for key, _ in stored] == hashed.tolist()
+    assert [row[3] for row in clean_a4_b6["families"]] == lexical.tolist()
+    open_database(path)
+    for (_, spectrum), row in zip(stored, clean_a4_b6["families"]):
+        assert len(families.spectrum_numbers(config, spectrum)) == row[4]  # its nb_mol
+    assert "groups.key" not in cli(capsys, path, "check", config.name, "--all")  # exits 0: every check ok
 
 
 @pytest.mark.slow
@@ -533,7 +610,7 @@ def test_a_typed_spectrum_has_the_key_of_its_molecules():
     config = Config(4, 5)
     atoms, _ = engine.canonical_molecules(config, 1, config.nb_mol + 1)
     partner, _, _ = engine.trace_batch(config, atoms)
-    keys, _, _, _ = engine.spectrum_keys(config, atoms, partner)
+    keys = engine.spectrum_keys(config, atoms, partner).keys
     assert engine.spectra_keys(config, partner).tolist() == keys.tolist()
     # and of its images: every molecule of a group, canonical or not, gives the same key
     batch = engine.explore_range(config, 1, 2000)

@@ -278,7 +278,7 @@ def test_families_of_runs_equal_the_reference_groups(name, insertion_rows, whole
     canonicals = np.array([r[1] for r in records if r[1] == r[2]], dtype=np.int64)
     assert engine_families(config, canonicals, np.array([0, len(canonicals)]), insertion_rows) == expected
     atoms = atoms_of_numbers(config, canonicals)
-    keys, _, _, _ = engine.spectrum_keys(config, atoms, engine.trace_batch(config, atoms)[0])
+    keys = engine.spectrum_keys(config, atoms, engine.trace_batch(config, atoms)[0]).keys
     order = np.argsort(keys, kind="stable")
     runs = np.flatnonzero(np.r_[True, keys[order][1:] != keys[order][:-1], True])
     assert engine_families(config, canonicals[order], runs, insertion_rows) == expected
@@ -293,7 +293,7 @@ def test_families_of_runs_on_random_runs_of_a4_b6(data):
     canonicals = engine.canonical_molecules(config, 1, config.nb_mol + 1)[1]
     whole = engine_families(config, canonicals, np.array([0, len(canonicals)]))
     atoms = atoms_of_numbers(config, canonicals)
-    keys, _, _, _ = engine.spectrum_keys(config, atoms, engine.trace_batch(config, atoms)[0])
+    keys = engine.spectrum_keys(config, atoms, engine.trace_batch(config, atoms)[0]).keys
     order = np.argsort(keys, kind="stable")
     runs = np.flatnonzero(np.r_[True, keys[order][1:] != keys[order][:-1], True])
     cuts = sorted(set(data.draw(st.lists(st.sampled_from(runs.tolist()), max_size=6))) | {0, len(order)})
@@ -307,7 +307,7 @@ def test_families_of_runs_on_random_runs_of_a4_b6(data):
 
 def asymmetric_canonicals(config: Config) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The canonical molecules that ``spectrum_keys`` finds asymmetric (8 images, 8 distinct
-    hashes), sorted by key: (numbers, lowest, runs of equal keys)."""
+    spectra), sorted by key: (numbers, lowest, runs of equal keys)."""
     canonicals = engine.canonical_molecules(config, 1, config.nb_mol + 1)[1]
     atoms = atoms_of_numbers(config, canonicals)
     keys, orbit, shared, lowest = engine.spectrum_keys(config, atoms, engine.trace_batch(config, atoms)[0])
@@ -320,7 +320,7 @@ def asymmetric_canonicals(config: Config) -> tuple[np.ndarray, np.ndarray, np.nd
 
 @pytest.mark.parametrize("name", ["A4_B4", "A4_B5", "A3_B6"])
 def test_the_asymmetric_kernel_finds_the_reference_families_of_asymmetric_molecules(name, whole_reference):
-    """Given each asymmetric canonical molecule's transform of smallest hash, the asymmetric
+    """Given each asymmetric canonical molecule's transform of its smallest image, the asymmetric
     kernel finds the reference's families of those molecules (a family is all asymmetric or
     none: a molecule's symmetry makes its spectrum's images equal), with their sizes, 8
     spectra, atoms differing and first spectrum's molecules: in the runs of equal keys, and

@@ -216,7 +216,7 @@ def test_a_traced_range_writes_each_record_once_in_the_shard_of_its_keys_low_bit
     assert {t for _, _, t in found.values()} >= {-1, 0, 7}
     assert result.records == len(expected)
     atoms, own = engine.canonical_molecules(A4_B4, start, stop)
-    orbit = engine.spectrum_keys(A4_B4, atoms, engine.trace_batch(A4_B4, atoms)[0])[1]
+    orbit = engine.spectrum_keys(A4_B4, atoms, engine.trace_batch(A4_B4, atoms)[0]).orbit
     assert result.molecules == int(orbit.sum()) == int(result.profile[:, 9].sum())
     assert result.profile[:, 10].min() == min(expected)
     if (start, stop) == (1, 1821):
@@ -728,7 +728,7 @@ def test_the_stages_refuse_a_configuration_that_is_not_compact(tmp_path):
 
 def test_a_paused_runs_shard_files_are_laid_out_as_a_resumed_one_reads_them(tmp_path, monkeypatch):
     """In 2 shards, paused once one is grouped: beside the database, ``DATABASE.shards/CONFIG/``
-    (docs/larger.md) holds the traced mark, the other shard's records (``s00001/1-1821.keys``)
+    (docs/larger.md) holds the keying and traced marks, the other shard's records (``s00001/1-1821.keys``)
     and the grouped one's result (``results/r00000``): the names an older run's files have, which
     the next release resumes.  ``reset`` deletes the configuration's folder, and the root with
     it once no other configuration's is in it."""
@@ -740,7 +740,8 @@ def test_a_paused_runs_shard_files_are_laid_out_as_a_resumed_one_reads_them(tmp_
     assert shards.config_directory(path, A4_B4) == root / "A4_B4"
     assert shards.config_directory(path, A4_B4, tmp_path / "given") == tmp_path / "given" / "A4_B4"
     found = sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file() and p.suffix != ".npy")
-    assert found == ["A4_B4/s00001/1-1821.keys", "A4_B4/traced"]
+    assert found == ["A4_B4/keying", "A4_B4/s00001/1-1821.keys", "A4_B4/traced"]
+    assert (root / "A4_B4" / "keying").read_text() == "lexical\n"
     assert (root / "A4_B4" / "results" / "r00000" / "families.npy").is_file()
     other = root / "A3_B4"
     other.mkdir()

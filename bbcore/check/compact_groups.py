@@ -64,7 +64,7 @@ class CompactGroups:
     must be the smallest canonical number of its molecules), and every
     stored column is compared with what the molecules give: the numbers
     blob, nb_mol, spectra (the distinct spectra among c's 8 images),
-    spectrum (c's own), key (``engine.spectra_keys`` of it), max_diff.  The
+    spectrum (c's own), key (``engine.stored_keys`` of it, either keying), max_diff.  The
     ordinals are checked as they stream: position 0, 1, 2, ... in
     increasing canonical number; spectra_before the spectra of the families
     before; in the size order (nb_mol descending, then canonical number) each
@@ -121,7 +121,9 @@ class CompactGroups:
             spectra[kept] = expected.groups
             first_rows = np.r_[0, np.cumsum(expected.groups)[:-1]]
             own = [s.tobytes().decode("ascii") for s in expected.spectrum[first_rows]]
-            keys = engine.spectra_keys(config, expected.partner).view(np.int64)
+            keys = engine.stored_keys(config, expected.partner)
+            lexical, hashed = keys[:, 0], keys[:, 1]  # a store keeps its run's keying
+            keys = np.where(column["key"][kept] == hashed, hashed, lexical)
             for name, want in (
                 ("nb_mol", block.sizes),
                 ("spectra", expected.groups),

@@ -161,7 +161,7 @@ class CompactJudge(Judge):
     def groups_of(self, spectra: list[str]) -> dict[str, set[int]]:
         """The stored ambiguous spectra among these, each with its molecules (derived from its family).
 
-        Each spectrum's key (``engine.spectra_keys``) names its family through
+        Each spectrum's keys (``engine.stored_keys``) name its family through
         the key index (a scan of the families if that index is missing: the
         groups phase names it); the families found are derived
         (``families.derived``) and a spectrum's molecules are the images of
@@ -171,7 +171,7 @@ class CompactJudge(Judge):
         config = self.config
         partner, valid = partners(config, spectra)
         spectra = [s for s, ok in zip(spectra, valid.tolist()) if ok]
-        keys = sorted(set(engine.spectra_keys(config, partner[valid]).view(np.int64).tolist()))
+        keys = sorted(set(engine.stored_keys(config, partner[valid]).ravel().tolist()))
         column = "key" if self.key_index else "position"
         at = {name: i for i, name in enumerate(sql.FAMILY_COLUMNS)}
         found: dict[int, np.ndarray] = {}

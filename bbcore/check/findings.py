@@ -175,7 +175,7 @@ FINDINGS: dict[str, Finding] = {
         Finding(
             "groups.key",
             (COMPACT,),
-            "a family's key is not its spectrum's (engine.spectra_keys): a typed spectrum would not find it",
+            "a family's key is not its spectrum's (engine.stored_keys): a typed spectrum would not find it",
         ),
         Finding(
             "groups.max_diff",

@@ -19,15 +19,18 @@ Glossary:
 
 - *key*: a 64-bit hash that every molecule of an enantiomer group shares with
   every molecule whose spectrum is one of that group's spectra or their
-  images by symmetry (``engine.spectrum_keys``: the smallest hash of the 8
-  images of the spectrum).  Equal spectra always have equal keys; unequal
+  images by symmetry (``engine.spectrum_keys``: the hash of the smallest of
+  the spectrum's 8 images; a run keeps its ``engine.KEYINGS``, in the file
+  ``keying``: before 2026-12-02, the smallest of their hashes).  Equal
+  spectra always have equal keys; unequal
   ones rarely do, so a key proposes a spectral group and the grouping checks
   it spectrum by spectrum;
 - *record*: ``(key, number)`` of one canonical molecule, 16 bytes; the top
   bit of ``number`` (``SHARED``) says that two distinct images of the
-  molecule may have the same spectrum (their hashes are equal), the next
-  four (``LOWEST``) which image has the smallest hash when the molecule is
-  *asymmetric* (8 distinct images, 8 distinct hashes: almost every one);
+  molecule have the same spectrum (with the hashed keying: may have, their
+  hashes being equal), the next four (``LOWEST``) which image is the key's
+  when the molecule is *asymmetric* (8 distinct images, ``SHARED`` not set:
+  almost every one);
 - *shard*: the records whose key ends with the same bits, in one folder of
   files, one file per traced range.
 

@@ -28,12 +28,13 @@ MAX_SHARDS = 1 << 12
 """More shards than this would be mostly empty folders: larger configurations get larger shards."""
 
 SHARED = np.uint64(1 << 63)
-"""A record's top bit: two distinct images of the molecule have the same hash (maybe the same spectrum)."""
+"""A record's top bit: two distinct images of the molecule have the same spectrum (``engine.spectrum_keys``'
+``shared``; records keyed by hash, before 2026-12-02: the same hash, maybe the same spectrum)."""
 LOWEST_SHIFT = 59
 """Where a record's ``LOWEST`` bits start: numbers below ``1 << LOWEST_SHIFT`` have room for them."""
 LOWEST = np.uint64(0xF << LOWEST_SHIFT)
-"""A record's bits 59 to 62: 1 + the transform whose image has the smallest hash when the molecule is
-asymmetric (8 distinct images, 8 distinct hashes: ``engine.spectrum_keys``' ``lowest``), else 0 (also
+"""A record's bits 59 to 62: 1 + the transform whose image gives the key when the molecule is
+asymmetric (8 distinct images, ``SHARED`` not set: ``engine.spectrum_keys``' ``lowest``), else 0 (also
 in records written before 2026-12-02, and when numbers leave no room): its runs are grouped by the
 general kernel (``engine.families_of_runs``)."""
 NUMBER = np.uint64((1 << LOWEST_SHIFT) - 1)

@@ -36,6 +36,8 @@ from bbcore.ranges import missing_ranges
 from bbcore.runner import Runner, check_halt
 from bbcore.store import ExploredRange, Profile, insert_rows, now, stored_count, write_transaction
 
+KEYING = "keying"
+"""A file in a configuration's shard folder: how its records are keyed (``run_keying``)."""
 RANGE_SIZE = 1 << 18
 """The fewest molecule numbers per tracing task (``range_size``)."""
 LARGEST_RANGE = 1 << 22
@@ -98,6 +100,7 @@ class TraceJob:
     stop: int
     shards: int
     directory: str
+    keying: str = engine.LEXICAL  # the run's (``run_keying``)
 
 
 @dataclass(frozen=True)
@@ -124,7 +127,7 @@ def trace_range(job: TraceJob) -> TraceResult:
         if not len(own):
             continue
         partner, length, turns = engine.trace_batch(config, atoms)
-        key, orbit, shared, lowest = engine.spectrum_keys(config, atoms, partner)
+        key, orbit, shared, lowest = engine.spectrum_keys(config, atoms, partner, job.keying)
         keys.append(key)
         numbers.append(record_number_bits(config, own, shared, lowest))
         profiles.append(_profile(engine.ray_profile(partner, length, turns), orbit, own))
@@ -144,8 +147,9 @@ def trace_range(job: TraceJob) -> TraceResult:
 def _shard_of(keys: np.ndarray, shards: int) -> np.ndarray:
     """The shard of each key: its low bits.
 
-    Not its top bits: a key is the smallest of up to 8 hashes, so its top
-    bits are mostly zeros (A6_B8's first shard of 4 held 90% of the records).
+    Not its top bits: a key of a run begun before 2026-12-02 is the smallest
+    of up to 8 hashes, so its top bits are mostly zeros (A6_B8's first shard
+    of 4 held 90% of the records).
     """
     return (keys & np.uint64(shards - 1)).astype(np.int64)
 
@@ -251,9 +255,10 @@ def trace(
         return True
     todo = _ranges_todo(config, range_size)
     _forget_unrecorded(directory, config)
+    keying = run_keying(directory, config)
     done = stored_count(config)
     report(Step(TRACING, done, config.nb_mol))
-    jobs = (TraceJob(config, start, stop_, shards, str(directory)) for start, stop_ in todo)
+    jobs = (TraceJob(config, start, stop_, shards, str(directory), keying) for start, stop_ in todo)
     for job, result in runner.run(trace_range, jobs, stop):
         _record_range(directory, config, job, result)
         done += result.molecules
@@ -262,6 +267,35 @@ def trace(
         return False
     _store_profiles(directory, config)
     return True
+
+
+def run_keying(directory: Path, config: Config) -> str:
+    """How a run's records are keyed (``engine.KEYINGS``): what its ``KEYING`` file says.
+
+    A run without that file and with ranges traced began before 2026-12-02
+    (``engine.HASHED``): it keeps that keying to the end, since one spectrum
+    keyed two ways would be two runs of records and its spectral group
+    missed.  A run with nothing traced yet takes ``engine.LEXICAL`` and
+    writes it down first.
+    """
+    path = directory / KEYING
+    try:
+        keying = path.read_text(encoding="ascii").strip()
+    except FileNotFoundError:
+        keying = engine.HASHED if _recorded(config) else engine.LEXICAL
+        directory.mkdir(parents=True, exist_ok=True)
+        temporary = directory / f".{KEYING}.part"
+        temporary.write_text(keying + "\n", encoding="ascii")
+        os.replace(temporary, path)
+        return keying
+    except UnicodeDecodeError:
+        keying = "not text"
+    if keying not in engine.KEYINGS:
+        raise CompactError(
+            f"{path} says the records are keyed {keying!r}, which this bbtui does not know "
+            f"(it knows {', '.join(engine.KEYINGS)}): a newer bbtui began this run; resume it with that one"
+        )
+    return keying
 
 
 def _recorded(config: Config) -> list[tuple[int, int]]:
