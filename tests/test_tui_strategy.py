@@ -33,6 +33,9 @@ from bbtui.widgets.plot import BarPlot
 
 A4_B8 = Config(4, 8)
 A3_B4 = Config(3, 4)
+PLAYED_STEP_SECONDS = 0.02
+"""How long each step of playing a book waits in ``ProbedApp``, so that the book is still being
+played while the test presses its keys."""
 
 
 class ProbedApp(BlackBoxApp):
@@ -55,9 +58,15 @@ class ProbedApp(BlackBoxApp):
         """How the book's computation ended, in the worker's thread: "finished" or the
         exception's name."""
 
-    def strategy_book(self, *args, **kwargs):
+    def strategy_book(self, config, by, progress=None, played=None, stop=None):
+        def slowly(done: int, total: int) -> None:
+            # a fast machine played A4_B8's whole book in 1.8 s, before the test could probe
+            # it: each step of the playing now waits a little, as a slower machine's does
+            time.sleep(PLAYED_STEP_SECONDS)
+            played(done, total)
+
         try:
-            made = super().strategy_book(*args, **kwargs)
+            made = super().strategy_book(config, by, progress, slowly if played else None, stop)
         except BaseException as error:
             self.book_outcome = type(error).__name__
             raise
@@ -90,6 +99,7 @@ async def test_keys_are_handled_while_a_book_is_played_and_leaving_cancels_it(tm
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press("escape", "b")
         assert isinstance(app.screen, StrategyScreen)
+        await wait_for(pilot, lambda: any(w.group == "strategy-book" for w in app.workers))
         worker = book_worker(app)
         # The spectra traced, then the tree being played: the screen says how far.
         await wait_for(pilot, lambda: plot_note(app).startswith("playing the book:"))

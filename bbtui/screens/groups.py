@@ -314,6 +314,8 @@ class GroupsScreen(Screen):
         """Every spectral group, or one row per family of symmetric groups."""
         self.groups.all_rows = not self.groups.all_rows
         self.load(0)
+        self.refits = 0
+        self.call_after_refresh(self.check_fit)  # the summary's text may take other lines
 
     def action_select_early(self) -> None:
         """Enter before the first page is read, or before the table has the focus: the group
