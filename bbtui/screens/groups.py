@@ -297,10 +297,17 @@ class GroupsScreen(Screen):
         elif event.step < 0 and self.first > 0:
             self.load(self.first - self.page_size, self.first - 1)
 
+    def refilter(self) -> None:
+        """The first page of the list as just filtered or ordered, refitted once it is drawn: its
+        rows may be wider or narrower (a scrollbar comes or goes), its summary take other lines."""
+        self.load(0)
+        self.refits = 0
+        self.call_after_refresh(self.check_fit)
+
     def action_order(self) -> None:
         """Order by canonical number, or by size (largest groups first)."""
         self.groups.order = "size" if self.groups.order == "canonical" else "canonical"
-        self.load(0)
+        self.refilter()
 
     def action_size(self) -> None:
         """Show only the groups of one size; each press takes the next size, then all."""
@@ -308,14 +315,12 @@ class GroupsScreen(Screen):
         current = self.groups.size
         later = [s for s in sizes if current is None or s > current]
         self.groups.size = later[0] if later else None
-        self.load(0)
+        self.refilter()
 
     def action_all_rows(self) -> None:
         """Every spectral group, or one row per family of symmetric groups."""
         self.groups.all_rows = not self.groups.all_rows
-        self.load(0)
-        self.refits = 0
-        self.call_after_refresh(self.check_fit)  # the summary's text may take other lines
+        self.refilter()
 
     def action_select_early(self) -> None:
         """Enter before the first page is read, or before the table has the focus: the group
